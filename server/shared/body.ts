@@ -1,0 +1,106 @@
+import { bodyParser } from '@koa/bodyparser';
+import type { Middleware } from 'koa';
+import { MalformedJsonError, badRequest, payloadTooLarge, unsupportedMediaType } from './errors.js';
+
+/** What a request carried, as the services need to tell it apart. */
+export type RequestBody =
+  | { kind: 'json'; value: unknown }
+  | { kind: 'empty' }
+  /** Sent with a content type other than JSON (or none): kept as text, never parsed. */
+  | { kind: 'other'; raw: string; contentType: string | undefined };
+
+declare module 'koa' {
+  interface DefaultState {
+    body?: RequestBody;
+  }
+}
+
+/**
+ * Reads the request body once, up to `limitBytes`, into `ctx.state.body`. Only JSON content
+ * types are parsed (any JSON value, not only objects: the schemas say what shape they want).
+ * Failures become the shared errors: 413 for an oversized body, MalformedJsonError for JSON
+ * that does not parse, 415 for an unknown charset.
+ */
+export function readBody({ limitBytes }: { limitBytes: number }): Middleware {
+  const parse = bodyParser({
+    enableTypes: ['json', 'text'],
+    // Every other media type is read as text so that error messages can quote it.
+    extendTypes: { text: ['*/*'] },
+    jsonStrict: false,
+    jsonLimit: limitBytes,
+    textLimit: limitBytes,
+  } as Parameters<typeof bodyParser>[0]);
+
+  return async (ctx, next) => {
+    const hasBody = ctx.request.length !== undefined || ctx.get('transfer-encoding') !== '';
+    if (hasBody && !ctx.get('content-type')) {
+      // A body without a content type is still read (as text), as FastAPI does.
+      ctx.req.headers['content-type'] = 'application/octet-stream';
+    }
+    const declared = ctx.get('content-type') || undefined;
+    try {
+      await parse(ctx, async () => undefined);
+    } catch (error) {
+      throw translateParseError(error);
+    }
+    const raw = (ctx.request as { rawBody?: string }).rawBody;
+    if (!hasBody || raw === undefined || raw === '') {
+      ctx.state.body = { kind: 'empty' };
+    } else if (ctx.request.is('json')) {
+      ctx.state.body = { kind: 'json', value: ctx.request.body };
+    } else {
+      ctx.state.body = { kind: 'other', raw, contentType: declared };
+    }
+    await next();
+  };
+}
+
+function translateParseError(error: unknown): Error {
+  const failure = error as { status?: number; type?: string; body?: unknown; message?: string };
+  if (failure.status === 413) return payloadTooLarge();
+  if (failure.status === 415) return unsupportedMediaType(failure.message ?? 'Unsupported charset');
+  if (error instanceof SyntaxError && typeof failure.body === 'string') {
+    return locateJsonError(failure.body, error);
+  }
+  return badRequest('Request body could not be read');
+}
+
+/** V8's JSON.parse message, reworded the way Python's json module (and so FastAPI) words it. */
+const REASONS: [RegExp, string][] = [
+  [/Unexpected end of JSON input/, 'Expecting value'],
+  [/Unexpected non-whitespace character after JSON/, 'Extra data'],
+  [/Expected property name or '}'/, 'Expecting property name enclosed in double quotes'],
+  [/Expected ',' or '[}\]]' after/, "Expecting ',' delimiter"],
+  [/Expected ':' after property name/, "Expecting ':' delimiter"],
+  [/Unterminated string/, 'Unterminated string starting at'],
+  [/Bad control character/, 'Invalid control character at'],
+  [/Bad (escaped character|Unicode escape)/, 'Invalid \\escape'],
+];
+
+function locateJsonError(text: string, error: SyntaxError): MalformedJsonError {
+  const stated = /at position (\d+)/.exec(error.message);
+  let utf16Position: number;
+  if (stated) {
+    utf16Position = Number(stated[1]);
+  } else if (/Unexpected end of JSON input/.test(error.message)) {
+    utf16Position = text.length;
+  } else {
+    // "Unexpected token 'x', ... is not valid JSON" names the character but not where it is:
+    // the first character that is neither whitespace nor a valid start is the culprit.
+    const token = /Unexpected token '(.)'/u.exec(error.message)?.[1];
+    const found = token === undefined ? -1 : text.indexOf(token);
+    utf16Position = found === -1 ? 0 : found;
+  }
+  const reason = REASONS.find(([pattern]) => pattern.test(error.message))?.[1] ?? 'Expecting value';
+  return new MalformedJsonError(codePointOffset(text, utf16Position), reason);
+}
+
+function codePointOffset(text: string, utf16Offset: number): number {
+  let points = 0;
+  for (let i = 0; i < utf16Offset && i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < utf16Offset) i++;
+    points++;
+  }
+  return points;
+}

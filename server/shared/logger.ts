@@ -1,0 +1,25 @@
+import type { Middleware } from 'koa';
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+export function createLogger(level: string, service?: string): Logger {
+  return pino({ level, base: service ? { service } : undefined });
+}
+
+/** One structured line per request: method, path, status and duration in milliseconds. */
+export function requestLogger(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      logger.info({
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      });
+    }
+  };
+}
