@@ -44,3 +44,22 @@ export function validate(schema: yup.Schema): Middleware {
 /** A yup test for string fields: PostgreSQL text cannot hold U+0000. */
 export const withoutNul = (schema: yup.StringSchema<string | undefined | null>) =>
   schema.test('no_nul', 'must not contain the NUL character', (value) => !value?.includes('\u0000'));
+
+/**
+ * At most `max` characters, counted as Unicode code points (as PostgreSQL's varchar counts
+ * them), not UTF-16 units: a title of 200 emoji fits in 200. The test is named `max` with
+ * `params.max`, like yup's own, so error presenters treat both alike.
+ */
+export const maxChars = (schema: yup.StringSchema<string | undefined | null>, max: number) =>
+  schema.test({
+    name: 'max',
+    params: { max },
+    message: '${path} must be at most ${max} characters',
+    test: (value) => value == null || countCodePoints(value) <= max,
+  });
+
+function countCodePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
