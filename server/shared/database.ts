@@ -1,5 +1,6 @@
 import knex, { type Knex } from 'knex';
 import type { DatabaseConfig } from './config.js';
+import type { Logger } from './logger.js';
 
 export type Database = Knex;
 
@@ -27,4 +28,23 @@ export function createDatabase(url: string, schema: string, config: DatabaseConf
 export async function runMigrations(db: Database, schema: string, directory: string): Promise<void> {
   await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
   await db.migrate.latest({ directory, schemaName: schema, loadExtensions: ['.ts', '.js'] });
+}
+
+/**
+ * Waits until the database answers, retrying with backoff (250 ms doubling to 5 s) for up to
+ * `retryMs`, logging each refusal, so that a service started before its database comes up
+ * instead of exiting on the first refusal.
+ */
+export async function waitForDatabase(db: Database, retryMs: number, logger: Logger): Promise<void> {
+  const deadline = Date.now() + retryMs;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      await db.raw('SELECT 1');
+      return;
+    } catch (error) {
+      if (Date.now() + delay > deadline) throw error;
+      logger.warn({ err: (error as Error).message, retryInMs: delay }, 'database not reachable yet');
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
 }
