@@ -33,11 +33,11 @@ export function readBody({ limitBytes }: { limitBytes: number }): Middleware {
 
   return async (ctx, next) => {
     const hasBody = ctx.request.length !== undefined || ctx.get('transfer-encoding') !== '';
-    if (hasBody && !ctx.get('content-type')) {
+    const declared = ctx.get('content-type') || undefined;
+    if (hasBody && !declared) {
       // A body without a content type is still read (as text), as FastAPI does.
       ctx.req.headers['content-type'] = 'application/octet-stream';
     }
-    const declared = ctx.get('content-type') || undefined;
     try {
       await parse(ctx, async () => undefined);
     } catch (error) {

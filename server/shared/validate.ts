@@ -43,7 +43,7 @@ export function validate(schema: yup.Schema): Middleware {
 
 /** A yup test for string fields: PostgreSQL text cannot hold U+0000. */
 export const withoutNul = (schema: yup.StringSchema<string | undefined | null>) =>
-  schema.test('no_nul', 'must not contain the NUL character', (value) => !value?.includes('\u0000'));
+  schema.test('no_nul', '${path} must not contain the NUL character', (value) => !value?.includes('\u0000'));
 
 /**
  * At most `max` characters, counted as Unicode code points (as PostgreSQL's varchar counts

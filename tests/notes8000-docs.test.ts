@@ -1,0 +1,197 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createApp } from '../server/notes8000/app.js';
+import { migrate, SCHEMA } from '../server/notes8000/database.js';
+import { createDatabase, type Database } from '../server/shared/database.js';
+import { createLogger } from '../server/shared/logger.js';
+import type { RunningServer } from '../server/shared/serve.js';
+import { browserAvailable, launchBrowser } from './support/browser.js';
+import { createTestDatabase, type TestDatabase } from './support/database.js';
+import { serve } from './support/http.js';
+
+/** Every operation of the spec's endpoint table, as OpenAPI names it. */
+const OPERATIONS = [
+  ['get', '/health'],
+  ['get', '/notes'],
+  ['post', '/notes'],
+  ['get', '/notes/{note_id}'],
+  ['put', '/notes/{note_id}'],
+  ['delete', '/notes/{note_id}'],
+];
+
+type JsonObject = Record<string, any>;
+
+let testDb: TestDatabase;
+let db: Database;
+let server: RunningServer;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = createDatabase(testDb.url, SCHEMA, { dataDir: '', poolMax: 5, timeoutMs: 2_000, startupRetryMs: 0 });
+  await migrate(db);
+  server = await serve(createApp({ db, bodyLimitBytes: 1024 * 1024, logger: createLogger('silent') }));
+});
+
+afterAll(async () => {
+  await server?.close();
+  await db?.destroy();
+  await testDb?.drop();
+});
+
+async function openApi(): Promise<JsonObject> {
+  const response = await fetch(`${server.url}/openapi.json`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  return (await response.json()) as JsonObject;
+}
+
+describe('/openapi.json', () => {
+  test('is OpenAPI 3.1 and describes every endpoint with a summary', async () => {
+    const document = await openApi();
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info).toEqual({ title: 'Notes API', version: '0.1.0' });
+    const described = Object.entries(document.paths as JsonObject).flatMap(([route, operations]) =>
+      Object.keys(operations).map((method) => [method, route]),
+    );
+    expect(described.sort()).toEqual([...OPERATIONS].sort());
+    for (const [method, route] of OPERATIONS) {
+      expect(document.paths[route][method].summary).toEqual(expect.any(String));
+    }
+    expect(document.paths['/notes'].post.summary).toBe('Create Note');
+    expect(document.paths['/notes'].post.operationId).toBe('create_note_notes_post');
+    expect(document.paths['/notes/{note_id}'].get.operationId).toBe('get_note_notes__note_id__get');
+  });
+
+  test('describes the request bodies as the validating schemas define them', async () => {
+    const { components, paths } = await openApi();
+    expect(paths['/notes'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/NoteCreate' });
+    expect(paths['/notes/{note_id}'].put.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/NoteUpdate',
+    });
+    const nul = '^[^\\u0000]*$';
+    expect(components.schemas.NoteCreate).toEqual({
+      type: 'object',
+      title: 'NoteCreate',
+      properties: {
+        title: { type: 'string', maxLength: 100, pattern: nul, title: 'Title' },
+        content: { type: 'string', pattern: nul, title: 'Content' },
+      },
+      required: ['title', 'content'],
+    });
+    expect(components.schemas.NoteUpdate).toEqual({
+      type: 'object',
+      title: 'NoteUpdate',
+      properties: {
+        title: { anyOf: [{ type: 'string', maxLength: 100, pattern: nul }, { type: 'null' }], title: 'Title', default: null },
+        content: { anyOf: [{ type: 'string', pattern: nul }, { type: 'null' }], title: 'Content', default: null },
+      },
+      required: [],
+    });
+  });
+
+  test('describes the responses: Note, validation errors, messages, and the integer path id', async () => {
+    const { components, paths } = await openApi();
+    expect(Object.keys(components.schemas.Note.properties)).toEqual(['id', 'title', 'content', 'created_at', 'updated_at']);
+    expect(paths['/notes'].post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Note' });
+    expect(paths['/notes'].post.responses['422'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/HTTPValidationError',
+    });
+    expect(paths['/notes/{note_id}'].delete.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Message',
+    });
+    expect(paths['/notes/{note_id}'].get.parameters).toEqual([
+      { name: 'note_id', in: 'path', required: true, schema: { type: 'integer', title: 'Note Id' } },
+    ]);
+  });
+
+  test('every $ref points at a schema that exists', async () => {
+    const document = await openApi();
+    const refs = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const name of refs) expect(document.components.schemas).toHaveProperty(name);
+  });
+});
+
+describe('/docs over HTTP', () => {
+  test('is an HTML page whose every referenced asset is served by the service itself', async () => {
+    const response = await fetch(`${server.url}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await response.text();
+    const assets = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((match) => match[1]);
+    expect(assets.length).toBeGreaterThanOrEqual(4);
+    for (const asset of assets) {
+      expect(asset, 'no CDN: the page must work offline').toMatch(/^\/[^/]/);
+      const served = await fetch(`${server.url}${asset}`);
+      expect(served.status, asset).toBe(200);
+      expect((await served.arrayBuffer()).byteLength, asset).toBeGreaterThan(0);
+    }
+  });
+
+  test('serves Swagger UI from the installed swagger-ui-dist package', async () => {
+    const installed = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    const response = await fetch(`${server.url}/docs/swagger-ui-bundle.js`);
+    expect(response.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(Buffer.from(await response.arrayBuffer()).equals(await readFile(path.join(installed, 'swagger-ui-bundle.js')))).toBe(true);
+  });
+
+  test('serves none of the package\'s other files', async () => {
+    for (const asset of ['/docs/package.json', '/docs/..%2Fpackage.json', '/docs/index.html']) {
+      const response = await fetch(`${server.url}${asset}`);
+      expect(response.status, asset).toBe(404);
+      expect(await response.json()).toEqual({ detail: 'Not Found' });
+    }
+  });
+});
+
+describe.skipIf(!browserAvailable)('/docs in a browser', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  test('lists every endpoint, and "Try it out" on POST /notes creates a note (201)', async () => {
+    const page = await browser.newPage();
+    const requested: string[] = [];
+    page.on('request', (request) => void requested.push(request.url()));
+    try {
+      await page.goto(`${server.url}/docs`);
+      await page.locator('.opblock').first().waitFor();
+
+      const listed = await page
+        .locator('.opblock')
+        .evaluateAll((blocks) =>
+          blocks.map((block) => [
+            block.querySelector('.opblock-summary-method')?.textContent?.toLowerCase(),
+            block.querySelector('.opblock-summary-path')?.getAttribute('data-path'),
+          ]),
+        );
+      expect(listed.sort()).toEqual([...OPERATIONS].sort());
+
+      const create = page.locator('.opblock-post');
+      await create.locator('.opblock-summary').click();
+      await create.getByRole('button', { name: 'Try it out' }).click();
+      await create.locator('textarea.body-param__text').fill(JSON.stringify({ title: 'from the docs', content: 'tried out' }));
+      await create.getByRole('button', { name: 'Execute' }).click();
+
+      const status = create.locator('.live-responses-table .response .response-col_status').first();
+      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toContain('201');
+      await expect.poll(() => create.locator('.live-responses-table .microlight').first().textContent()).toContain('from the docs');
+
+      const stored = await db('notes').where({ title: 'from the docs' }).first();
+      expect(stored).toMatchObject({ content: 'tried out' });
+      // Offline: the page fetched nothing but the service's own URLs.
+      expect(requested.filter((url) => !url.startsWith(server.url) && !url.startsWith('data:'))).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
