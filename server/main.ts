@@ -22,6 +22,7 @@ const logger = createLogger(config.logLevel);
 const databaseServer = await openDatabaseServer(config.database, logger);
 const pools: Database[] = [];
 const servers: RunningServer[] = [];
+const closers: (() => Promise<void>)[] = [];
 let stopping = false;
 
 async function shutdown(reason: string, exitCode = 0) {
@@ -29,6 +30,7 @@ async function shutdown(reason: string, exitCode = 0) {
   stopping = true;
   logger.info({ reason }, 'shutting down');
   await Promise.all(servers.map((server) => server.close()));
+  await Promise.all(closers.map((close) => close()));
   await Promise.all(pools.map((pool) => pool.destroy()));
   await databaseServer.stop();
   logger.info('stopped');
@@ -38,7 +40,7 @@ process.once('SIGINT', () => void shutdown('SIGINT'));
 process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
 async function notesDatabase(service: { SCHEMA: string; migrate(db: Database): Promise<void> }) {
-  const db = createDatabase(databaseServer.url, service.SCHEMA, config.database);
+  const db = createDatabase(databaseServer.url, service.SCHEMA, config.database, logger);
   pools.push(db);
   await waitForDatabase(db, config.database.startupRetryMs, logger);
   await service.migrate(db);
@@ -55,8 +57,9 @@ try {
   const [db8080, db8000, spa] = await Promise.all([
     notesDatabase(notes8080),
     notesDatabase(notes8000),
-    prepareSpa({ production: config.production, logger }),
+    prepareSpa({ development: config.spaMode === 'vite', logger }),
   ]);
+  closers.push(() => spa.close());
   const { bodyLimitBytes } = config;
   await start('notes-8080', createNotes8080App({ db: db8080, bodyLimitBytes, logger: logger.child({ service: 'notes-8080' }) }), config.notes8080);
   await start('notes-8000', createNotes8000App({ db: db8000, bodyLimitBytes, logger: logger.child({ service: 'notes-8000' }) }), config.notes8000);

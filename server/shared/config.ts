@@ -29,6 +29,8 @@ const envSchema = yup.object({
   NOTES8080_PORT: port(8080),
   NOTES8000_HOST: yup.string().default('127.0.0.1'),
   NOTES8000_PORT: port(8000),
+  /** `vite`: pages served by Vite's dev server with hot reload (`npm run dev`); `built`: the Vite build. */
+  SPA_MODE: yup.string().oneOf(['built', 'vite']).default('built'),
   AUTH_HOST: yup.string().default('0.0.0.0'),
   AUTH_PORT: port(3000),
 
@@ -77,6 +79,7 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   database: DatabaseConfig;
   bodyLimitBytes: number;
+  spaMode: Env['SPA_MODE'];
   notes8080: Listen;
   notes8000: Listen;
   auth: AuthConfig;
@@ -111,6 +114,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       startupRetryMs: env.DB_STARTUP_RETRY_MS,
     },
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    spaMode: env.SPA_MODE,
     notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },
     notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
     auth: {

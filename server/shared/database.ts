@@ -12,8 +12,17 @@ export type Database = Knex;
  * two notes services can share one database without touching each other's tables. Every wait
  * is bounded by `timeoutMs`: a lost database answers an error, never a hang.
  */
-export function createDatabase(url: string, schema: string, config: DatabaseConfig): Database {
+export function createDatabase(url: string, schema: string, config: DatabaseConfig, logger?: Logger): Database {
   return knex({
+    // Knex reports pool trouble (e.g. "Acquire connection error") itself: into the log, not the console.
+    ...(logger && {
+      log: {
+        warn: (message: unknown) => logger.warn({ knex: message }),
+        error: (message: unknown) => logger.error({ knex: message }),
+        deprecate: (message: unknown) => logger.warn({ knex: message }),
+        debug: (message: unknown) => logger.debug({ knex: message }),
+      },
+    }),
     client: 'pg',
     connection: {
       connectionString: url,
