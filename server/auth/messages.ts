@@ -1,0 +1,16 @@
+/**
+ * Every string the session login service sends to clients. What the login form may show a
+ * person is in Japanese, like the page; the spec's machine-like answers of /api/me stay English.
+ */
+export const messages = {
+  invalidCredentials: 'メールアドレスまたはパスワードが正しくありません',
+  unauthenticated: 'unauthenticated',
+  invalidSession: 'invalid session',
+  invalidLoginBody: 'リクエスト本文は、文字列の email と password を持つ JSON オブジェクトにしてください',
+  bodyTooLarge: 'リクエスト本文が大きすぎます',
+  foreignOrigin: '他のサイトからのログイン要求は受け付けません',
+  tooManyAttempts: 'ログインの試行回数が多すぎます。しばらくしてから再度お試しください',
+  notFound: 'not found',
+  methodNotAllowed: 'method not allowed',
+  internalError: 'internal server error',
+} as const;

@@ -1,0 +1,162 @@
+/**
+ * The React pages (`web/`, built by Vite) as the auth app serves them.
+ *
+ *   Production and `npm start`:  const spa = await prepareSpa({ development: false, logger });
+ *       builds `dist/web` first when it is missing or older than `web/` or `vite.config.ts`
+ *       (ensureSpaBuilt), then serves it: hashed files under /assets through koa-static.
+ *   Development (`npm run dev`): const spa = await prepareSpa({ development: true, logger });
+ *       Vite in middleware mode inside Koa, with hot reload (HMR socket on Vite's port 24678).
+ *   Tests:                       await ensureSpaBuilt(); const spa = await builtSpa();
+ *   Shutdown:                    await spa.close();   (stops Vite's dev server; nothing to do otherwise)
+ *
+ * In both modes the app itself routes `/login` and `/dashboard` — so the session check on
+ * `/dashboard` runs before any HTML is sent — and asks `spa.page(url)` for the document;
+ * `spa.assets` serves what the document loads.
+ */
+import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Middleware } from 'koa';
+import serveStatic from 'koa-static';
+import type { ViteDevServer } from 'vite';
+import type { Logger } from '../shared/logger.js';
+
+/** Sources a mode's pages need beyond 'self', added to the Content-Security-Policy. */
+export interface CspAllowances {
+  scriptSrc?: string[];
+  styleSrc?: string[];
+  connectSrc?: string[];
+}
+
+export interface Spa {
+  /** The HTML document for a page URL. */
+  page(url: string): Promise<string>;
+  /** Serves the files pages load; passes every other request on. */
+  assets: Middleware;
+  csp: CspAllowances;
+  close(): Promise<void>;
+}
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SOURCE_DIR = path.join(ROOT, 'web');
+const VITE_CONFIG = path.join(ROOT, 'vite.config.ts');
+const BUILD_DIR = path.join(ROOT, 'dist', 'web');
+const LOCK_DIR = `${BUILD_DIR}.lock`;
+/** A lock older than this was left by a build that died. */
+const STALE_LOCK_MS = 5 * 60 * 1000;
+
+export async function prepareSpa({ development, logger }: { development: boolean; logger?: Logger }): Promise<Spa> {
+  if (development) return developmentSpa();
+  await ensureSpaBuilt({ logger });
+  return builtSpa();
+}
+
+/** Serves the Vite build in `dist/web`, which must exist (see ensureSpaBuilt). */
+export async function builtSpa(): Promise<Spa> {
+  const html = await readFile(path.join(BUILD_DIR, 'index.html'), 'utf8').catch((error) => {
+    throw new Error(`The pages are not built (${BUILD_DIR}); run "npm run build"`, { cause: error });
+  });
+  // Only the hashed assets are files on the web; pages are routes of the app.
+  const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true });
+  return {
+    page: async () => html,
+    assets: (ctx, next) => (ctx.path.startsWith('/assets/') ? serveAssets(ctx, next) : next()),
+    csp: {},
+    close: async () => undefined,
+  };
+}
+
+/** Vite's dev server in middleware mode: modules transformed on request, hot reload. */
+export async function developmentSpa({ hmr = true }: { hmr?: boolean } = {}): Promise<Spa> {
+  const { createServer } = await import('vite');
+  const vite = await createServer({
+    configFile: VITE_CONFIG,
+    appType: 'custom',
+    server: { middlewareMode: true, hmr },
+  });
+  return {
+    page: async (url) => vite.transformIndexHtml(url, await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8')),
+    assets: viteMiddleware(vite),
+    // Vite's dev pages run an inline React Refresh preamble, inject styles, and open the HMR socket.
+    csp: { scriptSrc: ["'unsafe-inline'"], styleSrc: ["'unsafe-inline'"], connectSrc: ['ws:', 'wss:'] },
+    close: () => vite.close(),
+  };
+}
+
+/** Runs Vite's connect middlewares inside Koa; when Vite answers, Koa leaves the response alone. */
+function viteMiddleware(vite: ViteDevServer): Middleware {
+  return async (ctx, next) => {
+    const answered = await new Promise<boolean>((resolve, reject) => {
+      const done = () => resolve(true);
+      ctx.res.once('finish', done).once('close', done);
+      vite.middlewares(ctx.req, ctx.res, (error?: unknown) => {
+        ctx.res.off('finish', done).off('close', done);
+        if (error) reject(error);
+        else resolve(false);
+      });
+    });
+    if (answered) ctx.respond = false;
+    else await next();
+  };
+}
+
+/**
+ * Builds the pages into `dist/web` with Vite when the build is missing or older than any file
+ * in `web/` or `vite.config.ts`. Safe to call from several processes at once (parallel test
+ * files): one builds while the others wait, and the finished build replaces the old at once.
+ */
+export async function ensureSpaBuilt({ logger }: { logger?: Logger } = {}): Promise<void> {
+  if (await isBuildFresh()) return;
+  await withBuildLock(async () => {
+    if (await isBuildFresh()) return;
+    logger?.info({ outDir: BUILD_DIR }, 'building the pages with Vite');
+    const staging = `${BUILD_DIR}.staging-${process.pid}`;
+    await viteBuild(staging);
+    await rm(BUILD_DIR, { recursive: true, force: true });
+    await rename(staging, BUILD_DIR);
+  });
+}
+
+async function viteBuild(outDir: string): Promise<void> {
+  const { build } = await import('vite');
+  // Vite picks React's production or development build (and JSX runtime) from NODE_ENV, which
+  // the server may run under as 'test' or 'development'. The pages are always built for
+  // production, and the server's own NODE_ENV is put back afterwards.
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    await build({ configFile: VITE_CONFIG, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+  } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
+  }
+}
+
+async function isBuildFresh(): Promise<boolean> {
+  const built = await stat(path.join(BUILD_DIR, 'index.html')).catch(() => undefined);
+  if (!built) return false;
+  const entries = await readdir(SOURCE_DIR, { recursive: true, withFileTypes: true });
+  const sources = entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+  const times = await Promise.all([...sources, VITE_CONFIG].map(async (file) => (await stat(file)).mtimeMs));
+  return times.every((time) => time <= built.mtimeMs);
+}
+
+async function withBuildLock(work: () => Promise<void>): Promise<void> {
+  await mkdir(path.dirname(LOCK_DIR), { recursive: true });
+  for (;;) {
+    try {
+      await mkdir(LOCK_DIR);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const lock = await stat(LOCK_DIR).catch(() => undefined);
+      if (lock && Date.now() - lock.mtimeMs > STALE_LOCK_MS) await rm(LOCK_DIR, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    await work();
+  } finally {
+    await rmdir(LOCK_DIR);
+  }
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { SessionStore } from '../server/auth/sessions.js';
+import { FailureLog } from '../server/auth/throttle.js';
+
+// Memory is not visible over HTTP (and the throttle's bound cannot even be reached from one
+// test client, blocked after 30 failures), so these bounds are checked on the stores directly.
+describe('SessionStore sweeping', () => {
+  const user = { id: '1', email: 'user@example.com', role: 'user' as const };
+
+  it('drops expired sessions at the next login', () => {
+    let time = 0;
+    const sessions = new SessionStore({ ttlSeconds: 60, max: 100, now: () => time });
+    for (let login = 0; login < 5; login++) sessions.create(user);
+    time += 30_000;
+    const live = sessions.create(user);
+    time += 30_000;
+    sessions.create(user);
+    expect(sessions.size).toBe(2);
+    expect(sessions.find(live)).toEqual(user);
+  });
+
+  it('never holds more than its maximum', () => {
+    const sessions = new SessionStore({ ttlSeconds: 60, max: 3, now: () => 0 });
+    for (let login = 0; login < 10; login++) sessions.create(user);
+    expect(sessions.size).toBe(3);
+  });
+});
+
+describe('FailureLog memory bound', () => {
+  it('forgets the least recently failing key beyond its capacity', () => {
+    let time = 0;
+    const log = new FailureLog(3, () => time, 5);
+    for (let attempt = 0; attempt < 3; attempt++) log.record('first');
+    expect(log.retryAfterSeconds('first')).toBe(900);
+    for (const key of ['a', 'b', 'c', 'd']) log.record(key);
+    expect(log.size).toBe(5);
+    log.record('e');
+    expect(log.size).toBe(5);
+    expect(log.retryAfterSeconds('first')).toBeUndefined();
+  });
+
+  it('keeps a key that failed again recently over older ones', () => {
+    let time = 0;
+    const log = new FailureLog(2, () => time, 3);
+    log.record('kept');
+    log.record('b');
+    log.record('c');
+    log.record('kept');
+    log.record('d'); // evicts b, the least recent
+    expect(log.retryAfterSeconds('kept')).toBe(900);
+  });
+
+  it('drops keys whose failures have all left the window', () => {
+    let time = 0;
+    const log = new FailureLog(10, () => time, 100);
+    for (const key of ['a', 'b', 'c']) log.record(key);
+    time += 15 * 60 * 1000;
+    log.record('d');
+    expect(log.size).toBe(1);
+  });
+
+  it('blocks until the limit-th most recent failure leaves the window', () => {
+    let time = 0;
+    const log = new FailureLog(3, () => time, 10);
+    for (let attempt = 0; attempt < 50; attempt++) {
+      log.record('key');
+      time += 1000;
+    }
+    // The third most recent failure (at 47 s) leaves the window at 947 s; it is now 50 s.
+    expect(log.retryAfterSeconds('key')).toBe(900 - 3);
+  });
+});
