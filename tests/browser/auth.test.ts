@@ -6,6 +6,7 @@ import { loadConfig } from '../../server/shared/config.js';
 import { createLogger } from '../../server/shared/logger.js';
 import type { RunningServer } from '../../server/shared/serve.js';
 import { browserAvailable, launchBrowser } from '../support/browser.js';
+import { startGateway, type Gateway } from '../support/gateway.js';
 import { serve } from '../support/http.js';
 
 const USER = { email: 'user@example.com', password: 'user-password' };
@@ -14,6 +15,8 @@ const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () => {
   let spa: Spa;
   let server: RunningServer;
+  /** The pages are opened through this proxy, so that tests can make the API fail as proxies do. */
+  let gateway: Gateway;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -27,15 +30,18 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     spa = await builtSpa();
     const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth;
     server = await serve(createApp({ config, logger: createLogger('silent'), spa, now: () => time }));
+    gateway = await startGateway(server.url);
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
+    await gateway?.close();
     await server?.close();
     await spa?.close();
   });
 
   beforeEach(async () => {
+    gateway.mode = 'forward';
     context = await browser.newContext();
     page = await context.newPage();
     requested = [];
@@ -48,10 +54,10 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
   afterEach(async () => {
     await context.close();
     expect(policyViolations).toEqual([]);
-    expect(requested.filter((url) => !url.startsWith(`${server.url}/`) && !url.startsWith('data:'))).toEqual([]);
+    expect(requested.filter((url) => !url.startsWith(`${gateway.url}/`) && !url.startsWith('data:'))).toEqual([]);
   });
 
-  const url = (path: string) => server.url + path;
+  const url = (path: string) => gateway.url + path;
   const path = () => new URL(page.url()).pathname;
   const submitButton = () => page.locator('form button[type="submit"]');
   const alertText = () => page.getByRole('alert').textContent();
@@ -113,22 +119,18 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     expect(await submitButton().textContent()).toBe('ログイン');
   });
 
-  // A failure whose body carries no `error` cannot be produced by the real server, so these
-  // answers are fabricated in the browser's network layer.
-  it.each([
-    ['a 500 without error', { status: 500, contentType: 'application/json', body: '{}' }],
-    ['a 502 that is not JSON', { status: 502, contentType: 'text/html', body: '<h1>Bad Gateway</h1>' }],
-    ['an empty error', { status: 400, contentType: 'application/json', body: '{"error":""}' }],
-  ])('shows 「ログインに失敗しました」 for %s', async (_, answer) => {
-    await page.route('**/api/login', (route) => route.fulfill(answer));
+  // Failures the login service itself never sends, produced by a real proxy in front of it.
+  it('shows 「ログインに失敗しました」 for a 502 from a proxy, whose body has no error', async () => {
+    gateway.mode = 'badGateway';
     await fillLogin(USER);
     await submitButton().click();
     await page.getByRole('alert').waitFor();
     expect(await alertText()).toBe('ログインに失敗しました');
+    expect(path()).toBe('/login');
   });
 
   it('shows 「ログインに失敗しました」 when the network fails', async () => {
-    await page.route('**/api/login', (route) => route.abort('connectionrefused'));
+    gateway.mode = 'reset';
     await fillLogin(USER);
     await submitButton().click();
     await page.getByRole('alert').waitFor();
@@ -137,17 +139,12 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
   });
 
   it('disables the button with a progress label while the login runs', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    await page.route('**/api/login', async (route) => {
-      await held;
-      await route.continue();
-    });
+    gateway.mode = 'hold';
     await fillLogin(USER);
     await submitButton().click();
     await page.waitForFunction(() => document.querySelector('form button')?.textContent === 'ログイン中…');
     expect(await submitButton().isDisabled()).toBe(true);
-    release();
+    gateway.release();
     await page.waitForURL(url('/dashboard'));
   });
 

@@ -1,0 +1,268 @@
+import fc from 'fast-check';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createApp as createAuthApp } from '../../server/auth/app.js';
+import { builtSpa, ensureSpaBuilt } from '../../server/auth/spa.js';
+import { createApp as createNotes8000App } from '../../server/notes8000/app.js';
+import * as notes8000 from '../../server/notes8000/database.js';
+import { createApp as createNotes8080App } from '../../server/notes8080/app.js';
+import * as notes8080 from '../../server/notes8080/database.js';
+import { loadConfig } from '../../server/shared/config.js';
+import { createDatabase, type Database } from '../../server/shared/database.js';
+import type { RunningServer } from '../../server/shared/serve.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { serve } from '../support/http.js';
+import { catalogue, hostileRequest, type HostileRequest, type Service } from './hostileRequests.js';
+import { jsonRequest, parseJson, send, type RawResponse } from './http.js';
+import { expectChecks, passed, report } from './report.js';
+import { FULL, scale } from './scale.js';
+
+// Case 3 of issue 5: generated hostile requests against every endpoint of the three apps.
+// Every answer must be below 500, and every 4xx must be in the service's own error shape.
+
+const RUNS_PER_SERVICE = scale(150, 3_400);
+/** Node's HTTP parser refuses header blocks over this size before any app code runs. */
+const NODE_MAX_HEADER_BYTES = 16 * 1024;
+
+const prototypeNames = () => ({
+  object: Object.getOwnPropertyNames(Object.prototype).sort(),
+  array: Object.getOwnPropertyNames(Array.prototype).sort(),
+  function: Object.getOwnPropertyNames(Function.prototype).sort(),
+});
+const pristine = prototypeNames();
+const polluted = () =>
+  ({} as Record<string, unknown>).polluted !== undefined ||
+  ({} as Record<string, unknown>).role !== undefined ||
+  JSON.stringify(prototypeNames()) !== JSON.stringify(pristine);
+
+interface Tally {
+  requests: number;
+  byStatus: Map<number, number>;
+  refusedByParser: number;
+  problems: Problem[];
+  /** 4xx answers outside /api on the login service (pages, assets), by content type. */
+  pageErrors: Map<string, number>;
+}
+
+const newTally = (): Tally => ({ requests: 0, byStatus: new Map(), refusedByParser: 0, problems: [], pageErrors: new Map() });
+
+const headerBytes = (request: HostileRequest) =>
+  Object.entries(request.headers).reduce((sum, [name, value]) => sum + name.length + String(value).length + 4, 0);
+
+const isApiPath = (path: string) => path === '/api' || path.startsWith('/api/') || path.startsWith('/api?');
+
+interface Problem {
+  /** Method, path with its digits blanked, and the answer's status: one example of each is reported. */
+  kind: string;
+  text: string;
+}
+
+function distinct(problems: Problem[]): string[] {
+  return [...new Map(problems.map((problem) => [problem.kind, problem.text])).values()];
+}
+
+/** Why an answer breaks the rules, or undefined when it keeps them. */
+function problemWith(service: Service, request: HostileRequest, response: RawResponse): string | undefined {
+  if (response.status >= 500) return `answered ${response.status}: ${response.body.toString('utf8').slice(0, 200)}`;
+  if (response.status < 400 || request.method === 'HEAD') return undefined;
+  // Answered by Node's HTTP parser (431 for an oversized header block), never by the app.
+  if (response.status === 431 && response.body.length === 0) return undefined;
+  const contentType = String(response.headers['content-type'] ?? '');
+  if (!contentType.startsWith('application/json')) return `${response.status} with content type "${contentType}"`;
+  const body = parseJson(response) as Record<string, unknown> | undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return `${response.status} body is not an object`;
+  const keys = Object.keys(body);
+  if (service === 'notes8000') {
+    const { detail } = body;
+    const entriesOk =
+      Array.isArray(detail) &&
+      detail.every((entry: Record<string, unknown>) => typeof entry?.type === 'string' && Array.isArray(entry.loc) && typeof entry.msg === 'string');
+    if (keys.length !== 1 || (typeof detail !== 'string' && !entriesOk)) return `${response.status} not {detail}: ${JSON.stringify(body).slice(0, 200)}`;
+  } else if (keys.length !== 1 || typeof body.error !== 'string' || body.error === '') {
+    return `${response.status} not {error}: ${JSON.stringify(body).slice(0, 200)}`;
+  }
+  return undefined;
+}
+
+describe('hostile input', () => {
+  let database: TestDatabase;
+  const pools: Database[] = [];
+  const servers: Partial<Record<Service, RunningServer>> = {};
+  const tallies: Record<Service, Tally> = { notes8080: newTally(), notes8000: newTally(), auth: newTally() };
+  /** Server-side log lines at error level: a 500's cause. */
+  const errorLogs: string[] = [];
+  const logger = pino({ level: 'error' }, { write: (line: string) => void errorLogs.push(line) });
+  let clockOffsetMs = 0;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const dbConfig = { url: database.url, dataDir: '', poolMax: 10, timeoutMs: 5_000, startupRetryMs: 0 };
+    for (const service of [notes8080, notes8000]) {
+      const db = createDatabase(database.url, service.SCHEMA, dbConfig);
+      pools.push(db);
+      await service.migrate(db);
+    }
+    servers.notes8080 = await serve(createNotes8080App({ db: pools[0], bodyLimitBytes: 1024 * 1024, logger }));
+    servers.notes8000 = await serve(createNotes8000App({ db: pools[1], bodyLimitBytes: 1024 * 1024, logger }));
+    await ensureSpaBuilt();
+    const { auth } = loadConfig({ PASSWORD_HASH_COST: '16' });
+    servers.auth = await serve(
+      createAuthApp({ config: auth, logger, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs }),
+    );
+    // Some notes for the ids to find.
+    for (let i = 0; i < 5; i++) {
+      await send(servers.notes8080.url, jsonRequest('POST', '/notes', { title: `seed ${i}`, body: 'b' }));
+      await send(servers.notes8000.url, jsonRequest('POST', '/notes', { title: `seed ${i}`, content: 'c' }));
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(Object.values(servers).map((server) => server?.close(1_000)));
+    await Promise.all(pools.map((pool) => pool.destroy()));
+    await database?.drop();
+  });
+
+  async function validToken(): Promise<string> {
+    // Move the login service's clock past the throttling window, so this login is not refused.
+    clockOffsetMs += 16 * 60 * 1000;
+    const login = await send(servers.auth!.url, jsonRequest('POST', '/api/login', { email: 'user@example.com', password: 'user-password' }));
+    const cookie = String(login.headers['set-cookie'] ?? '');
+    return /token=([^;]+)/.exec(cookie)?.[1] ?? 'no-token';
+  }
+
+  async function sendHostile(service: Service, request: HostileRequest): Promise<RawResponse | undefined> {
+    const tally = tallies[service];
+    const headers = { ...request.headers };
+    if (request.withValidSession) {
+      const token = service === 'auth' ? await validToken() : crypto.randomUUID();
+      headers.cookie = String(headers.cookie).replace('VALID', token);
+    }
+    if (service === 'auth' && tally.requests % 20 === 0) clockOffsetMs += 16 * 60 * 1000;
+    tally.requests++;
+    try {
+      const response = await send(servers[service]!.url, { ...request, headers, timeoutMs: 10_000 });
+      tally.byStatus.set(response.status, (tally.byStatus.get(response.status) ?? 0) + 1);
+      if (service === 'auth' && response.status >= 400 && !isApiPath(request.path)) {
+        const kind = `${response.status} ${String(response.headers['content-type'] ?? 'no content type').split(';')[0]}`;
+        tally.pageErrors.set(kind, (tally.pageErrors.get(kind) ?? 0) + 1);
+        return response.status >= 500 ? response : undefined;
+      }
+      return response;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // The parser closes the socket on an oversized header block, sometimes before the client has written it all.
+      if (headerBytes(request) > NODE_MAX_HEADER_BYTES && (code === 'ECONNRESET' || code === 'EPIPE')) {
+        tally.refusedByParser++;
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  for (const service of ['notes8080', 'notes8000', 'auth'] as const) {
+    test(`${service}: catalogued and ${RUNS_PER_SERVICE} generated hostile requests, never a 5xx, always the error shape`, async () => {
+      const tally = tallies[service];
+      // Every generated request runs (no stop at the first failure), so the report lists every kind of problem.
+      const property = fc.asyncProperty(hostileRequest(service), async (request) => {
+        const response = await sendHostile(service, request);
+        const problem = response && problemWith(service, request, response);
+        if (problem) {
+          tally.problems.push({
+            kind: `${request.method} ${request.path.replace(/[0-9]+/g, 'N').slice(0, 40)} ${problem.slice(0, 3)}`,
+            text: `${request.method} ${request.path.slice(0, 80)} ${JSON.stringify(request.headers).slice(0, 160)} body ${JSON.stringify(request.body?.subarray(0, 80).toString('utf8') ?? null)} → ${problem}`,
+          });
+        }
+        if (polluted()) tally.problems.push({ kind: 'pollution', text: `${request.method} ${request.path} polluted a prototype` });
+      });
+      const examples = catalogue(service).map((request): [HostileRequest] => [request]);
+      // Examples count towards numRuns: the generated requests come on top.
+      const result = await fc.check(property, { numRuns: RUNS_PER_SERVICE + examples.length, seed: FULL ? undefined : 42, examples });
+      const alive = await send(servers[service]!.url, { method: 'GET', path: service === 'auth' ? '/api/me' : '/notes' });
+
+      const checks = {
+        'no 5xx and every 4xx in the error shape': !result.failed && tally.problems.length === 0,
+        'no prototype polluted': !polluted(),
+        'still answering afterwards': alive.status === (service === 'auth' ? 401 : 200),
+      };
+      const statuses = [...tally.byStatus.entries()].sort(([a], [b]) => a - b).map(([status, count]) => `${status}×${count}`).join(', ');
+      report({
+        key: `3${{ notes8080: 'a', notes8000: 'b', auth: 'c' }[service]}`,
+        case: `3. Hostile input: ${{ notes8080: 'notes 8080', notes8000: 'notes 8000', auth: 'login service' }[service]}`,
+        done: `${tally.requests} requests: ${examples.length} catalogued, the rest generated (fast-check, seed ${result.seed}); every endpoint and unknown paths, all methods; bodies with deep nesting (to 300,000 levels), huge numbers, lone surrogates, NUL, duplicate keys, __proto__/constructor keys, invalid UTF-8, oversized; 26 content types incl. charset variants and none; content encodings; path ids negative, zero, float, huge, unicode digits, encoded slashes, bad percent-encoding; cookies oversized, many, malformed, "__proto__" tokens.`,
+        expected: `Never a 5xx, never a crash or hang; every 4xx in the service's shape (${service === 'notes8000' ? '{detail}' : '{error}'}); Object.prototype unchanged.`,
+        observed: `Statuses: ${statuses} (431: Node's 16 KiB header limit, before the app; ${tally.refusedByParser} more such requests ended by a reset).${service === 'auth' ? ` 4xx outside /api (pages, assets): ${[...tally.pageErrors.entries()].map(([kind, count]) => `${kind}×${count}`).join(', ') || 'none'}.` : ''} ${tally.problems.length ? `${tally.problems.length} problem(s), e.g.: ${distinct(tally.problems).slice(0, 4).join(' ‖ ')}` : 'No problem found.'}${result.failed ? ` Property error: ${String(result.errorInstance)}` : ''}`,
+        pass: passed(checks),
+      });
+      if (tally.problems.length || result.failed) console.error(`${service} problems:\n${distinct(tally.problems).slice(0, 10).join('\n')}\n${errorLogs.slice(-3).join('')}`, result.errorInstance);
+      expectChecks(checks);
+    }, 600_000);
+  }
+
+  test('__proto__ and constructor keys change nothing: no pollution, no extra fields, no role change', async () => {
+    const payloads = [
+      '{"__proto__":{"polluted":"yes","role":"admin"},"title":"p","body":"b","content":"c","email":"user@example.com","password":"user-password"}',
+      '{"constructor":{"prototype":{"polluted":"yes","role":"admin"}},"title":"p","body":"b","content":"c","email":"user@example.com","password":"user-password"}',
+      '{"title":"p","body":"b","content":"c","email":"user@example.com","password":"user-password","__proto__":null}',
+    ];
+    const noteKeys = { notes8080: ['body', 'created_at', 'id', 'title'], notes8000: ['content', 'created_at', 'id', 'title', 'updated_at'] };
+    const json = { 'content-type': 'application/json' };
+    const seen: string[] = [];
+    /** Either the request is served as if the key were absent, or it is refused saying why: the JSON itself is valid. */
+    const wrongAnswers: string[] = [];
+    const refusal = (service: Service, label: string, response: RawResponse) => {
+      const text = response.body.toString('utf8');
+      seen.push(`${label} → ${response.status} ${text.slice(0, 120)}`);
+      const claimsMalformed = /json_invalid|Expecting value|not valid JSON/i.test(text);
+      if (response.status < 400 || response.status >= 500 || claimsMalformed || problemWith(service, { method: 'POST', path: '/', headers: {}, withValidSession: false }, response)) {
+        wrongAnswers.push(`${label} → ${response.status} ${text.slice(0, 160)}`);
+      }
+    };
+    for (const payload of payloads) {
+      const label = payload.includes('"constructor"') ? 'constructor.prototype' : payload.includes('"__proto__":null') ? '__proto__: null' : '__proto__';
+      for (const service of ['notes8080', 'notes8000'] as const) {
+        const base = servers[service]!.url;
+        const created = await send(base, { method: 'POST', path: '/notes', headers: json, body: payload });
+        if (created.status !== 201) {
+          refusal(service, `${service} create with ${label}`, created);
+          continue;
+        }
+        const note = parseJson(created) as Record<string, unknown>;
+        const updated = await send(base, { method: 'PUT', path: `/notes/${note.id}`, headers: json, body: payload });
+        seen.push(`${service} create with ${label} → 201, update → ${updated.status}`);
+        expect(Object.keys(note).sort()).toEqual(noteKeys[service]);
+        expect(updated.status).toBe(200);
+        expect(Object.keys(parseJson(updated) as object).sort()).toEqual(noteKeys[service]);
+      }
+      clockOffsetMs += 16 * 60 * 1000;
+      const login = await send(servers.auth!.url, { method: 'POST', path: '/api/login', headers: json, body: payload });
+      if (login.status !== 200) {
+        refusal('auth', `login with ${label}`, login);
+        continue;
+      }
+      const token = /token=([^;]+)/.exec(String(login.headers['set-cookie']))![1];
+      const me = await send(servers.auth!.url, { method: 'GET', path: '/api/me', headers: { cookie: `token=${token}` } });
+      seen.push(`login with ${label} → 200, /api/me → ${me.body.toString('utf8')}`);
+      expect(parseJson(me)).toEqual({ user: { id: '1', email: 'user@example.com', role: 'user' } });
+    }
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const me = await send(servers.auth!.url, { method: 'GET', path: '/api/me', headers: { cookie: `token=${name}` } });
+      expect({ name, status: me.status, body: parseJson(me) }).toEqual({ name, status: 401, body: { error: 'invalid session' } });
+      const dashboard = await send(servers.auth!.url, { method: 'GET', path: '/dashboard', headers: { cookie: `token=${name}` } });
+      expect({ name, status: dashboard.status, location: dashboard.headers.location }).toEqual({ name, status: 302, location: '/login' });
+    }
+    const checks = {
+      'Object.prototype unchanged, ({}).polluted undefined': !polluted(),
+      'served as if the key were absent, or refused saying why (not "malformed JSON")': wrongAnswers.length === 0,
+    };
+    report({
+      key: '3d',
+      case: '3. Prototype pollution',
+      done: 'Bodies with "__proto__" and "constructor.prototype" keys (polluted, role: admin) sent to create and update of both notes services and to login; tokens "__proto__", "constructor", "toString", "hasOwnProperty", "valueOf" sent to /api/me and /dashboard. Also part of every generated request above, with a check after each.',
+      expected: 'Each request is served as if the keys were absent (notes carry only their own fields; the login keeps role "user"), or refused with a 4xx that says why — the JSON itself is valid; the odd tokens are unknown sessions; ({}).polluted stays undefined.',
+      observed: `${seen.join('; ')}; odd tokens: 401 invalid session and a redirect to /login each; prototypes unchanged: ${!polluted()}.`,
+      pass: passed(checks),
+    });
+    if (wrongAnswers.length) console.error(`answers to __proto__/constructor keys:\n${wrongAnswers.join('\n')}`);
+    expectChecks(checks);
+  }, 60_000);
+});

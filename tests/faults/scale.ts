@@ -1,0 +1,9 @@
+/**
+ * The suite has two sizes: the quick form that runs inside `npm test`, and the full form
+ * (`npm run test:faults`, FAULTS_FULL=1) with the issue's numbers, which also writes RELIABILITY.md.
+ */
+export const FULL = process.env.FAULTS_FULL === '1';
+
+export function scale<T>(quick: T, full: T): T {
+  return FULL ? full : quick;
+}

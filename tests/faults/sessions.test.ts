@@ -1,0 +1,207 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { User } from '../../server/auth/accounts.js';
+import { createApp } from '../../server/auth/app.js';
+import { SessionStore } from '../../server/auth/sessions.js';
+import { builtSpa, ensureSpaBuilt } from '../../server/auth/spa.js';
+import { loadConfig } from '../../server/shared/config.js';
+import type { RunningServer } from '../../server/shared/serve.js';
+import { serve } from '../support/http.js';
+import { jsonRequest, parseJson, send } from './http.js';
+import { expectChecks, passed, report } from './report.js';
+import { scale } from './scale.js';
+
+// Case 5 of issue 5: the in-memory session table under pressure, first through the store the
+// login service uses, then through the login API itself.
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+function heapMiB(): number {
+  collectGarbage();
+  collectGarbage();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+}
+
+/**
+ * Issued tokens kept outside the JS heap (16 bytes each in a Buffer), so that holding them to
+ * check later does not weigh on the heap figures that show the store's own memory.
+ */
+class TokenList {
+  #bytes: Buffer;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.#bytes = Buffer.alloc(capacity * 16);
+  }
+
+  push(token: string) {
+    this.#bytes.write(token.replaceAll('-', ''), this.length++ * 16, 'hex');
+  }
+
+  at(index: number): string {
+    const hex = this.#bytes.toString('hex', index * 16, index * 16 + 16);
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
+  /** Whether `test` holds for every token in [from, to). */
+  every(from: number, to: number, test: (token: string) => boolean): boolean {
+    for (let i = from; i < to; i++) if (!test(this.at(i))) return false;
+    return true;
+  }
+}
+
+const TTL_SECONDS = 3600;
+const user: User = { id: '1', email: 'user@example.com', role: 'user' };
+
+describe('sessions under pressure', () => {
+  test('100,000 sessions: the cap evicts oldest first, the rest resolve, expired ones are swept', () => {
+    const max = 100_000;
+    const step = scale(25_000, 50_000);
+    const steps = 4;
+    const overflow = step * steps;
+    let clock = Date.UTC(2026, 0, 1);
+    const store = new SessionStore({ ttlSeconds: TTL_SECONDS, max, now: () => clock });
+    const heapEmpty = heapMiB();
+
+    const tokens = new TokenList(max + overflow);
+    const started = performance.now();
+    for (let i = 0; i < max; i++) {
+      tokens.push(store.create(user));
+      clock += 1;
+    }
+    const createMs = performance.now() - started;
+    const heapFull = heapMiB();
+    const allResolve = tokens.every(0, max, (token) => store.find(token)?.email === user.email);
+
+    // Past the cap, the heap is sampled after each step: bounded means it stops growing.
+    const heapPastCap: number[] = [];
+    for (let k = 0; k < steps; k++) {
+      for (let i = 0; i < step; i++) {
+        tokens.push(store.create(user));
+        clock += 1;
+      }
+      heapPastCap.push(heapMiB());
+    }
+    const heapOverflowed = Math.max(...heapPastCap);
+    const evictedGone = tokens.every(0, overflow, (token) => store.find(token) === undefined);
+    const keptResolve = tokens.every(overflow, tokens.length, (token) => store.find(token) !== undefined);
+
+    // Logout: the token is gone at once.
+    const loggedOut = { from: overflow, to: overflow + 1000 };
+    tokens.every(loggedOut.from, loggedOut.to, (token) => (store.remove(token), true));
+    const logoutRefused = tokens.every(loggedOut.from, loggedOut.to, (token) => store.find(token) === undefined);
+
+    // Expiry: past the TTL nothing resolves; the next login sweeps the whole table.
+    clock += TTL_SECONDS * 1000;
+    const expiredRefused = tokens.every(tokens.length - 1000, tokens.length, (token) => store.find(token) === undefined);
+    const fresh = store.create(user);
+    const heapSwept = heapMiB();
+    const freshResolves = store.find(fresh) !== undefined;
+
+    const growthOverCap = (heapOverflowed - heapEmpty) / (heapFull - heapEmpty);
+    const checks = {
+      'all 100,000 resolve': allResolve,
+      [`the oldest ${overflow} were evicted, the newest 100,000 still resolve`]: evictedGone && keptResolve,
+      // A Map may double its backing table once past the cap; without a cap the heap would grow with every session.
+      'memory stays bounded past the cap (< ×1.6 the full table)': growthOverCap < 1.6,
+      'a logged-out token is refused': logoutRefused,
+      'an expired token is refused': expiredRefused,
+      'the sweep gives the memory back (< 20% of the full table left)': heapSwept - heapEmpty < 0.2 * (heapFull - heapEmpty),
+      'a new session after the sweep resolves': freshResolves,
+    };
+    report({
+      key: '5a',
+      case: '5. Session table: 100,000 sessions',
+      done: `${(max + overflow).toLocaleString('en')} sessions created in the login service's SessionStore (cap SESSION_MAX=${max}, TTL ${TTL_SECONDS} s, test clock); 1,000 logged out; clock moved past the TTL; one more login.`,
+      expected: 'The cap holds memory flat and evicts the oldest first; every session not evicted resolves; logged-out and expired tokens are refused; expired sessions are swept so memory returns.',
+      observed: `100,000 created in ${Math.round(createMs)} ms. Heap (after GC) above empty: ${(heapFull - heapEmpty).toFixed(1)} MiB at 100,000, ${heapPastCap.map((heap) => (heap - heapEmpty).toFixed(1)).join(', ')} MiB after each ${step.toLocaleString('en')} more (peak ×${growthOverCap.toFixed(2)}; without a cap ×${1 + overflow / max} expected), ${(heapSwept - heapEmpty).toFixed(1)} MiB after the sweep. Oldest ${overflow.toLocaleString('en')} refused: ${evictedGone}; newest 100,000 resolve: ${keptResolve}; logout refused: ${logoutRefused}; expired refused: ${expiredRefused}.`,
+      pass: passed(checks),
+    });
+    expectChecks(checks);
+  }, 120_000);
+
+  describe('through the login API', () => {
+    const sessionMax = scale(100, 1_000);
+    let server: RunningServer;
+    let clockOffsetMs = 0;
+
+    beforeAll(async () => {
+      await ensureSpaBuilt();
+      const { auth } = loadConfig({ PASSWORD_HASH_COST: '4', SESSION_MAX: String(sessionMax) });
+      const app = createApp({ config: auth, logger: pino({ level: 'silent' }), spa: await builtSpa(), now: () => Date.now() + clockOffsetMs });
+      server = await serve(app);
+    }, 180_000);
+
+    afterAll(async () => {
+      await server?.close(1_000);
+    });
+
+    const credentials = { email: 'user@example.com', password: 'user-password' };
+
+    async function login(cookie?: string): Promise<string> {
+      const request = jsonRequest('POST', '/api/login', credentials);
+      const response = await send(server.url, { ...request, headers: { ...request.headers, ...(cookie ? { cookie } : {}) } });
+      expect(response.status).toBe(200);
+      return /token=([^;]+)/.exec(String(response.headers['set-cookie']))![1];
+    }
+
+    async function me(token: string) {
+      const response = await send(server.url, { method: 'GET', path: '/api/me', headers: { cookie: `token=${token}` } });
+      return { status: response.status, body: parseJson(response) };
+    }
+
+    async function dashboard(token: string) {
+      const response = await send(server.url, { method: 'GET', path: '/dashboard', headers: { cookie: `token=${token}` } });
+      return `${response.status} ${response.headers.location ?? ''}`.trim();
+    }
+
+    test('eviction, logout, expiry and a login holding a cookie, as a client sees them', async () => {
+      const evictions = 10;
+      const tokens: string[] = [];
+      for (let i = 0; i < sessionMax + evictions; i++) tokens.push(await login());
+      const invalid = { status: 401, body: { error: 'invalid session' } };
+
+      const evicted = await Promise.all(tokens.slice(0, evictions).map(me));
+      const kept = await Promise.all(tokens.slice(evictions).map(me));
+      const evictedRefused = evicted.every((answer) => JSON.stringify(answer) === JSON.stringify(invalid));
+      const keptResolve = kept.every((answer) => answer.status === 200);
+      const evictedDashboard = await dashboard(tokens[0]);
+
+      const held = tokens.at(-1)!;
+      const renewed = await login(`token=${held}`);
+      const fixationRefused = renewed !== held && (await me(held)).status === 401 && (await me(renewed)).status === 200;
+
+      const logout = await send(server.url, { method: 'POST', path: '/api/logout', headers: { cookie: `token=${renewed}` } });
+      const logoutRefused = logout.status === 200 && JSON.stringify(await me(renewed)) === JSON.stringify(invalid);
+      const loggedOutDashboard = await dashboard(renewed);
+
+      const beforeExpiry = await login();
+      clockOffsetMs += TTL_SECONDS * 1000;
+      const expiredRefused = JSON.stringify(await me(beforeExpiry)) === JSON.stringify(invalid);
+      const expiredDashboard = await dashboard(beforeExpiry);
+
+      const checks = {
+        'evicted tokens refused (401 invalid session), oldest first': evictedRefused,
+        'every other session resolves': keptResolve,
+        'login holding a cookie issues a fresh token and ends the old one': fixationRefused,
+        'a logged-out token is refused': logoutRefused,
+        'an expired token is refused': expiredRefused,
+        '/dashboard redirects to /login for evicted, logged-out and expired tokens': [evictedDashboard, loggedOutDashboard, expiredDashboard].every(
+          (answer) => answer === '302 /login',
+        ),
+      };
+      report({
+        key: '5b',
+        case: '5. Sessions through the login API',
+        done: `${sessionMax + evictions} logins over HTTP with SESSION_MAX=${sessionMax} (PASSWORD_HASH_COST=4); a login sending the last token as its cookie; a logout; the app's clock moved by the TTL.`,
+        expected: 'The 10 oldest tokens are refused, all others resolve; a login holding a cookie gets a new token and the old one stops working; logged-out and expired tokens are refused by /api/me and /dashboard.',
+        observed: `Evicted refused: ${evictedRefused} (dashboard: ${evictedDashboard}); others resolve: ${kept.filter((answer) => answer.status === 200).length}/${kept.length}; fresh token on login with cookie: ${renewed !== held}, old one refused: ${fixationRefused}; logout refused: ${logoutRefused} (dashboard: ${loggedOutDashboard}); expired refused: ${expiredRefused} (dashboard: ${expiredDashboard}).`,
+        pass: passed(checks),
+      });
+      expectChecks(checks);
+    }, 120_000);
+  });
+});
