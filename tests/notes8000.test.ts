@@ -236,6 +236,11 @@ describe('create: validation failures answer 422 in Pydantic v2 shape and store 
     ],
     ['invalid JSON', { raw: '{"title": "x", "content": ', contentType: JSON_TYPE }, validationError(jsonInvalid(26, 'Expecting value'))],
     ['JSON followed by garbage', { raw: '{"title":"x","content":"y"} trailing', contentType: JSON_TYPE }, validationError(jsonInvalid(28, 'Extra data'))],
+    [
+      'JSON nested 1,000 levels deep',
+      { raw: `{"title":${'['.repeat(1_000)}${']'.repeat(1_000)},"content":"x"}`, contentType: JSON_TYPE },
+      validationError(jsonInvalid(72, 'Nesting deeper than 64 levels')),
+    ],
     ['empty body', { raw: '', contentType: JSON_TYPE }, validationError(missing(['body'], null))],
     ['JSON null body', { raw: 'null', contentType: JSON_TYPE }, validationError(missing(['body'], null))],
     [

@@ -214,6 +214,12 @@ describe('notes8080 service', () => {
       'Request body is not valid JSON: Extra data (at character 14)',
     ],
     [
+      'JSON nested 65 levels deep',
+      { raw: `{"title":"x","body":${'['.repeat(64)}${']'.repeat(64)}}`, contentType: 'application/json' },
+      400,
+      'Request body is not valid JSON: Nesting deeper than 64 levels (at character 83)',
+    ],
+    [
       'single-quoted JSON',
       { raw: "{'title': 'x'}", contentType: 'application/json' },
       400,

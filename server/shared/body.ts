@@ -47,12 +47,40 @@ export function readBody({ limitBytes }: { limitBytes: number }): Middleware {
     if (!hasBody || raw === undefined || raw === '') {
       ctx.state.body = { kind: 'empty' };
     } else if (ctx.request.is('json')) {
+      rejectDeepNesting(raw);
       ctx.state.body = { kind: 'json', value: ctx.request.body };
     } else {
       ctx.state.body = { kind: 'other', raw, contentType: declared };
     }
     await next();
   };
+}
+
+/**
+ * No request of these services nests JSON more than a few levels; a body nested thousands deep
+ * (which JSON.parse accepts) would overflow the stack of everything that walks it later:
+ * validation messages, error bodies that echo the input. It is refused as malformed.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+function rejectDeepNesting(text: string): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') {
+      inString = true;
+    } else if (char === '[' || char === '{') {
+      if (++depth > MAX_JSON_DEPTH) {
+        throw new MalformedJsonError(codePointOffset(text, i), `Nesting deeper than ${MAX_JSON_DEPTH} levels`);
+      }
+    } else if (char === ']' || char === '}') {
+      depth--;
+    }
+  }
 }
 
 function translateParseError(error: unknown): Error {

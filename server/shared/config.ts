@@ -10,6 +10,14 @@ const port = (fallback: number) => yup.number().integer().min(0).max(65535).defa
 const positiveInt = (fallback: number) => yup.number().integer().min(1).default(fallback);
 const byteSize = (fallback: number) => yup.number().integer().min(1).default(fallback);
 
+function isPostgresUrl(value: string): boolean {
+  try {
+    return ['postgres:', 'postgresql:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const envSchema = yup.object({
   NODE_ENV: yup.string().oneOf(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: yup
@@ -17,7 +25,11 @@ const envSchema = yup.object({
     .oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info'),
 
-  DATABASE_URL: yup.string().url().optional(),
+  // yup's url() knows only http(s) and ftp: a connection string is checked by its own scheme.
+  DATABASE_URL: yup
+    .string()
+    .optional()
+    .test('postgres-url', '${path} must be a postgres:// or postgresql:// URL', (value) => value === undefined || isPostgresUrl(value)),
   DATA_DIR: yup.string().default('.data'),
   DB_POOL_MAX: positiveInt(10),
   /** Longest a request waits for a pooled connection or a query before it answers 500. */

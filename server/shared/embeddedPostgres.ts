@@ -26,6 +26,8 @@ export interface EmbeddedPostgresOptions {
   logger: Logger;
   /** Tests trade durability for speed. */
   durable?: boolean;
+  /** A fixed port instead of a free one, so a restarted server keeps its address (outage tests). */
+  port?: number;
 }
 
 export interface RunningPostgres {
@@ -52,7 +54,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   await stopStalePostmaster(clusterDir, logger);
 
-  const port = await freeLoopbackPort();
+  const port = options.port ?? (await freeLoopbackPort());
   const child = spawn(
     path.join(bin, 'postgres'),
     ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',

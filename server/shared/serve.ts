@@ -16,6 +16,15 @@ export function listen(app: Koa, { host, port }: Listen): Promise<RunningServer>
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
+  // Once closing, every answer not yet sent ends its connection, so kept-alive clients cannot
+  // start new requests on old connections and close() ends as soon as the last answer is out.
+  let closing = false;
+  const open = new Set<http.ServerResponse>();
+  server.on('request', (_req, res: http.ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    open.add(res);
+    res.once('close', () => open.delete(res));
+  });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -27,6 +36,8 @@ export function listen(app: Koa, { host, port }: Listen): Promise<RunningServer>
         port: bound,
         close: (graceMs = 8_000) =>
           new Promise<void>((done) => {
+            closing = true;
+            for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
             const force = setTimeout(() => server.closeAllConnections(), graceMs);
             server.close(() => {
               clearTimeout(force);
