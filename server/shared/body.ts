@@ -41,7 +41,12 @@ export function readBody({ limitBytes }: { limitBytes: number }): Middleware {
     try {
       await parse(ctx, async () => undefined);
     } catch (error) {
-      throw translateParseError(error);
+      const text = withPrototypeKeys(error);
+      if (text === undefined) throw translateParseError(error);
+      // Valid JSON with a "__proto__" key, which the parser refuses outright: read it as if
+      // the key were absent, as every other unknown key is ignored.
+      ctx.request.body = JSON.parse(text, (key, value) => (key === '__proto__' ? undefined : value));
+      (ctx.request as { rawBody?: string }).rawBody = text;
     }
     const raw = (ctx.request as { rawBody?: string }).rawBody;
     if (!hasBody || raw === undefined || raw === '') {
@@ -81,6 +86,12 @@ function rejectDeepNesting(text: string): void {
       depth--;
     }
   }
+}
+
+/** The body text when the parser refused it only for a "__proto__" key (prototype poisoning). */
+function withPrototypeKeys(error: unknown): string | undefined {
+  const { message, body } = error as { message?: string; body?: unknown };
+  return typeof body === 'string' && message === 'Object contains forbidden prototype property' ? body : undefined;
 }
 
 function translateParseError(error: unknown): Error {

@@ -28,7 +28,7 @@ export function createDatabase(url: string, schema: string, config: DatabaseConf
       connectionString: url,
       connectionTimeoutMillis: config.timeoutMs,
       statement_timeout: config.timeoutMs,
-      query_timeout: config.timeoutMs + 1000,
+      query_timeout: config.timeoutMs,
       application_name: schema,
     },
     searchPath: [schema],
