@@ -12,8 +12,9 @@ export interface PasswordHash {
 }
 
 function options(cost: number): ScryptOptions {
-  // scrypt needs 128 * N * r bytes; leave headroom so a higher cost never trips the limit.
-  return { N: cost, r: BLOCK_SIZE, p: 1, maxmem: 256 * cost * BLOCK_SIZE };
+  // scrypt needs about 128 * N * r bytes; leave headroom so a higher cost never trips the limit,
+  // and keep Node's default (32 MiB) as the floor so the smallest costs are not refused either.
+  return { N: cost, r: BLOCK_SIZE, p: 1, maxmem: Math.max(32 * 1024 * 1024, 256 * cost * BLOCK_SIZE) };
 }
 
 export function assertValidCost(cost: number): void {

@@ -168,7 +168,7 @@ describe('hostile input', () => {
         const problem = response && problemWith(service, request, response);
         if (problem) {
           tally.problems.push({
-            kind: `${request.method} ${request.path.replace(/[0-9]+/g, 'N').slice(0, 40)} ${problem.slice(0, 3)}`,
+            kind: `${request.method} ${request.path.replace(/[0-9]+/g, 'N').slice(0, 40)} ${response.status}`,
             text: `${request.method} ${request.path.slice(0, 80)} ${JSON.stringify(request.headers).slice(0, 160)} body ${JSON.stringify(request.body?.subarray(0, 80).toString('utf8') ?? null)} → ${problem}`,
           });
         }

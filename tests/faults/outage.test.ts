@@ -1,13 +1,14 @@
 import http from 'node:http';
 import fs from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { freeLoopbackPort, startEmbeddedPostgres, type RunningPostgres } from '../../server/shared/embeddedPostgres.js';
+import { loadConfig } from '../../server/shared/config.js';
 import { createLogger } from '../../server/shared/logger.js';
-import { postgresProcessesFor, startServices, temporaryDataDir, type StartedProcess } from '../support/process.js';
+import { postgresProcessesFor, startServices as startProcess, temporaryDataDir, type ProcessOptions, type StartedProcess } from '../support/process.js';
 import { jsonRequest, parseJson, send } from './http.js';
 import { expectChecks, passed, report } from './report.js';
-import { scale } from './scale.js';
+import { FULL, scale } from './scale.js';
 import { logLines, stopServices } from './services.js';
 
 // Case 1 of issue 5. The suite's shared PostgreSQL must not be stopped, so this file runs its
@@ -79,6 +80,19 @@ function trafficFlow(urls: StartedProcess['urls']) {
   };
 }
 
+/** The PostgreSQL server of `dataDir` and every process it started (its backends and workers). */
+async function databaseProcesses(dataDir: string): Promise<number[]> {
+  const servers = await postgresProcessesFor(dataDir);
+  const children: number[] = [];
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (servers.includes(parent)) children.push(Number(entry));
+  }
+  return [...servers, ...children];
+}
+
 const isSuccess = (sample: Sample) => sample.status !== undefined && sample.status >= 200 && sample.status < 300;
 
 /** A 500 in the service's own error shape: `{error: string}` (8080), `{detail: string}` (8000). */
@@ -93,8 +107,14 @@ describe('database outage', () => {
   let dataDir: string;
   let port: number;
   let database: RunningPostgres | undefined;
-  let services: StartedProcess | undefined;
   const logger = createLogger('warn');
+
+  /** Starts the process, and stops it when the test ends, whether it passed or not. */
+  const startServices = async (options: ProcessOptions): Promise<StartedProcess> => {
+    const services = await startProcess(options);
+    onTestFinished(async () => void (await stopServices(services)));
+    return services;
+  };
 
   const startDatabase = async () => {
     database = await startEmbeddedPostgres({ dataDir, logger, durable: false, port });
@@ -112,7 +132,6 @@ describe('database outage', () => {
   });
 
   afterAll(async () => {
-    await stopServices(services);
     await stopDatabase();
     for (const pid of await postgresProcessesFor(dataDir)) process.kill(pid, 'SIGKILL');
     await fs.rm(dataDir, { recursive: true, force: true });
@@ -120,7 +139,7 @@ describe('database outage', () => {
 
   test('requests during an outage answer 500 quickly; the services recover by themselves', async () => {
     const url = database!.url;
-    services = await startServices({ dataDir, env: { DATABASE_URL: url } });
+    const services = await startServices({ dataDir, env: { DATABASE_URL: url } });
 
     const flow = trafficFlow(services.urls);
     await sleep(scale(1_000, 3_000));
@@ -185,7 +204,48 @@ describe('database outage', () => {
     expectChecks(checks);
 
     expect(await stopServices(services)).toBe(0);
-    services = undefined;
+  }, 180_000);
+
+  // Beyond a stop: a database that accepts nothing and answers nothing (a frozen host or a
+  // network partition), where only the services' own timeouts can end a request. Full run only.
+  test.runIf(FULL)('requests while the database is frozen answer 500 within 5 s; the services recover by themselves', async () => {
+    const services = await startServices({ dataDir, env: { DATABASE_URL: database!.url } });
+    const flow = trafficFlow(services.urls);
+    await sleep(2_000);
+    const frozen = await databaseProcesses(dataDir);
+    const freezeBegin = performance.now();
+    try {
+      frozen.forEach((pid) => process.kill(pid, 'SIGSTOP'));
+      await sleep(12_000);
+    } finally {
+      frozen.forEach((pid) => process.kill(pid, 'SIGCONT'));
+    }
+    const thawed = performance.now();
+    await sleep(RECOVER_WITHIN_MS + 2_000);
+    await flow.stop();
+
+    const notes = flow.samples.filter((s) => s.service === 'notes8080' || s.service === 'notes8000');
+    const during = notes.filter((s) => s.startedAt >= freezeBegin && s.startedAt < thawed);
+    const slowest = Math.max(...during.map((s) => s.endedAt - s.startedAt));
+    const after = notes.filter((s) => s.startedAt >= thawed + RECOVER_WITHIN_MS);
+    const bodies = [...new Set(during.filter((s) => !isSuccess(s)).map((s) => JSON.stringify(s.body)))];
+    const checks = {
+      'every request during the freeze answered (2xx or 500 in shape)': during.length > 0 && during.every((s) => isSuccess(s) || isShapedOutage(s)),
+      'none took more than 5 s': slowest <= ANSWER_WITHIN_MS,
+      'the 500s say "database unavailable"': during.every((s) => isSuccess(s) || Object.values(s.body as object)[0] === 'database unavailable'),
+      'all answered 2xx 5 s after the thaw': after.length > 0 && after.every(isSuccess),
+      'the process kept running': services.child.exitCode === null,
+    };
+    report({
+      key: '1b',
+      case: '1. Database frozen (not answering)',
+      done: `The same clients and probes; every PostgreSQL process SIGSTOPped for 12 s (${frozen.length} processes), then SIGCONTinued. Default DB_TIMEOUT_MS (${loadConfig({}).database.timeoutMs} ms).`,
+      expected: 'Every notes request answers (500 in the service\'s shape, "database unavailable") within 5 s; the services serve normally again within 5 s of the thaw.',
+      observed: `${during.length} notes requests started during the freeze: ${during.filter(isShapedOutage).length} answered 500 in shape, ${during.filter(isSuccess).length} 2xx; slowest ${Math.round(slowest)} ms; bodies ${bodies.join(', ')}. After the thaw (+5 s): ${after.filter(isSuccess).length}/${after.length} 2xx. Process still running: ${checks['the process kept running']}.`,
+      pass: passed(checks),
+    });
+    expectChecks(checks);
+    expect(await stopServices(services)).toBe(0);
   }, 180_000);
 
   test('start-up while the database is down retries with backoff, says why, then serves', async () => {
@@ -193,11 +253,11 @@ describe('database outage', () => {
     await stopDatabase();
     const starting = startServices({ dataDir, env: { DATABASE_URL: url, DB_STARTUP_RETRY_MS: '60000', LOG_LEVEL: 'info' } });
     starting.catch(() => undefined);
-    const downFor = scale(4_000, 8_000);
+    const downFor = scale(3_000, 8_000);
     await sleep(downFor);
     await startDatabase();
     const ready = performance.now();
-    services = await starting;
+    const services = await starting;
     const listeningAfter = performance.now() - ready;
 
     const retries = logLines(services.output()).filter((line) => line.msg === 'database not reachable yet');
@@ -213,7 +273,7 @@ describe('database outage', () => {
       'served once the database appeared': created.status === 201 && listed.status === 200,
     };
     report({
-      key: '1b',
+      key: '1c',
       case: '1. Start-up while the database is down',
       done: `Process started with DATABASE_URL pointing at a stopped PostgreSQL (DB_STARTUP_RETRY_MS=60000); PostgreSQL started ${downFor / 1000} s later.`,
       expected: 'The process retries with growing delays, logging why, instead of exiting; it serves once the database is up.',
@@ -223,7 +283,6 @@ describe('database outage', () => {
     expectChecks(checks);
 
     expect(await stopServices(services)).toBe(0);
-    services = undefined;
   }, 180_000);
 
   test('start-up gives up after DB_STARTUP_RETRY_MS and exits, saying why', async () => {
@@ -231,10 +290,7 @@ describe('database outage', () => {
     await stopDatabase();
     const started = performance.now();
     const failure = await startServices({ dataDir, env: { DATABASE_URL: url, DB_STARTUP_RETRY_MS: '2000', LOG_LEVEL: 'info' } }).then(
-      (running) => {
-        services = running;
-        return undefined;
-      },
+      () => undefined,
       (error: Error) => error.message,
     );
     const elapsed = performance.now() - started;
@@ -247,7 +303,7 @@ describe('database outage', () => {
       'gave up within the bound (plus start-up time)': elapsed < 20_000,
     };
     report({
-      key: '1c',
+      key: '1d',
       case: '1. Start-up retry is bounded',
       done: 'Process started with PostgreSQL down and DB_STARTUP_RETRY_MS=2000.',
       expected: 'It logs each refusal, then gives up with a fatal log line and exits (non-zero), rather than waiting forever.',

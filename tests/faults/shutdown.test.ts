@@ -3,10 +3,10 @@ import http from 'node:http';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, test } from 'vitest';
+import { afterAll, beforeAll, describe, onTestFinished, test } from 'vitest';
 import { startEmbeddedPostgres } from '../../server/shared/embeddedPostgres.js';
 import { createLogger } from '../../server/shared/logger.js';
-import { postgresProcessesFor, startServices, temporaryDataDir, type StartedProcess } from '../support/process.js';
+import { postgresProcessesFor, startServices, temporaryDataDir } from '../support/process.js';
 import { jsonRequest, send } from './http.js';
 import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
@@ -78,20 +78,19 @@ async function storedTitles(url: string): Promise<Set<string>> {
 
 describe('shutdown under load', () => {
   let dataDir: string;
-  let services: StartedProcess | undefined;
 
   beforeAll(async () => {
     dataDir = await temporaryDataDir();
   });
 
   afterAll(async () => {
-    await stopServices(services);
     for (const pid of await postgresProcessesFor(dataDir)) process.kill(pid, 'SIGKILL');
     await fs.rm(dataDir, { recursive: true, force: true });
   });
 
   test('SIGTERM during load: accepted requests complete, new connections are refused, exit 0, nothing left', async () => {
-    services = await startServices({ dataDir, env: { DATABASE_URL: '' } });
+    const services = await startServices({ dataDir, env: { DATABASE_URL: '' } });
+    onTestFinished(async () => void (await stopServices(services)));
     const { urls } = services;
     const attempts: Attempt[] = [];
     let exited = false;
@@ -172,7 +171,6 @@ describe('shutdown under load', () => {
       pass: passed(checks),
     });
     if (!passed(checks)) console.error({ otherStatuses: otherStatuses.slice(0, 5), lostWrites: lostWrites.slice(0, 5), lostAnswers: lostAnswers.slice(0, 5), inFlightAnswers, output: services.output().split('\n').filter((line) => !line.includes('"status":201')).join('\n') });
-    services = undefined;
     expectChecks(checks);
   }, 240_000);
 });
