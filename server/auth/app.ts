@@ -3,7 +3,7 @@ import { ConfigError, type AuthConfig } from '../shared/config.js';
 import { requestLogger, type Logger } from '../shared/logger.js';
 import { createAccounts } from './accounts.js';
 import { apiRoutes } from './api.js';
-import { handleErrors } from './errors.js';
+import { handleAuthErrors } from './errors.js';
 import { pageRoutes } from './pages.js';
 import { securityHeaders } from './security.js';
 import { SessionStore } from './sessions.js';
@@ -34,7 +34,7 @@ export function createApp({ config, logger, spa, now = Date.now }: AuthDeps): Ko
 
   const app = new Koa();
   app.use(requestLogger(logger));
-  app.use(handleErrors(logger));
+  app.use(handleAuthErrors(logger));
   app.use(securityHeaders({ production: config.production, allow: spa.csp }));
   app.use(
     apiRoutes({

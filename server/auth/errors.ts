@@ -1,31 +1,23 @@
-import type { Middleware } from 'koa';
-import type { Logger } from '../shared/logger.js';
+import { handleErrors, type ErrorAnswer } from '../shared/errorMiddleware.js';
 import { HttpError, MalformedJsonError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
 import { InvalidBodyError } from '../shared/validate.js';
 import { messages } from './messages.js';
 
-interface ErrorAnswer {
+interface Failure {
   status: number;
   message: string;
   headers?: Record<string, string>;
 }
 
 /** Turns every failure into `{error}` with its status; only real 500s are logged. */
-export function handleErrors(logger: Logger): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      const { status, message, headers = {} } = answerFor(error);
-      if (status >= 500) logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed');
-      ctx.status = status;
-      ctx.set(headers);
-      ctx.body = { error: message };
-    }
-  };
-}
+export const handleAuthErrors = (logger: Logger) =>
+  handleErrors(logger, (error): ErrorAnswer => {
+    const { status, message, headers } = failureOf(error);
+    return { status, body: { error: message }, headers };
+  });
 
-function answerFor(error: unknown): ErrorAnswer {
+function failureOf(error: unknown): Failure {
   if (error instanceof InvalidBodyError || error instanceof MalformedJsonError) {
     return { status: 400, message: messages.invalidLoginBody };
   }

@@ -4,7 +4,7 @@ import { readBody } from '../shared/body.js';
 import type { Database } from '../shared/database.js';
 import { requestLogger, type Logger } from '../shared/logger.js';
 import { docsAsset, docsInitializer, docsPage } from './docs.js';
-import { handleErrors } from './errors.js';
+import { handleNotesErrors } from './errors.js';
 import { noteHandlers } from './handlers.js';
 import { openApiDocument } from './openapi.js';
 import { validateRequest, type NotesState } from './request.js';
@@ -45,7 +45,7 @@ export function createApp({ db, bodyLimitBytes, logger }: Notes8000Deps): Koa {
 
   const app = new Koa();
   app.use(requestLogger(logger));
-  app.use(handleErrors(logger));
+  app.use(handleNotesErrors(logger));
   app.use(router.routes());
   app.use(unmatchedRequests(router));
   return app;

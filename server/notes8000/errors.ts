@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import { handleErrors, type ErrorAnswer } from '../shared/errorMiddleware.js';
 import { describeServerError, HttpError, MalformedJsonError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { malformedJsonEntry, RequestValidationError } from './validationErrors.js';
@@ -19,21 +19,10 @@ function toResponse(error: unknown): ErrorResponse | undefined {
 /**
  * Gives every failure FastAPI's `{detail}` shape: validation failures as Pydantic's entries
  * (422), the shared HTTP errors with their message, anything else as a 500 whose text says
- * only what kind of failure it was. Only 500s are logged, once each, with the error.
+ * only what kind of failure it was.
  */
-export function handleErrors(logger: Logger): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      let response = toResponse(error);
-      if (!response) {
-        logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed');
-        response = { status: 500, detail: describeServerError(error) };
-      }
-      ctx.status = response.status;
-      ctx.set(response.headers ?? {});
-      ctx.body = { detail: response.detail };
-    }
-  };
-}
+export const handleNotesErrors = (logger: Logger) =>
+  handleErrors(logger, (error): ErrorAnswer => {
+    const { status, detail, headers } = toResponse(error) ?? { status: 500, detail: describeServerError(error) };
+    return { status, body: { detail }, headers };
+  });

@@ -4,7 +4,7 @@ import { readBody } from '../shared/body.js';
 import type { Database } from '../shared/database.js';
 import { requestLogger, type Logger } from '../shared/logger.js';
 import { validate } from '../shared/validate.js';
-import { handleErrors } from './errors.js';
+import { bodiesForRoutingErrors, handleNotesErrors } from './errors.js';
 import { noteHandlers, type NotesState } from './handlers.js';
 import { NoteInput } from './schema.js';
 
@@ -30,7 +30,8 @@ export function createApp({ db, bodyLimitBytes, logger }: Notes8080Deps): Koa {
 
   const app = new Koa();
   app.use(requestLogger(logger));
-  app.use(handleErrors(logger));
+  app.use(handleNotesErrors(logger));
+  app.use(bodiesForRoutingErrors);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Middleware } from 'koa';
+import { handleErrors, type ErrorAnswer } from '../shared/errorMiddleware.js';
 import { HttpError, MalformedJsonError, describeServerError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { InvalidBodyError } from '../shared/validate.js';
@@ -27,27 +28,19 @@ function toResponse(error: unknown): ErrorResponse {
   return { status: 500, message: describeServerError(error) };
 }
 
-/**
- * Gives every failure the service's `{error: string}` shape: thrown errors, and the routing
- * answers that carry no body (unknown path 404, wrong method 405 with its `Allow` header).
- * Only 500s are logged, once each, with the error.
- */
-export function handleErrors(logger: Logger): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      const { status, message, headers = {} } = toResponse(error);
-      if (status >= 500) logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed');
-      ctx.set(headers);
-      ctx.status = status;
-      ctx.body = { error: message };
-      return;
-    }
-    if (ctx.status >= 400 && ctx.body == null) {
-      // Setting the status explicitly first keeps Koa from turning it into 200 with the body.
-      ctx.status = ctx.status;
-      ctx.body = { error: STATUS_CODES[ctx.status] ?? 'Error' };
-    }
-  };
-}
+/** Gives every thrown failure the service's `{error: string}` shape; only 500s are logged. */
+export const handleNotesErrors = (logger: Logger) =>
+  handleErrors(logger, (error): ErrorAnswer => {
+    const { status, message, headers } = toResponse(error);
+    return { status, body: { error: message }, headers };
+  });
+
+/** The routing answers that carry no body (unknown path 404, wrong method 405) get one too. */
+export const bodiesForRoutingErrors: Middleware = async (ctx, next) => {
+  await next();
+  if (ctx.status >= 400 && ctx.body == null) {
+    // Setting the status explicitly first keeps Koa from turning it into 200 with the body.
+    ctx.status = ctx.status;
+    ctx.body = { error: STATUS_CODES[ctx.status] ?? 'Error' };
+  }
+};
