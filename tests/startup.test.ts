@@ -1,23 +1,13 @@
-import fs from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { postgresProcessesFor, startServices, temporaryDataDir } from './support/process.js';
+import { describe, expect, test } from 'vitest';
+import { postgresProcessesFor, startServices, useTemporaryDataDir } from './support/process.js';
 
 // What `npm start` promises a newcomer: with no DATABASE_URL, an embedded PostgreSQL keeps the
 // notes in DATA_DIR across restarts, and SIGTERM or SIGINT leaves no database process behind.
 describe('npm start with the embedded PostgreSQL', () => {
-  let dataDir: string;
-
-  beforeAll(async () => {
-    dataDir = await temporaryDataDir();
-  });
-
-  afterAll(async () => {
-    for (const pid of await postgresProcessesFor(dataDir)) process.kill(pid, 'SIGKILL');
-    await fs.rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useTemporaryDataDir();
 
   test('serves all three services, keeps notes across a restart, and stops cleanly', async () => {
-    const first = await startServices({ dataDir, env: { DATABASE_URL: '' } });
+    const first = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: '' } });
     expect(first.output()).toMatch(/notes-8080 listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(first.output()).toMatch(/notes-8000 listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(first.output()).toMatch(/auth listening on http:\/\/127\.0\.0\.1:\d+/);
@@ -37,20 +27,20 @@ describe('npm start with the embedded PostgreSQL', () => {
 
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
-    expect(await postgresProcessesFor(dataDir)).toEqual([]);
+    expect(await postgresProcessesFor(dataDir())).toEqual([]);
 
-    const second = await startServices({ dataDir, env: { DATABASE_URL: '' } });
+    const second = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: '' } });
     const again = await fetch(`${second.urls.notes8080}/notes/${note.id}`);
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ id: note.id, title: 'kept', body: 'across restarts' });
 
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
-    expect(await postgresProcessesFor(dataDir)).toEqual([]);
+    expect(await postgresProcessesFor(dataDir())).toEqual([]);
   }, 180_000);
 
   test('starts cleanly over a PostgreSQL left running by a killed process', async () => {
-    const killed = await startServices({ dataDir, env: { DATABASE_URL: '' } });
+    const killed = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: '' } });
     const created = await fetch(`${killed.urls.notes8000}/notes`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -60,15 +50,15 @@ describe('npm start with the embedded PostgreSQL', () => {
     const note = (await created.json()) as { id: number };
     killed.child.kill('SIGKILL');
     await killed.exited;
-    expect((await postgresProcessesFor(dataDir)).length).toBeGreaterThan(0);
+    expect((await postgresProcessesFor(dataDir())).length).toBeGreaterThan(0);
 
-    const next = await startServices({ dataDir, env: { DATABASE_URL: '' } });
+    const next = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: '' } });
     const read = await fetch(`${next.urls.notes8000}/notes/${note.id}`);
     expect(read.status).toBe(200);
     expect(await read.json()).toMatchObject({ title: 'before the kill', content: 'x' });
 
     next.child.kill('SIGTERM');
     expect(await next.exited).toBe(0);
-    expect(await postgresProcessesFor(dataDir)).toEqual([]);
+    expect(await postgresProcessesFor(dataDir())).toEqual([]);
   }, 180_000);
 });

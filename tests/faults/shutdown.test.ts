@@ -1,12 +1,11 @@
-import fs from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, onTestFinished, test } from 'vitest';
+import { describe, onTestFinished, test } from 'vitest';
 import { startEmbeddedPostgres } from '../../server/shared/embeddedPostgres.js';
 import { createLogger } from '../../server/shared/logger.js';
-import { postgresProcessesFor, startServices, temporaryDataDir } from '../support/process.js';
+import { postgresProcessesFor, startServices, useTemporaryDataDir } from '../support/process.js';
 import { jsonRequest, send } from './http.js';
 import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
@@ -77,19 +76,10 @@ async function storedTitles(url: string): Promise<Set<string>> {
 }
 
 describe('shutdown under load', () => {
-  let dataDir: string;
-
-  beforeAll(async () => {
-    dataDir = await temporaryDataDir();
-  });
-
-  afterAll(async () => {
-    for (const pid of await postgresProcessesFor(dataDir)) process.kill(pid, 'SIGKILL');
-    await fs.rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = useTemporaryDataDir();
 
   test('SIGTERM during load: accepted requests complete, new connections are refused, exit 0, nothing left', async () => {
-    const services = await startServices({ dataDir, env: { DATABASE_URL: '' } });
+    const services = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: '' } });
     onTestFinished(async () => void (await stopServices(services)));
     const { urls } = services;
     const attempts: Attempt[] = [];
@@ -140,10 +130,10 @@ describe('shutdown under load', () => {
     const code = await Promise.race([services.exited, sleep(EXIT_WITHIN_MS + 5_000).then(() => 'still running')]);
     const exitMs = performance.now() - signalledAt;
     await Promise.all(clients);
-    const leftover = await postgresProcessesFor(dataDir);
+    const leftover = await postgresProcessesFor(dataDir());
 
     // What the database kept, read with the process gone.
-    const database = await startEmbeddedPostgres({ dataDir, logger: createLogger('warn') });
+    const database = await startEmbeddedPostgres({ dataDir: dataDir(), logger: createLogger('warn') });
     const stored = await storedTitles(database.url).finally(() => database.stop());
 
     const created = attempts.filter((attempt) => attempt.outcome === 201);

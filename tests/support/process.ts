@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { freeLoopbackPort } from '../../server/shared/embeddedPostgres.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -25,6 +26,22 @@ export async function temporaryDataDir(): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'services-data-'));
   await fs.chmod(dir, 0o755);
   return dir;
+}
+
+/**
+ * A data folder for the tests of one file, made before them and removed after them together
+ * with any PostgreSQL server still running on it. Returns the folder's path once made.
+ */
+export function useTemporaryDataDir(): () => string {
+  let dir = '';
+  beforeAll(async () => {
+    dir = await temporaryDataDir();
+  });
+  afterAll(async () => {
+    for (const pid of await postgresProcessesFor(dir)) process.kill(pid, 'SIGKILL');
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+  return () => dir;
 }
 
 /**
