@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
+import { createScratchDatabase, withClient } from '../tests/support/scratchDatabase.js';
 
 /**
  * Where the benchmark's PostgreSQL is. With DATABASE_URL set, every start gets a throwaway
@@ -20,15 +20,8 @@ export async function benchDatabase(dataDir: string): Promise<BenchDatabase> {
   const external = process.env.DATABASE_URL;
   if (!external) return { url: () => embeddedUrl(dataDir), drop: async () => {} };
 
-  const name = `bench_${randomBytes(6).toString('hex')}`;
-  await withClient(external, (client) => client.query(`CREATE DATABASE ${name}`));
-  const url = new URL(external);
-  url.pathname = `/${name}`;
-  return {
-    serviceUrl: url.toString(),
-    url: async () => url.toString(),
-    drop: () => withClient(external, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
-  };
+  const scratch = await createScratchDatabase(external, 'bench');
+  return { serviceUrl: scratch.url, url: async () => scratch.url, drop: scratch.drop };
 }
 
 /** The embedded server's address: its password file and the port in `postmaster.pid` (4th line). */
@@ -38,16 +31,6 @@ async function embeddedUrl(dataDir: string): Promise<string> {
   const port = Number(pidFile.split('\n')[3]);
   if (!Number.isInteger(port) || port <= 0) throw new Error(`no port in ${dataDir}/postgres/postmaster.pid`);
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-}
-
-export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }
 
 /** A pool whose unqualified table names resolve in `schema`, as the service's own pool does. */
