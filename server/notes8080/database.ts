@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { runMigrations, type Database } from '../shared/database.js';
+import type { Database } from '../shared/database.js';
+import { runMigrations } from '../shared/migrations.js';
 
 /** The PostgreSQL schema that holds this service's `notes` table (and its migrations table). */
 export const SCHEMA = 'notes8080';

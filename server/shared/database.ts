@@ -1,6 +1,3 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import knex, { type Knex } from 'knex';
 import type { DatabaseConfig } from './config.js';
 import type { Logger } from './logger.js';
@@ -35,33 +32,6 @@ export function createDatabase(url: string, schema: string, config: DatabaseConf
     pool: { min: 0, max: config.poolMax },
     acquireConnectionTimeout: config.timeoutMs,
   });
-}
-
-export async function runMigrations(db: Database, schema: string, directory: string): Promise<void> {
-  await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
-  await db.migrate.latest({ schemaName: schema, migrationSource: new DirectoryMigrations(directory) });
-}
-
-/**
- * The migration files of a directory, imported by this module rather than by knex, so that
- * `.ts` files load through whatever loader runs the project (tsx, vitest); knex's own loader
- * hands them to plain Node, which cannot. Names are the file names, as knex's CLI records them.
- */
-class DirectoryMigrations implements Knex.MigrationSource<string> {
-  constructor(private readonly directory: string) {}
-
-  async getMigrations(): Promise<string[]> {
-    const files = await fs.readdir(this.directory);
-    return files.filter((file) => /\.(ts|js)$/.test(file) && !file.endsWith('.d.ts')).sort();
-  }
-
-  getMigrationName(file: string): string {
-    return file;
-  }
-
-  getMigration(file: string): Promise<Knex.Migration> {
-    return import(pathToFileURL(path.join(this.directory, file)).href);
-  }
 }
 
 /**
