@@ -7,8 +7,8 @@ import { EDITED_TITLE, noteJson, type NotesService } from './notesServices.js';
 
 /**
  * The SQL each notes request really issues, recorded from the service's own code: its app runs
- * here on a Knex pool like the server's, and every statement Knex sends (text and values, in
- * order) is recorded per request. The database limit replays exactly these statements.
+ * here on a Knex pool like the server's, and every statement it sends (Knex's `query` event: text
+ * and values, in order) is recorded per request. The database limit replays exactly these.
  */
 
 export type NotesOperation = 'list' | 'show' | 'update' | 'create' | 'delete';
@@ -19,12 +19,20 @@ export interface StatementTemplate {
   idSlots: { statement: number; value: number }[];
 }
 
-export async function captureStatements(
+/** Records what the service's requests send; `close` when done with it. */
+export interface StatementRecorder {
+  /** Each operation's statements, for the notes `existingIds` (the table must hold them). */
+  operations(existingIds: [number, number]): Promise<Record<NotesOperation, StatementTemplate>>;
+  /** The list's statements on the table as it is now: the list reads in batches, their number grows with the table. */
+  list(): Promise<StatementTemplate>;
+  close(): Promise<void>;
+}
+
+export async function startStatementRecorder(
   service: NotesService,
   databaseUrl: string,
   databaseConfig: DatabaseConfig,
-  existingIds: [number, number],
-): Promise<Record<NotesOperation, StatementTemplate>> {
+): Promise<StatementRecorder> {
   const db = createDatabase(databaseUrl, service.schema, databaseConfig);
   let recorded: Statement[] = [];
   db.on('query', (query: { sql: string; bindings?: unknown[] }) => {
@@ -50,19 +58,22 @@ export async function captureStatements(
     const second = await request(method, paths[1], body);
     return { template: templateOf(`${method} ${paths[0]}`, first.statements, second.statements), created: [first.json?.id, second.json?.id] };
   };
+  const list = async () => (await twice('GET', ['/notes', '/notes'])).template;
 
-  try {
-    const [a, b] = existingIds;
-    const list = await twice('GET', ['/notes', '/notes']);
-    const show = await twice('GET', [`/notes/${a}`, `/notes/${b}`]);
-    const update = await twice('PUT', [`/notes/${a}`, `/notes/${b}`], noteJson(service, EDITED_TITLE));
-    const create = await twice('POST', ['/notes', '/notes'], noteJson(service));
-    const remove = await twice('DELETE', [`/notes/${create.created[0]}`, `/notes/${create.created[1]}`]);
-    return { list: list.template, show: show.template, update: update.template, create: create.template, delete: remove.template };
-  } finally {
-    await server.close();
-    await db.destroy();
-  }
+  return {
+    list,
+    async operations([a, b]) {
+      const show = await twice('GET', [`/notes/${a}`, `/notes/${b}`]);
+      const update = await twice('PUT', [`/notes/${a}`, `/notes/${b}`], noteJson(service, EDITED_TITLE));
+      const create = await twice('POST', ['/notes', '/notes'], noteJson(service));
+      const remove = await twice('DELETE', [`/notes/${create.created[0]}`, `/notes/${create.created[1]}`]);
+      return { list: await list(), show: show.template, update: update.template, create: create.template, delete: remove.template };
+    },
+    async close() {
+      await server.close();
+      await db.destroy();
+    },
+  };
 }
 
 function templateOf(request: string, first: Statement[], second: Statement[]): StatementTemplate {

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { loadConfig } from '../server/shared/config.js';
 import { summarize } from './aggregate.js';
 import { authRound, LOGIN_CONNECTIONS } from './auth.js';
-import { captureStatements, type NotesOperation, type StatementTemplate } from './capture.js';
+import { startStatementRecorder, type NotesOperation, type StatementRecorder, type StatementTemplate } from './capture.js';
 import { benchDatabase, postgresVersion, schemaPool } from './database.js';
 import { healthRound } from './health.js';
 import { httpLimit, startBareHttpServer } from './limits.js';
@@ -95,6 +95,7 @@ let rssIdleBytes: number | undefined;
 const pools = new Map(NOTES_SERVICES.map((service) => [service.name, schemaPool(databaseUrl, service.schema, config.database.poolMax, (error) => problems.push(`${service.name} benchmark pool: ${error.message}`))]));
 
 const templates = new Map<string, Record<NotesOperation, StatementTemplate>>();
+const recorders = new Map<string, StatementRecorder>();
 try {
   if (spa) {
     const times = await step('login page time to interactive', () => measureTimeToInteractive(`${services.urls.auth}/login`, options.pageLoads));
@@ -103,8 +104,10 @@ try {
 
   for (const service of NOTES_SERVICES.filter((s) => wants(s.name))) {
     const captured = await step(`recording the SQL of ${service.name}`, async () => {
+      const recorder = await startStatementRecorder(service, databaseUrl, config.database);
+      recorders.set(service.name, recorder);
       const ids = await resetNotes(pools.get(service.name)!, service, SMALL_LIST);
-      return captureStatements(service, databaseUrl, config.database, [ids[0]!, ids[1]!]);
+      return recorder.operations([ids[0]!, ids[1]!]);
     });
     if (captured) templates.set(service.name, captured);
   }
@@ -129,7 +132,7 @@ try {
       for (const service of NOTES_SERVICES) {
         const serviceTemplates = templates.get(service.name);
         if (!serviceTemplates) continue;
-        add(await step(`round ${index + 1} of ${options.rounds}: ${service.name}`, () => notesRound(round, service, pools.get(service.name)!, serviceTemplates)));
+        add(await step(`round ${index + 1} of ${options.rounds}: ${service.name}`, () => notesRound(round, service, pools.get(service.name)!, serviceTemplates, recorders.get(service.name)!)));
       }
       rounds.push(measured);
     }
@@ -139,6 +142,7 @@ try {
   rssAfterRunBytes = await rssBytes(services.pid);
   machine.loadAverage.after = os.loadavg()[0];
 } finally {
+  await Promise.all([...recorders.values()].map((recorder) => recorder.close()));
   await Promise.all([...pools.values()].map((pool: pg.Pool) => pool.end()));
   await services.stop().catch((error: Error) => problems.push(`stopping the services: ${error.message}`));
   await discard(instance);
@@ -187,7 +191,7 @@ function method(): string[] {
     `The services are started by \`npm start\` (the last warm start of the start-up runs; \`node --import tsx server/main.ts\` directly when profiling or without the start-up runs), all three in one process, on the embedded PostgreSQL${process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : ''} in a temporary data folder, with \`LOG_LEVEL=warn\` (one log line per request would otherwise dominate), the default password hash cost (${config.auth.passwordHashCost}) and a database pool of ${config.database.poolMax}.`,
     `Load: autocannon 8, run inside the benchmark's own process (one event loop, no workers), no pipelining; ${warmupSeconds} s warm-up then ${seconds} s measured per run; ${options.rounds > 1 ? `${options.rounds} rounds, each scenario's numbers are the median over the rounds` : '1 round'}. This machine has ${os.availableParallelism()} cores shared by the load generator, the server and PostgreSQL, so connection counts stay small: ${NOTES_CONNECTIONS} (one per pooled database connection) for throughput, ${LOGIN_CONNECTIONS} for logins (one per libuv thread, where scrypt runs), 1 for latency.`,
     `HTTP limit: a bare \`node:http\` server in its own process answering a small fixed JSON body to ${options.quick ? "the first scenario's requests at each connection count, once per round (quick run)" : "the scenario's own requests (method, paths, headers, body, connections), right before the scenario, so both see the machine in the same state"}.`,
-    "Database limit: the exact statements each request issues, recorded from the service's own code (its app run on a Knex pool, every statement and its values captured in order, each request made for two notes to find the values that carry the id), replayed with a `pg` Pool of the same size at the same concurrency, no HTTP in between, right after the scenario on the same data.",
+    "Database limit: the exact statements each request issues, recorded from the service's own code (its app run on a Knex pool, every statement and its values captured in order, each request made for two notes to find the values that carry the id; the list's statements recorded again on each table size, as the list reads in batches), replayed with a `pg` Pool of the same size at the same concurrency, no HTTP in between, right after the scenario on the same data.",
     'Composed limit for a database-backed endpoint: 1 / (1/HTTP + 1/DB), what one Node process doing both jobs back to back could reach. For logins the second part is the password check (the service\'s own scrypt code and cost) on libuv\'s thread pool.',
     `Memory: RSS of the server process sampled every 50 ms during each scenario; growth is the peak minus the RSS just before the warm-up. Each GET /notes list scenario starts from a table of exactly that many notes; deletes get notes seeded for them.`,
     'Start-up: `npm start` itself, timed from the command until all three ports answer an HTTP request; cold with an empty data folder (the database cluster is created), warm on the same folder again.',

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { statementsFor, type NotesOperation, type StatementTemplate } from './capture.js';
+import { statementsFor, type NotesOperation, type StatementRecorder, type StatementTemplate } from './capture.js';
 import { databaseLimit } from './limits.js';
 import { EDITED_TITLE, noteJson, type NotesService } from './notesServices.js';
 import type { Measurement } from './results.js';
@@ -22,6 +22,7 @@ export async function notesRound(
   service: NotesService,
   pool: pg.Pool,
   templates: Record<NotesOperation, StatementTemplate>,
+  recorder: StatementRecorder,
 ): Promise<Measurement[]> {
   const url = round.urls[service.urlKey];
   const results: Measurement[] = [];
@@ -29,7 +30,7 @@ export async function notesRound(
 
   const run = async (
     scenario: string,
-    operation: NotesOperation,
+    template: StatementTemplate,
     connections: number,
     http: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; body?: string; path: string; nextId?: () => number },
     nextDatabaseId: (() => number) | undefined = http.nextId,
@@ -50,7 +51,7 @@ export async function notesRound(
     });
     const database = await databaseLimit(
       pool,
-      () => statementsFor(templates[operation], nextDatabaseId?.()),
+      () => statementsFor(template, nextDatabaseId?.()),
       connections,
       round.timing,
     );
@@ -61,16 +62,16 @@ export async function notesRound(
   };
 
   const ids = await resetNotes(pool, service, SMALL_LIST);
-  const list = await run(`GET /notes (${SMALL_LIST} notes)`, 'list', NOTES_CONNECTIONS, { path: '/notes' });
+  const list = await run(`GET /notes (${SMALL_LIST} notes)`, await recorder.list(), NOTES_CONNECTIONS, { path: '/notes' });
   list.responseBytes = await responseBytes(`${url}/notes`);
-  await run('GET /notes/{id}', 'show', NOTES_CONNECTIONS, { path: '/notes/{id}', nextId: cycle(ids) });
-  await run('PUT /notes/{id}', 'update', NOTES_CONNECTIONS, {
+  await run('GET /notes/{id}', templates.show, NOTES_CONNECTIONS, { path: '/notes/{id}', nextId: cycle(ids) });
+  await run('PUT /notes/{id}', templates.update, NOTES_CONNECTIONS, {
     method: 'PUT',
     path: '/notes/{id}',
     body: noteJson(service, EDITED_TITLE),
     nextId: cycle(ids),
   });
-  await run('POST /notes', 'create', NOTES_CONNECTIONS, { method: 'POST', path: '/notes', body: noteJson(service) });
+  await run('POST /notes', templates.create, NOTES_CONNECTIONS, { method: 'POST', path: '/notes', body: noteJson(service) });
 
   // Each delete needs a note of its own: seed more than the fastest rate seen could use up.
   const enough = Math.ceil(2 * fastest * (round.timing.warmupSeconds + round.timing.seconds)) + 1000;
@@ -78,7 +79,7 @@ export async function notesRound(
   const databaseVictims = once(await addNotes(pool, service, enough));
   const removed = await run(
     'DELETE /notes/{id}',
-    'delete',
+    templates.delete,
     NOTES_CONNECTIONS,
     { method: 'DELETE', path: '/notes/{id}', nextId: httpVictims.next },
     databaseVictims.next,
@@ -88,7 +89,7 @@ export async function notesRound(
   }
 
   await resetNotes(pool, service, LARGE_LIST);
-  const large = await run(`GET /notes (${LARGE_LIST.toLocaleString('en')} notes)`, 'list', 1, { path: '/notes' });
+  const large = await run(`GET /notes (${LARGE_LIST.toLocaleString('en')} notes)`, await recorder.list(), 1, { path: '/notes' });
   large.responseBytes = await responseBytes(`${url}/notes`);
   return results;
 }

@@ -315,6 +315,16 @@ describe('index and show', () => {
     expect(notes.slice(0, 3)).toEqual(created.reverse());
   });
 
+  test('GET /notes sends a list longer than one read batch whole: every note once, newest first', async () => {
+    await db.raw(`INSERT INTO notes (title, content) SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`);
+    const stored = (await db('notes').select('id').orderBy('id', 'desc')).map((row: { id: number }) => row.id);
+    const answer = await call('GET', '/notes');
+    expect(answer.status).toBe(200);
+    const notes = answer.body as Note[];
+    expect(notes.map((note) => note.id)).toEqual(stored);
+    expect(notes.find((note) => note.title === 'bulk 1')).toMatchObject({ content: 'text', updated_at: expect.stringMatching(TIMESTAMP) });
+  });
+
   test('GET /notes/{id} answers the note', async () => {
     const note = await createNote('shown', 'body');
     expect(await call('GET', `/notes/${note.id}`)).toMatchObject({ status: 200, body: note });

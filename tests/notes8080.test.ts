@@ -117,6 +117,17 @@ describe('notes8080 service', () => {
       expect(ids).toEqual([...ids].sort((x, y) => y - x));
       expect(notes.slice(0, 3)).toEqual([...created].reverse());
     });
+
+    it('sends a list longer than one read batch whole: every note once, newest first', async () => {
+      await db.raw(`INSERT INTO notes (title, body) SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`);
+      const stored = (await db('notes').select('id').orderBy('id', 'desc')).map((row: { id: number }) => row.id);
+      const response = await call('GET', '/notes');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      const notes = response.json as Note[];
+      expect(notes.map((note) => note.id)).toEqual(stored);
+      expect(notes.find((note) => note.title === 'bulk 1')).toMatchObject({ body: 'text', created_at: expect.stringMatching(/Z$/) });
+    });
   });
 
   describe('create', () => {

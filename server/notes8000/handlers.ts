@@ -1,6 +1,7 @@
 import type { RouterMiddleware } from '@koa/router';
 import type { Database } from '../shared/database.js';
 import { notFound } from '../shared/errors.js';
+import { jsonArray } from '../shared/jsonArray.js';
 import { messages } from './messages.js';
 import { presentNote } from './presenter.js';
 import type { NotesState } from './request.js';
@@ -23,7 +24,8 @@ export function noteHandlers(db: Database) {
   };
 
   const index: Handler = async (ctx) => {
-    ctx.body = (await store.list()).map(presentNote);
+    ctx.type = 'json';
+    ctx.body = await jsonArray(store.list(), presentNote);
   };
 
   const create: Handler = async (ctx) => {

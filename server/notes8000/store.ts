@@ -1,4 +1,4 @@
-import type { Database } from '../shared/database.js';
+import { batchesById, query, type Database } from '../shared/database.js';
 
 /**
  * A note as the store returns it. The timestamps are already text (ISO 8601 in UTC, with the
@@ -20,46 +20,55 @@ export interface NoteChanges {
 /** The largest value of the `id` column (PostgreSQL `serial`, i.e. `integer`). */
 const MAX_ID = 2_147_483_647;
 
-const utcTimestamp = (db: Database, column: string) =>
-  db.raw(`to_char(?? AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS ??`, [column, column]);
+/** Notes per statement when the list is read (each batch is also one chunk of the response). */
+const LIST_BATCH = 1000;
+
+const utcTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS ${column}`;
+
+// Fixed statements, sent as they are (see `query`).
+const COLUMNS = `id, title, content, ${utcTimestamp('created_at')}, ${utcTimestamp('updated_at')}`;
+const SQL = {
+  list: `SELECT ${COLUMNS} FROM notes WHERE id < $1::bigint ORDER BY id DESC LIMIT $2`,
+  find: `SELECT ${COLUMNS} FROM notes WHERE id = $1`,
+  insert: `INSERT INTO notes (title, content) VALUES ($1, $2) RETURNING ${COLUMNS}`,
+  // A null parameter keeps the stored value: the partial update of the spec.
+  update: `UPDATE notes SET title = coalesce($2, title), content = coalesce($3, content) WHERE id = $1 RETURNING ${COLUMNS}`,
+  delete: 'DELETE FROM notes WHERE id = $1',
+};
+
+/** Ids that no note can have (zero, negative, beyond the column) are not sent to PostgreSQL, which would reject them. */
+const canExist = (id: number) => Number.isSafeInteger(id) && id >= 1 && id <= MAX_ID;
 
 export function noteStore(db: Database) {
-  const columns = ['id', 'title', 'content', utcTimestamp(db, 'created_at'), utcTimestamp(db, 'updated_at')];
-  const notes = () => db('notes');
-
-  /** Ids that no note can have (zero, negative, beyond the column) are not sent to PostgreSQL, which would reject them. */
-  const canExist = (id: number) => Number.isSafeInteger(id) && id >= 1 && id <= MAX_ID;
-
   async function find(id: number): Promise<NoteRow | undefined> {
     if (!canExist(id)) return undefined;
-    return notes().select(columns).where({ id }).first();
+    return (await query<NoteRow>(db, SQL.find, [id])).rows[0];
   }
 
   return {
     find,
 
-    list(): Promise<NoteRow[]> {
-      return notes().select(columns).orderBy('id', 'desc');
+    /** Every note, newest first, a batch at a time. */
+    list(): AsyncGenerator<NoteRow[]> {
+      return batchesById<NoteRow>(db, SQL.list, LIST_BATCH);
     },
 
-    async create(fields: Required<NoteChanges>): Promise<NoteRow> {
-      const [row] = await notes().insert(fields).returning<NoteRow[]>(columns);
-      return row;
+    async create({ title, content }: Required<NoteChanges>): Promise<NoteRow> {
+      return (await query<NoteRow>(db, SQL.insert, [title, content])).rows[0]!;
     },
 
     /** The note after the changes, or undefined when there is no such note. */
-    async update(id: number, changes: NoteChanges): Promise<NoteRow | undefined> {
+    async update(id: number, { title, content }: NoteChanges): Promise<NoteRow | undefined> {
       // Nothing to change: like SQLAlchemy, send no UPDATE, so `updated_at` stays as it is.
-      if (Object.keys(changes).length === 0) return find(id);
+      if (title === undefined && content === undefined) return find(id);
       if (!canExist(id)) return undefined;
-      const [row] = await notes().where({ id }).update(changes).returning<NoteRow[]>(columns);
-      return row;
+      return (await query<NoteRow>(db, SQL.update, [id, title ?? null, content ?? null])).rows[0];
     },
 
     /** Whether a note was deleted. */
     async remove(id: number): Promise<boolean> {
       if (!canExist(id)) return false;
-      return (await notes().where({ id }).delete()) > 0;
+      return ((await query(db, SQL.delete, [id])).rowCount ?? 0) > 0;
     },
   };
 }

@@ -2,6 +2,7 @@ import type { RouterMiddleware } from '@koa/router';
 import type { DefaultState } from 'koa';
 import type { Database } from '../shared/database.js';
 import { notFound } from '../shared/errors.js';
+import { jsonArray } from '../shared/jsonArray.js';
 import { messages } from './messages.js';
 import { parseNoteId } from './noteId.js';
 import { presentNote } from './presenter.js';
@@ -31,7 +32,8 @@ function pathId(params: Record<string, string>): number {
 
 export function noteHandlers(db: Database) {
   const index: Handler = async (ctx) => {
-    ctx.body = (await listNotes(db)).map(presentNote);
+    ctx.type = 'json';
+    ctx.body = await jsonArray(listNotes(db), presentNote);
   };
 
   const create: Handler = async (ctx) => {

@@ -1,4 +1,5 @@
 import knex, { type Knex } from 'knex';
+import type { QueryResult, QueryResultRow } from 'pg';
 import type { DatabaseConfig } from './config.js';
 import type { Logger } from './logger.js';
 
@@ -32,6 +33,44 @@ export function createDatabase(url: string, schema: string, config: DatabaseConf
     pool: { min: 0, max: config.poolMax },
     acquireConnectionTimeout: config.timeoutMs,
   });
+}
+
+/**
+ * Sends one fixed, parameterized statement on a connection of the Knex pool. The request paths
+ * use this rather than Knex's query builder: their statements never change, and Knex's per-query
+ * runner (compiling, binding, events, promise chains) costs more CPU than the pg client itself
+ * (bench/FINDINGS.md). Same pool, same timeouts, and Knex's `query` event still fires, so what
+ * listens to it (a query log, the benchmark's recorder) sees these statements too.
+ */
+export async function query<Row extends QueryResultRow>(db: Database, text: string, values: unknown[] = []): Promise<QueryResult<Row>> {
+  const connection = await db.client.acquireConnection();
+  try {
+    db.client.emit('query', { sql: text, bindings: values, __knexUid: connection.__knexUid });
+    return await connection.query(text, values);
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}
+
+/**
+ * Every row of a statement that reads rows newest first, `batchSize` at a time: `text` takes
+ * `$1`, the id the rows must be below, and `$2`, the batch size, and orders by id descending.
+ * Each batch is a statement of its own (keyset paging), so a long list holds no connection while
+ * its reader is slow; a row changed while the list is read appears at most once.
+ */
+export async function* batchesById<Row extends QueryResultRow & { id: number }>(
+  db: Database,
+  text: string,
+  batchSize: number,
+): AsyncGenerator<Row[]> {
+  // Above any id: `$1` is compared as bigint, so this is valid for integer and bigint columns.
+  let below = Number.MAX_SAFE_INTEGER;
+  for (;;) {
+    const { rows } = await query<Row>(db, text, [below, batchSize]);
+    if (rows.length > 0) yield rows;
+    if (rows.length < batchSize) return;
+    below = rows[rows.length - 1]!.id;
+  }
 }
 
 /**
