@@ -473,9 +473,9 @@ describe('unknown /api paths', () => {
 });
 
 describe('security headers', () => {
-  it('sends a same-origin Content-Security-Policy and helmet’s headers', async () => {
+  it('sends a same-origin Content-Security-Policy and helmet’s headers with the pages', async () => {
     const service = await start();
-    for (const response of [await service.request('/login'), await service.me()]) {
+    for (const response of [await service.request('/login'), await service.request('/dashboard')]) {
       const csp = response.headers.get('content-security-policy') ?? '';
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self';");
@@ -483,6 +483,19 @@ describe('security headers', () => {
       expect(csp).toContain("object-src 'none'");
       expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).not.toContain('upgrade-insecure-requests');
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('strict-transport-security')).toBeNull();
+    }
+  });
+
+  it('answers the API with a policy that allows nothing, never stored, sniffed or framed', async () => {
+    const service = await start();
+    const signedIn = tokenFrom(await service.login(USER));
+    for (const response of [await service.me(signedIn), await service.me(), await service.request('/api/unknown')]) {
+      expect(response.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(response.headers.get('cache-control')).toBe('no-store');
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
       expect(response.headers.get('x-frame-options')).toBe('DENY');
       expect(response.headers.get('referrer-policy')).toBe('no-referrer');
@@ -514,6 +527,7 @@ describe('production mode', () => {
     const response = await service.request('/login');
     expect(response.headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
     expect(response.headers.get('content-security-policy')).toContain('upgrade-insecure-requests');
+    expect((await service.me()).headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
   });
 
   it.each([

@@ -7,7 +7,7 @@ import type { Accounts } from './accounts.js';
 import { deleteSessionCookie, readSessionToken, setSessionCookie } from './cookie.js';
 import { messages } from './messages.js';
 import { LoginInput } from './schema.js';
-import { noStore, refuseForeignOrigin } from './security.js';
+import { apiHeaders, refuseForeignOrigin } from './security.js';
 import { requireUser } from './session.js';
 import type { SessionStore } from './sessions.js';
 import type { LoginThrottle } from './throttle.js';
@@ -19,6 +19,7 @@ export interface ApiDeps {
   sessions: SessionStore;
   throttle: LoginThrottle;
   cookie: { maxAgeSeconds: number; secure: boolean };
+  production: boolean;
 }
 
 /** `/api/login`, `/api/me`, `/api/logout`; anything else under /api is a JSON 404 (or 405). */
@@ -45,7 +46,8 @@ export function apiRoutes(deps: ApiDeps): Middleware {
     if (ctx.status === 405) ctx.body = { error: messages.methodNotAllowed };
     else if (ctx.body == null) throw notFound(messages.notFound);
   };
-  return (ctx, next) => (isApiPath(ctx.path) ? noStore(ctx, () => dispatch(ctx)) : next());
+  const headers = apiHeaders({ production: deps.production });
+  return (ctx, next) => (isApiPath(ctx.path) ? headers(ctx, () => dispatch(ctx)) : next());
 }
 
 const isApiPath = (path: string) => path === '/api' || path.startsWith('/api/');

@@ -5,7 +5,7 @@ import { createAccounts } from './accounts.js';
 import { apiRoutes } from './api.js';
 import { handleAuthErrors } from './errors.js';
 import { pageRoutes } from './pages.js';
-import { securityHeaders } from './security.js';
+import { pageHeaders } from './security.js';
 import { SessionStore } from './sessions.js';
 import type { Spa } from './spa.js';
 import { LoginThrottle } from './throttle.js';
@@ -35,15 +35,17 @@ export function createApp({ config, logger, spa, now = Date.now }: AuthDeps): Ko
   const app = new Koa();
   app.use(requestLogger(logger));
   app.use(handleAuthErrors(logger));
-  app.use(securityHeaders({ production: config.production, allow: spa.csp }));
+  // /api answers with headers of its own; everything past it is a page or a page's asset.
   app.use(
     apiRoutes({
       accounts,
       sessions,
       throttle: new LoginThrottle(now),
       cookie: { maxAgeSeconds: config.sessionTtlSeconds, secure: config.production },
+      production: config.production,
     }),
   );
+  app.use(pageHeaders({ production: config.production, allow: spa.csp }));
   app.use(pageRoutes({ spa, sessions }));
   app.use(spa.assets);
   return app;

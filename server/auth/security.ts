@@ -9,7 +9,7 @@ import type { CspAllowances } from './spa.js';
  * origin. HSTS and upgrade-insecure-requests only in production mode, where the service sits
  * behind HTTPS; sent over plain HTTP they would break access by address on a LAN.
  */
-export function securityHeaders({ production, allow }: { production: boolean; allow: CspAllowances }): Middleware {
+export function pageHeaders({ production, allow }: { production: boolean; allow: CspAllowances }): Middleware {
   return helmet({
     contentSecurityPolicy: {
       useDefaults: false,
@@ -31,6 +31,27 @@ export function securityHeaders({ production, allow }: { production: boolean; al
     strictTransportSecurity: production,
     xFrameOptions: { action: 'deny' },
   });
+}
+
+/**
+ * The JSON API's headers: what matters for data that no browser renders as a page (OWASP's REST
+ * guidance): never stored (answers depend on the session; Back after logout refetches), never
+ * sniffed or framed, a policy that allows nothing, no referrer, HSTS in production. helmet's full
+ * set for pages would cost /api/me about a third of its CPU time (bench/FINDINGS.md).
+ */
+export function apiHeaders({ production }: { production: boolean }): Middleware {
+  const headers = {
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    ...(production && { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' }),
+  };
+  return (ctx, next) => {
+    ctx.set(headers);
+    return next();
+  };
 }
 
 /**

@@ -21,7 +21,7 @@ export interface NoteChanges {
 const MAX_ID = 2_147_483_647;
 
 /** Notes per statement when the list is read (each batch is also one chunk of the response). */
-const LIST_BATCH = 1000;
+const LIST_BATCH = 250;
 
 const utcTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS ${column}`;
 

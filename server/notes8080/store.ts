@@ -14,7 +14,7 @@ export interface NoteFields {
 }
 
 /** Notes per statement when the list is read (each batch is also one chunk of the response). */
-const LIST_BATCH = 1000;
+const LIST_BATCH = 250;
 
 // Fixed statements, sent as they are (see `query`); the columns are named, as a table completed
 // at start-up may hold others.

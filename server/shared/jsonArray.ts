@@ -9,7 +9,8 @@ import { Readable } from 'node:stream';
  */
 export async function jsonArray<T>(batches: AsyncIterable<T[]>, present: (item: T) => unknown): Promise<string | Readable> {
   const iterator = batches[Symbol.asyncIterator]();
-  const serialize = (batch: T[]) => batch.map((item) => JSON.stringify(present(item))).join(',');
+  // One JSON.stringify per batch, its brackets cut off: no string per item to join.
+  const serialize = (batch: T[]) => JSON.stringify(batch.map(present)).slice(1, -1);
   const first = await iterator.next();
   if (first.done) return '[]';
   const second = await iterator.next();
@@ -22,5 +23,7 @@ export async function jsonArray<T>(batches: AsyncIterable<T[]>, present: (item: 
       for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield `,${serialize(next.value)}`;
       yield ']';
     })(),
+    // Read ahead one batch at most: the response drains at the client's pace, not the database's.
+    { highWaterMark: 1 },
   );
 }
