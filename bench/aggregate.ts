@@ -27,6 +27,8 @@ export interface Summary {
   };
   /** Median of each round's ratio to that round's limit. */
   ratio?: number;
+  /** Koa alone: its median req/s and CPU per request, and its ratio to the same limit (median of the rounds). */
+  koaFloor?: { requestsPerSecond: number; cpuUs?: number; ratio: number };
   /** Median of each round's limit CPU per request over the service's: the ratio, as CPU cost. */
   cpuRatio?: number;
   peakRssBytes: number;
@@ -74,6 +76,13 @@ export function summarize(rounds: Measurement[][]): Summary[] {
               cpuUs: optional(limited.map((m) => m.limit!.other!.cpuUs)),
             },
             cpuUs: optional(limited.map(limitCpu)),
+          }
+        : undefined,
+      koaFloor: all.every((m) => m.koaFloor && m.limit)
+        ? {
+            requestsPerSecond: median(all.map((m) => m.koaFloor!.requestsPerSecond)),
+            cpuUs: optional(all.map((m) => m.koaFloor!.cpuUs)),
+            ratio: median(all.map((m) => m.koaFloor!.requestsPerSecond / m.limit!.requestsPerSecond)),
           }
         : undefined,
       ratio: limited.length ? median(limited.map((m) => m.load.requestsPerSecond / m.limit!.requestsPerSecond)) : undefined,

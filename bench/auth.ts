@@ -25,7 +25,7 @@ export async function authRound(round: Round, config: AuthConfig): Promise<Measu
     connections: LOGIN_CONNECTIONS,
   };
 
-  const meAlone = await measureScenario(round, { service: 'auth', scenario: 'GET /api/me', load: me });
+  const meAlone = await measureScenario(round, { service: 'auth', scenario: 'GET /api/me', load: me, koaFloor: true });
 
   const logins = await measureScenario(round, { service: 'auth', scenario: 'POST /api/login', load: login });
   const hashing = await hashLimit(account.password, config.passwordHashCost, LOGIN_CONNECTIONS, round.timing);

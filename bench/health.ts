@@ -8,6 +8,7 @@ export async function healthRound(round: Round, connections: number): Promise<Me
       service: 'notes-8000',
       scenario: 'GET /health',
       load: { url: round.urls.notes8000, path: '/health', connections },
+      koaFloor: true,
     }),
   ];
 }

@@ -18,8 +18,9 @@ export interface BareHttpServer {
   stop(): Promise<void>;
 }
 
-export async function startBareHttpServer(): Promise<BareHttpServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bareHttpServer.ts'], {
+/** The bare `node:http` server, or (`koa`) Koa answering the same body: the floor of any Koa route. */
+export async function startBareHttpServer(framework?: 'koa'): Promise<BareHttpServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bareHttpServer.ts', ...(framework ? [framework] : [])], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

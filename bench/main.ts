@@ -115,6 +115,7 @@ try {
   rssIdleBytes = await rssBytes(services.pid);
   machine.loadAverage.before = os.loadavg()[0]!;
   const bare = await startBareHttpServer();
+  const koaAlone = await startBareHttpServer('koa');
   try {
     for (let index = 0; index < options.rounds; index++) {
       const measureLimit = (load: HttpLoad) => httpLimit(bare, load, options.timing);
@@ -124,6 +125,7 @@ try {
         timing: options.timing,
         // A quick run measures the limit once per round and connection count, to stay short.
         httpLimit: options.quick ? memoize(measureLimit, (load) => load.connections) : measureLimit,
+        koaFloor: (load) => httpLimit(koaAlone, load, options.timing),
       };
       const measured: Measurement[] = [];
       const add = (results: Measurement[] | undefined) => measured.push(...(results ?? []));
@@ -137,7 +139,7 @@ try {
       rounds.push(measured);
     }
   } finally {
-    await bare.stop();
+    await Promise.all([bare.stop(), koaAlone.stop()]);
   }
   rssAfterRunBytes = await rssBytes(services.pid);
   machine.loadAverage.after = os.loadavg()[0];
@@ -188,10 +190,11 @@ function memoize<A, K, T>(measure: (argument: A) => Promise<T>, key: (argument: 
 function method(): string[] {
   const { warmupSeconds, seconds } = options.timing;
   return [
-    `The services are started by \`npm start\` (the last warm start of the start-up runs; \`node --import tsx server/main.ts\` directly when profiling or without the start-up runs), all three in one process, on the embedded PostgreSQL${process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : ''} in a temporary data folder, with \`LOG_LEVEL=warn\` (one log line per request would otherwise dominate), the default password hash cost (${config.auth.passwordHashCost}) and a database pool of ${config.database.poolMax}.`,
+    `The services are started by \`npm start\` (the last warm start of the start-up runs; the same compiled entry point started by \`node\` directly when profiling or without the start-up runs), all three in one process, on the embedded PostgreSQL${process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : ''} in a temporary data folder, with \`LOG_LEVEL=warn\` (one log line per request would otherwise dominate), the default password hash cost (${config.auth.passwordHashCost}) and a database pool of ${config.database.poolMax}.`,
     `Load: autocannon 8, run inside the benchmark's own process (one event loop, no workers), no pipelining; ${warmupSeconds} s warm-up then ${seconds} s measured per run; ${options.rounds > 1 ? `${options.rounds} rounds, each scenario's numbers are the median over the rounds` : '1 round'}. This machine has ${os.availableParallelism()} cores shared by the load generator, the server and PostgreSQL, so connection counts stay small: ${NOTES_CONNECTIONS} (one per pooled database connection) for throughput, ${LOGIN_CONNECTIONS} for logins (one per libuv thread, where scrypt runs), 1 for latency.`,
     `HTTP limit: a bare \`node:http\` server in its own process answering a small fixed JSON body to ${options.quick ? "the first scenario's requests at each connection count, once per round (quick run)" : "the scenario's own requests (method, paths, headers, body, connections), right before the scenario, so both see the machine in the same state"}.`,
     "Database limit: the exact statements each request issues, recorded from the service's own code (its app run on a Knex pool, every statement and its values captured in order, each request made for two notes to find the values that carry the id; the list's statements recorded again on each table size, as the list reads in batches), replayed with a `pg` Pool of the same size at the same concurrency, no HTTP in between, right after the scenario on the same data.",
+    'Koa alone (for GET /health and GET /api/me, the routes held to the bare HTTP limit): the same requests answered by Koa with one middleware setting the same fixed body, in its own process, right after the HTTP limit: the floor that no Koa route can go below, shown in the Limits table and next to those targets.',
     'Composed limit for a database-backed endpoint: 1 / (1/HTTP + 1/DB), what one Node process doing both jobs back to back could reach. For logins the second part is the password check (the service\'s own scrypt code and cost) on libuv\'s thread pool.',
     `Memory: RSS of the server process sampled every 50 ms during each scenario; growth is the peak minus the RSS just before the warm-up. Each GET /notes list scenario starts from a table of exactly that many notes; deletes get notes seeded for them.`,
     'Start-up: `npm start` itself, timed from the command until all three ports answer an HTTP request; cold with an empty data folder (the database cluster is created), warm on the same folder again.',

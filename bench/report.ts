@@ -66,10 +66,11 @@ function limitRows(report: Report): { header: Row; rows: Row[] } {
         other ? fixed(other.p99) : '–',
         other ? fixed(other.cpuUs, 0) : '–',
         count(s.limit!.requestsPerSecond),
+        s.koaFloor ? `${count(s.koaFloor.requestsPerSecond)} (${fixed(s.koaFloor.ratio, 2)}), ${fixed(s.koaFloor.cpuUs, 0)} µs` : '–',
       ];
     });
   return {
-    header: ['Service', 'Scenario', 'Conn.', 'HTTP req/s', 'HTTP CPU µs/req', 'Other req/s', 'Other p50 ms', 'Other p99 ms', 'Other CPU µs/req', 'Limit req/s'],
+    header: ['Service', 'Scenario', 'Conn.', 'HTTP req/s', 'HTTP CPU µs/req', 'Other req/s', 'Other p50 ms', 'Other p99 ms', 'Other CPU µs/req', 'Limit req/s', 'Koa alone req/s (ratio), CPU/req'],
     rows,
   };
 }

@@ -10,6 +10,8 @@ export interface Measurement {
   load: LoadResult;
   /** What this machine could do for the same work, if a limit applies. */
   limit?: Limit;
+  /** Koa alone answering the same requests (one middleware, a fixed body), where measured. */
+  koaFloor?: { requestsPerSecond: number; cpuUs?: number };
   rssBeforeBytes: number;
   peakRssBytes: number;
   /** Size of one response body, for list scenarios. */

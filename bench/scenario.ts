@@ -15,6 +15,8 @@ export interface Round {
    * connections) sent to the bare server, measured now (or earlier this round, in a quick run).
    */
   httpLimit(load: HttpLoad): Promise<LoadResult>;
+  /** The same requests answered by Koa alone (one middleware, the same fixed body). */
+  koaFloor(load: HttpLoad): Promise<LoadResult>;
 }
 
 export interface ScenarioSpec {
@@ -23,6 +25,8 @@ export interface ScenarioSpec {
   load: HttpLoad;
   /** Measure the HTTP limit right before the scenario (default true). */
   limit?: boolean;
+  /** Also measure Koa alone for the same requests (for routes held to the bare HTTP limit). */
+  koaFloor?: boolean;
 }
 
 /**
@@ -31,6 +35,7 @@ export interface ScenarioSpec {
  */
 export async function measureScenario(round: Round, spec: ScenarioSpec): Promise<Measurement> {
   const http = spec.limit === false ? undefined : await round.httpLimit(limitLoad(spec.load));
+  const koa = spec.koaFloor ? await round.koaFloor(limitLoad(spec.load)) : undefined;
   const rssBeforeBytes = await rssBytes(round.serverPid);
   const sampler = sampleRss(round.serverPid);
   const load = await measureHttp(spec.load, round.timing, round.serverPid);
@@ -41,6 +46,7 @@ export async function measureScenario(round: Round, spec: ScenarioSpec): Promise
     connections: spec.load.connections,
     load,
     limit: http && { kind: 'http', requestsPerSecond: http.requestsPerSecond, http: http.requestsPerSecond, httpCpuUs: http.cpuUs },
+    koaFloor: koa && { requestsPerSecond: koa.requestsPerSecond, cpuUs: koa.cpuUs },
     rssBeforeBytes,
     peakRssBytes: await sampler.stop(),
     warnings: [],

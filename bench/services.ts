@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { freeLoopbackPort } from '../server/shared/embeddedPostgres.js';
 import { commandLine, descendants } from './proc.js';
 
@@ -14,7 +15,7 @@ export interface ServiceUrls {
 }
 
 export interface RunningServices {
-  /** The Node process that runs `server/main.ts` (all three services live in it). */
+  /** The Node process that runs the server's entry point (all three services live in it). */
   pid: number;
   urls: ServiceUrls;
   /** Milliseconds from spawn until every service answered an HTTP request. */
@@ -25,7 +26,7 @@ export interface RunningServices {
 
 export interface StartOptions {
   dataDir: string;
-  /** `npm`: exactly what a user types (`npm start`); `node`: the same entry point without npm and tsx's launcher. */
+  /** `npm`: exactly what a user types (`npm start`); `node`: what `npm start` runs, without npm (see startScript). */
   via: 'npm' | 'node';
   databaseUrl?: string;
   /** Extra Node flags for the service process (e.g. `--cpu-prof`); `via: 'node'` only. */
@@ -60,7 +61,7 @@ export function serviceEnvironment(): NodeJS.ProcessEnv {
 }
 
 /**
- * Starts `server/main.ts` on free loopback ports and waits until each service answers HTTP.
+ * Starts the services on free loopback ports and waits until each service answers HTTP.
  * Logging is turned down to `warn` so that writing one line per request does not dominate the
  * measurement; the password hash cost stays at its default.
  */
@@ -81,13 +82,16 @@ export async function startServices(options: StartOptions): Promise<RunningServi
     ...Object.fromEntries(Object.entries(ports).map(([key, value]) => [key, String(value)])),
   };
 
+  const script = await startScript();
+  // Without npm, its `prestart` compile is run here first, outside the timing.
+  if (options.via === 'node') await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
   const started = performance.now();
   const child =
     options.via === 'npm'
       ? spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', 'server/main.ts'], {
+      : spawn(process.execPath, [...(options.nodeFlags ?? []), script.entry], {
           cwd: ROOT,
-          env,
+          env: { ...env, ...script.env },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
   let output = '';
@@ -107,7 +111,7 @@ export async function startServices(options: StartOptions): Promise<RunningServi
     throw error;
   }
   const startMs = performance.now() - started;
-  const pid = options.via === 'npm' ? await serverProcessBelow(child.pid!) : child.pid!;
+  const pid = options.via === 'npm' ? await serverProcessBelow(child.pid!, script.entry) : child.pid!;
 
   const services: RunningServices = {
     pid,
@@ -116,7 +120,7 @@ export async function startServices(options: StartOptions): Promise<RunningServi
     output: () => output,
     async stop() {
       running.delete(services);
-      // Only the server process gets the signal: npm and tsx's launcher end when it ends.
+      // Only the server process gets the signal: npm and its shell end when it ends.
       signal(pid, 'SIGTERM');
       const stopped = await Promise.race([
         exited.then(() => true),
@@ -169,11 +173,23 @@ async function waitUntilAnswering(urls: string[], child: ChildProcess, output: (
   }
 }
 
-/** The deepest process under `root` that runs `server/main.ts` (npm → sh → tsx → node). */
-async function serverProcessBelow(root: number): Promise<number> {
+/**
+ * package.json's `start` script, `NAME=value … node <file>`: its settings and entry point, so
+ * that `via: 'node'` runs what `npm start` runs, with Node flags added.
+ */
+async function startScript(): Promise<{ env: Record<string, string>; entry: string }> {
+  const { scripts } = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const start = /^((?:\w+=\S+ )*)node (\S+)$/.exec(scripts.start ?? '');
+  if (!start) throw new Error(`the start script is not "NAME=value … node <file>": ${scripts.start}`);
+  const env = Object.fromEntries(start[1]!.split(' ').filter(Boolean).map((setting) => setting.split('=') as [string, string]));
+  return { env, entry: start[2]! };
+}
+
+/** The deepest process under `root` that runs `entry` (npm → sh → node). */
+async function serverProcessBelow(root: number, entry: string): Promise<number> {
   const candidates: number[] = [];
   for (const pid of await descendants(root)) {
-    if ((await commandLine(pid)).some((arg) => arg.endsWith('server/main.ts'))) candidates.push(pid);
+    if ((await commandLine(pid)).includes(entry)) candidates.push(pid);
   }
   if (candidates.length === 0) throw new Error('could not find the server process under npm start');
   // Descendants come parent first, so the last match is the innermost.

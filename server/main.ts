@@ -36,8 +36,10 @@ async function shutdown(reason: string, exitCode = 0) {
   logger.info('stopped');
   process.exit(exitCode);
 }
-process.once('SIGINT', () => void shutdown('SIGINT'));
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
+// `on`, not `once`: Ctrl-C can deliver SIGINT twice (the terminal's, and npm's forwarded copy);
+// the second must not kill the process half-way through its shutdown.
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
 async function notesDatabase(service: { SCHEMA: string; migrate(db: Database): Promise<void> }) {
   const db = createDatabase(databaseServer.url, service.SCHEMA, config.database, logger);

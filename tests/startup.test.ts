@@ -6,8 +6,10 @@ import { postgresProcessesFor, startServices, useTemporaryDataDir } from './supp
 describe('npm start with the embedded PostgreSQL', () => {
   const dataDir = useTemporaryDataDir();
 
+  // Compiled first, then from source (as `npm run dev` and the knex CLI run): both forms must
+  // agree on the migrations already applied.
   test('serves all three services, keeps notes across a restart, and stops cleanly', async () => {
-    const first = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: '' } });
+    const first = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: '' }, form: 'compiled' });
     expect(first.output()).toMatch(/notes-8080 listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(first.output()).toMatch(/notes-8000 listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(first.output()).toMatch(/auth listening on http:\/\/127\.0\.0\.1:\d+/);

@@ -15,11 +15,11 @@
  */
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Middleware } from 'koa';
 import serveStatic from 'koa-static';
 import type { ViteDevServer } from 'vite';
 import type { Logger } from '../shared/logger.js';
+import { REPOSITORY_ROOT } from '../shared/paths.js';
 
 /** Sources a mode's pages need beyond 'self', added to the Content-Security-Policy. */
 export interface CspAllowances {
@@ -37,10 +37,9 @@ export interface Spa {
   close(): Promise<void>;
 }
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SOURCE_DIR = path.join(ROOT, 'web');
-const VITE_CONFIG = path.join(ROOT, 'vite.config.ts');
-const BUILD_DIR = path.join(ROOT, 'dist', 'web');
+const SOURCE_DIR = path.join(REPOSITORY_ROOT, 'web');
+const VITE_CONFIG = path.join(REPOSITORY_ROOT, 'vite.config.ts');
+const BUILD_DIR = path.join(REPOSITORY_ROOT, 'dist', 'web');
 const LOCK_DIR = `${BUILD_DIR}.lock`;
 /** A lock older than this was left by a build that died. */
 const STALE_LOCK_MS = 5 * 60 * 1000;

@@ -23,7 +23,8 @@ class DirectoryMigrations implements Knex.MigrationSource<string> {
   }
 
   getMigrationName(file: string): string {
-    return file;
+    // Knex compares names exactly: the compiled `.js` (npm start) keeps its source's `.ts` name.
+    return file.replace(/\.js$/, '.ts');
   }
 
   getMigration(file: string): Promise<Knex.Migration> {

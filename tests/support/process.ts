@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll } from 'vitest';
 import { freeLoopbackPort } from '../../server/shared/embeddedPostgres.js';
 
@@ -19,6 +20,8 @@ export interface StartedProcess {
 export interface ProcessOptions {
   dataDir: string;
   env?: Record<string, string>;
+  /** `source`: `server/main.ts` under tsx (the default); `compiled`: what `npm start` runs, compiled first. */
+  form?: 'source' | 'compiled';
 }
 
 /** A data folder the embedded PostgreSQL's user can reach, removed by the caller. */
@@ -45,16 +48,19 @@ export function useTemporaryDataDir(): () => string {
 }
 
 /**
- * Starts `server/main.ts` exactly as `npm start` does, on free ports, and waits until all three
- * services say where they listen.
+ * Starts the services' entry point as `npm start` does, from its source or compiled, on free
+ * ports, and waits until all three services say where they listen.
  */
-export async function startServices({ dataDir, env = {} }: ProcessOptions): Promise<StartedProcess> {
+export async function startServices({ dataDir, env = {}, form = 'source' }: ProcessOptions): Promise<StartedProcess> {
   const ports = {
     NOTES8080_PORT: await freeLoopbackPort(),
     NOTES8000_PORT: await freeLoopbackPort(),
     AUTH_PORT: await freeLoopbackPort(),
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  // The compiled form: package.json's prestart compile, then its start script's entry point.
+  if (form === 'compiled') await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
+  const entry = form === 'compiled' ? ['dist/server/main.js'] : ['--import', 'tsx', 'server/main.ts'];
+  const child = spawn(process.execPath, entry, {
     cwd: ROOT,
     env: {
       ...process.env,
