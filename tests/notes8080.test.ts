@@ -506,6 +506,27 @@ describe('notes8080 service when the store fails', () => {
     }
   }, 20_000);
 
+  it('cuts a streamed list short (never hangs) when the database fails mid-list, and logs it', async () => {
+    const testDb = await createTestDatabase();
+    const db = createDatabase(testDb.url, SCHEMA, config.database);
+    const log = capturingLogger();
+    const server = await serve(createApp({ db, bodyLimitBytes: BODY_LIMIT, logger: log.logger }));
+    try {
+      await migrate(db);
+      // About 13 MB of JSON: far more than the socket buffers hold while the client waits.
+      await db.raw(`INSERT INTO notes (title, body) SELECT 'note ' || i, repeat('x', 200) FROM generate_series(1, 50000) AS i`);
+      const response = await fetch(`${server.url}/notes`);
+      expect(response.status).toBe(200);
+      await db.raw('ALTER TABLE notes RENAME TO notes_gone');
+      await expect(response.text()).rejects.toThrow();
+      expect(log.errors()).toEqual([expect.objectContaining({ msg: 'answer cut short' })]);
+    } finally {
+      await server.close();
+      await db.destroy();
+      await testDb.drop();
+    }
+  }, 20_000);
+
   it('serves again by itself once the database is back', async () => {
     const testDb = await createTestDatabase();
     const target = new URL(testDb.url);

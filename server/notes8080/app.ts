@@ -1,6 +1,7 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import { readBody } from '../shared/body.js';
+import { logFailuresAfterAnswer } from '../shared/errorMiddleware.js';
 import type { Database } from '../shared/database.js';
 import { requestLogger, type Logger } from '../shared/logger.js';
 import { validate } from '../shared/validate.js';
@@ -29,6 +30,7 @@ export function createApp({ db, bodyLimitBytes, logger }: Notes8080Deps): Koa {
     .delete('/notes/:id', notes.remove);
 
   const app = new Koa();
+  logFailuresAfterAnswer(app, logger);
   app.use(requestLogger(logger));
   app.use(handleNotesErrors(logger));
   app.use(bodiesForRoutingErrors);

@@ -1,3 +1,4 @@
+import type Koa from 'koa';
 import type { Middleware } from 'koa';
 import type { Logger } from './logger.js';
 
@@ -24,4 +25,19 @@ export function handleErrors(logger: Logger, answerFor: (error: unknown) => Erro
       ctx.body = answer.body;
     }
   };
+}
+
+/**
+ * Failures after the answer has started (a streamed list cut short by the database) cannot reach
+ * the error middleware; Koa reports them as the app's `error` event, where they are logged like
+ * any 500. A client that goes away mid-answer is not a failure of the service.
+ */
+export function logFailuresAfterAnswer(app: Koa, logger: Logger): void {
+  // Koa reports a failing body stream twice (its error event, then the pipe's end): log it once.
+  const logged = new WeakSet<object>();
+  app.on('error', (error: { code?: string }, ctx?: { method: string; path: string }) => {
+    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || logged.has(error)) return;
+    logged.add(error);
+    logger.error({ err: error, method: ctx?.method, path: ctx?.path }, 'answer cut short');
+  });
 }
