@@ -1,15 +1,15 @@
-import type Koa from 'koa';
-import { createApp as createAuthApp } from './auth/app.js';
+import { auth } from './auth/index.js';
 import { prepareSpa } from './auth/spa.js';
-import * as notes8000 from './notes8000/database.js';
-import { createApp as createNotes8000App } from './notes8000/app.js';
-import * as notes8080 from './notes8080/database.js';
-import { createApp as createNotes8080App } from './notes8080/app.js';
-import { loadConfig, type Listen } from './shared/config.js';
+import { notes8000 } from './notes8000/index.js';
+import { notes8080 } from './notes8080/index.js';
+import { loadConfig } from './shared/config.js';
 import { createDatabase, waitForDatabase, type Database } from './shared/database.js';
-import { openDatabaseServer } from './shared/databaseServer.js';
+import { startEmbeddedPostgres } from './shared/embeddedPostgres.js';
 import { createLogger } from './shared/logger.js';
+import { runMigrations } from './shared/migrations.js';
 import { listen, type RunningServer } from './shared/serve.js';
+import type { ServiceDescriptor } from './shared/service.js';
+import type Koa from 'koa';
 
 /**
  * Starts the three services in one process: the database (embedded unless DATABASE_URL is
@@ -19,7 +19,9 @@ import { listen, type RunningServer } from './shared/serve.js';
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 
-const databaseServer = await openDatabaseServer(config.database, logger);
+const databaseServer = config.database.url
+  ? { url: config.database.url, stop: async () => {} }
+  : await startEmbeddedPostgres({ dataDir: config.database.dataDir, logger });
 const pools: Database[] = [];
 const servers: RunningServer[] = [];
 const closers: (() => Promise<void>)[] = [];
@@ -31,7 +33,7 @@ async function shutdown(reason: string, exitCode = 0) {
   logger.info({ reason }, 'shutting down');
   await Promise.all(servers.map((server) => server.close()));
   await Promise.all(closers.map((close) => close()));
-  await Promise.all(pools.map((pool) => pool.destroy()));
+  await Promise.all(pools.map((pool) => pool.close()));
   await databaseServer.stop();
   logger.info('stopped');
   process.exit(exitCode);
@@ -41,15 +43,17 @@ async function shutdown(reason: string, exitCode = 0) {
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-async function notesDatabase(service: { SCHEMA: string; migrate(db: Database): Promise<void> }) {
-  const db = createDatabase(databaseServer.url, service.SCHEMA, config.database, logger);
+/** The service's own pool on its schema, once the database answers and the schema is migrated. */
+async function databaseOf({ database }: ServiceDescriptor<unknown>): Promise<Database> {
+  const { schema, migrations } = database!;
+  const db = createDatabase({ ...config.database, url: databaseServer.url, schema, logger });
   pools.push(db);
   await waitForDatabase(db, config.database.startupRetryMs, logger);
-  await service.migrate(db);
+  await runMigrations({ url: databaseServer.url, schema, directory: migrations, logger });
   return db;
 }
 
-async function start(name: string, app: Koa, address: Listen) {
+async function start(name: string, app: Koa, address: { host: string; port: number }) {
   const server = await listen(app, address);
   servers.push(server);
   logger.info({ service: name, url: server.url }, `${name} listening on ${server.url}`);
@@ -57,15 +61,16 @@ async function start(name: string, app: Koa, address: Listen) {
 
 try {
   const [db8080, db8000, spa] = await Promise.all([
-    notesDatabase(notes8080),
-    notesDatabase(notes8000),
+    databaseOf(notes8080),
+    databaseOf(notes8000),
     prepareSpa({ development: config.spaMode === 'vite', logger }),
   ]);
   closers.push(() => spa.close());
   const { bodyLimitBytes } = config;
-  await start('notes-8080', createNotes8080App({ db: db8080, bodyLimitBytes, logger: logger.child({ service: 'notes-8080' }) }), config.notes8080);
-  await start('notes-8000', createNotes8000App({ db: db8000, bodyLimitBytes, logger: logger.child({ service: 'notes-8000' }) }), config.notes8000);
-  await start('auth', createAuthApp({ config: config.auth, logger: logger.child({ service: 'auth' }), spa }), config.auth.listen);
+  const child = (service: { name: string }) => logger.child({ service: service.name });
+  await start(notes8080.name, notes8080.createApp({ db: db8080, bodyLimitBytes, logger: child(notes8080) }), config.notes8080);
+  await start(notes8000.name, notes8000.createApp({ db: db8000, bodyLimitBytes, logger: child(notes8000) }), config.notes8000);
+  await start(auth.name, auth.createApp({ config: config.auth, logger: child(auth), spa }), config.auth.listen);
 } catch (error) {
   logger.fatal({ err: error }, 'start-up failed');
   await shutdown('start-up failure', 1);

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import helmet from 'koa-helmet';
 import { forbidden } from '../shared/errors.js';
 import { messages } from './messages.js';
@@ -60,12 +60,9 @@ export function apiHeaders({ production }: { production: boolean }): Middleware 
  * send none (curl, scripts) are not browsers and pass. Only the host is compared, because TLS
  * may end at a proxy and this process then sees plain HTTP for an https:// origin.
  */
-export function refuseForeignOrigin(): Middleware {
-  return async (ctx, next) => {
-    const origin = ctx.get('origin');
-    if (origin && hostOf(origin) !== ctx.host) throw forbidden(messages.foreignOrigin);
-    await next();
-  };
+export function refuseForeignOrigin(ctx: Context): void {
+  const origin = ctx.get('origin');
+  if (origin && hostOf(origin) !== ctx.host) throw forbidden(messages.foreignOrigin);
 }
 
 function hostOf(origin: string): string | undefined {
@@ -75,9 +72,3 @@ function hostOf(origin: string): string | undefined {
     return undefined; // "null" (sandboxed or privacy-sensitive contexts) names no origin of ours.
   }
 }
-
-/** For answers that depend on the session: never stored, so Back after logout refetches. */
-export const noStore: Middleware = async (ctx, next) => {
-  ctx.set('Cache-Control', 'no-store');
-  await next();
-};

@@ -1,4 +1,4 @@
-import { batchesById, query, type Database } from '../shared/database.js';
+import { batchesById, type Database } from '../shared/database.js';
 
 /**
  * A note as the store returns it. The timestamps are already text (ISO 8601 in UTC, with the
@@ -25,7 +25,6 @@ const LIST_BATCH = 250;
 
 const utcTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS ${column}`;
 
-// Fixed statements, sent as they are (see `query`).
 const COLUMNS = `id, title, content, ${utcTimestamp('created_at')}, ${utcTimestamp('updated_at')}`;
 const SQL = {
   list: `SELECT ${COLUMNS} FROM notes WHERE id < $1::bigint ORDER BY id DESC LIMIT $2`,
@@ -42,19 +41,17 @@ const canExist = (id: number) => Number.isSafeInteger(id) && id >= 1 && id <= MA
 export function noteStore(db: Database) {
   async function find(id: number): Promise<NoteRow | undefined> {
     if (!canExist(id)) return undefined;
-    return (await query<NoteRow>(db, SQL.find, [id])).rows[0];
+    return (await db.query<NoteRow>(SQL.find, [id])).rows[0];
   }
 
   return {
     find,
 
     /** Every note, newest first, a batch at a time. */
-    list(): AsyncGenerator<NoteRow[]> {
-      return batchesById<NoteRow>(db, SQL.list, LIST_BATCH);
-    },
+    list: () => batchesById<NoteRow>(db, SQL.list, LIST_BATCH),
 
     async create({ title, content }: Required<NoteChanges>): Promise<NoteRow> {
-      return (await query<NoteRow>(db, SQL.insert, [title, content])).rows[0]!;
+      return (await db.query<NoteRow>(SQL.insert, [title, content])).rows[0]!;
     },
 
     /** The note after the changes, or undefined when there is no such note. */
@@ -62,15 +59,13 @@ export function noteStore(db: Database) {
       // Nothing to change: like SQLAlchemy, send no UPDATE, so `updated_at` stays as it is.
       if (title === undefined && content === undefined) return find(id);
       if (!canExist(id)) return undefined;
-      return (await query<NoteRow>(db, SQL.update, [id, title ?? null, content ?? null])).rows[0];
+      return (await db.query<NoteRow>(SQL.update, [id, title ?? null, content ?? null])).rows[0];
     },
 
     /** Whether a note was deleted. */
     async remove(id: number): Promise<boolean> {
       if (!canExist(id)) return false;
-      return ((await query(db, SQL.delete, [id])).rowCount ?? 0) > 0;
+      return ((await db.query(SQL.delete, [id])).rowCount ?? 0) > 0;
     },
   };
 }
-
-export type NoteStore = ReturnType<typeof noteStore>;

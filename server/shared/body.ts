@@ -1,5 +1,5 @@
 import { bodyParser } from '@koa/bodyparser';
-import type { Middleware } from 'koa';
+import type { Context } from 'koa';
 import { MalformedJsonError, badRequest, payloadTooLarge, unsupportedMediaType } from './errors.js';
 
 /** What a request carried, as the services need to tell it apart. */
@@ -9,19 +9,16 @@ export type RequestBody =
   /** Sent with a content type other than JSON (or none): kept as text, never parsed. */
   | { kind: 'other'; raw: string; contentType: string | undefined };
 
-declare module 'koa' {
-  interface DefaultState {
-    body?: RequestBody;
-  }
-}
+/** Reads a request's body; see `bodyReader`. */
+export type ReadBody = (ctx: Context) => Promise<RequestBody>;
 
 /**
- * Reads the request body once, up to `limitBytes`, into `ctx.state.body`. Only JSON content
- * types are parsed (any JSON value, not only objects: the schemas say what shape they want).
- * Failures become the shared errors: 413 for an oversized body, MalformedJsonError for JSON
- * that does not parse, 415 for an unknown charset.
+ * A reader of request bodies up to `limitBytes`. Only JSON content types are parsed (any JSON
+ * value, not only objects: the schemas say what shape they want). Failures become the shared
+ * errors: 413 for an oversized body, MalformedJsonError for JSON that does not parse, 415 for an
+ * unknown charset.
  */
-export function readBody({ limitBytes }: { limitBytes: number }): Middleware {
+export function bodyReader({ limitBytes }: { limitBytes: number }): ReadBody {
   const parse = bodyParser({
     enableTypes: ['json', 'text'],
     // Every other media type is read as text so that error messages can quote it.
@@ -31,7 +28,7 @@ export function readBody({ limitBytes }: { limitBytes: number }): Middleware {
     textLimit: limitBytes,
   } as Parameters<typeof bodyParser>[0]);
 
-  return async (ctx, next) => {
+  return async (ctx) => {
     const hasBody = ctx.request.length !== undefined || ctx.get('transfer-encoding') !== '';
     const declared = ctx.get('content-type') || undefined;
     if (hasBody && !declared) {
@@ -49,15 +46,10 @@ export function readBody({ limitBytes }: { limitBytes: number }): Middleware {
       (ctx.request as { rawBody?: string }).rawBody = text;
     }
     const raw = (ctx.request as { rawBody?: string }).rawBody;
-    if (!hasBody || raw === undefined || raw === '') {
-      ctx.state.body = { kind: 'empty' };
-    } else if (ctx.request.is('json')) {
-      rejectDeepNesting(raw);
-      ctx.state.body = { kind: 'json', value: ctx.request.body };
-    } else {
-      ctx.state.body = { kind: 'other', raw, contentType: declared };
-    }
-    await next();
+    if (!hasBody || raw === undefined || raw === '') return { kind: 'empty' };
+    if (!ctx.request.is('json')) return { kind: 'other', raw, contentType: declared };
+    rejectDeepNesting(raw);
+    return { kind: 'json', value: ctx.request.body };
   };
 }
 

@@ -89,8 +89,6 @@ export interface AuthConfig {
 }
 
 export interface Config {
-  env: Env['NODE_ENV'];
-  production: boolean;
   logLevel: Env['LOG_LEVEL'];
   database: DatabaseConfig;
   bodyLimitBytes: number;
@@ -118,8 +116,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const production = env.NODE_ENV === 'production';
   const defaults = envSchema.getDefault();
   return {
-    env: env.NODE_ENV,
-    production,
     logLevel: env.LOG_LEVEL,
     database: {
       url: env.DATABASE_URL,

@@ -1,55 +1,56 @@
-import knex, { type Knex } from 'knex';
-import type { QueryResult, QueryResultRow } from 'pg';
+import pg from 'pg';
 import type { DatabaseConfig } from './config.js';
 import type { Logger } from './logger.js';
 
-export type Database = Knex;
-
 /**
- * A Knex instance with its own pool whose unqualified table names resolve in `schema`, so the
- * two notes services can share one database without touching each other's tables. Every wait
- * is bounded by `timeoutMs`: a lost database answers an error, never a hang.
+ * The request paths' way to PostgreSQL: a `pg` pool per service whose unqualified table names
+ * resolve in the service's schema, so services can share one database without touching each
+ * other's tables. Knex keeps the schema (migrations, knexfile.ts) but is not on the request
+ * path: its statements never change there, and Knex's query runner (compiling, binding, events,
+ * promise chains) cost about as much CPU per request as the rest of the request, measured with
+ * `npm run bench` against the same statements on a bare `pg` pool.
  */
-export function createDatabase(url: string, schema: string, config: DatabaseConfig, logger?: Logger): Database {
-  return knex({
-    // Knex reports pool trouble (e.g. "Acquire connection error") itself: into the log, not the console.
-    ...(logger && {
-      log: {
-        warn: (message: unknown) => logger.warn({ knex: message }),
-        error: (message: unknown) => logger.error({ knex: message }),
-        deprecate: (message: unknown) => logger.warn({ knex: message }),
-        debug: (message: unknown) => logger.debug({ knex: message }),
-      },
-    }),
-    client: 'pg',
-    connection: {
-      connectionString: url,
-      connectionTimeoutMillis: config.timeoutMs,
-      statement_timeout: config.timeoutMs,
-      query_timeout: config.timeoutMs,
-      application_name: schema,
-    },
-    searchPath: [schema],
-    pool: { min: 0, max: config.poolMax },
-    acquireConnectionTimeout: config.timeoutMs,
-  });
+export interface Database {
+  /** Sends one parameterized statement on a pooled connection. */
+  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>>;
+  /** Ends every connection; pending statements finish first. */
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions extends Pick<DatabaseConfig, 'poolMax' | 'timeoutMs'> {
+  url: string;
+  schema: string;
+  logger: Logger;
 }
 
 /**
- * Sends one fixed, parameterized statement on a connection of the Knex pool. The request paths
- * use this rather than Knex's query builder: their statements never change, and Knex's per-query
- * runner (compiling, binding, events, promise chains) costs more CPU than the pg client itself
- * (bench/FINDINGS.md). Same pool, same timeouts, and Knex's `query` event still fires, so what
- * listens to it (a query log, the benchmark's recorder) sees these statements too.
+ * Every wait is bounded by `timeoutMs`: for a pooled connection, and for each statement, both on
+ * the server (`statement_timeout`, so a statement given up on does not run on) and in the client
+ * (`query_timeout`, for a server that stops answering at all). A lost database answers an
+ * error, never a hang. With LOG_LEVEL=trace every statement is logged with its values.
  */
-export async function query<Row extends QueryResultRow>(db: Database, text: string, values: unknown[] = []): Promise<QueryResult<Row>> {
-  const connection = await db.client.acquireConnection();
-  try {
-    db.client.emit('query', { sql: text, bindings: values, __knexUid: connection.__knexUid });
-    return await connection.query(text, values);
-  } finally {
-    await db.client.releaseConnection(connection);
-  }
+export function createDatabase({ url, schema, poolMax, timeoutMs, logger }: DatabaseOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolMax,
+    connectionTimeoutMillis: timeoutMs,
+    statement_timeout: timeoutMs,
+    query_timeout: timeoutMs,
+    application_name: schema,
+    options: `-c search_path=${schema}`,
+  });
+  // A pooled connection that fails while idle (the server restarted, say) is dropped by the
+  // pool; without a listener the failure would end the process.
+  pool.on('error', (error) => logger.warn({ err: error.message }, 'idle database connection lost'));
+  const traced = logger.isLevelEnabled('trace');
+
+  return {
+    query(text, values = []) {
+      if (traced) logger.trace({ sql: text, values }, 'statement');
+      return pool.query(text, values);
+    },
+    close: () => pool.end(),
+  };
 }
 
 /**
@@ -58,7 +59,7 @@ export async function query<Row extends QueryResultRow>(db: Database, text: stri
  * Each batch is a statement of its own (keyset paging), so a long list holds no connection while
  * its reader is slow; a row changed while the list is read appears at most once.
  */
-export async function* batchesById<Row extends QueryResultRow & { id: number }>(
+export async function* batchesById<Row extends pg.QueryResultRow & { id: number }>(
   db: Database,
   text: string,
   batchSize: number,
@@ -66,7 +67,7 @@ export async function* batchesById<Row extends QueryResultRow & { id: number }>(
   // Above any id: `$1` is compared as bigint, so this is valid for integer and bigint columns.
   let below = Number.MAX_SAFE_INTEGER;
   for (;;) {
-    const { rows } = await query<Row>(db, text, [below, batchSize]);
+    const { rows } = await db.query<Row>(text, [below, batchSize]);
     if (rows.length > 0) yield rows;
     if (rows.length < batchSize) return;
     below = rows[rows.length - 1]!.id;
@@ -82,7 +83,7 @@ export async function waitForDatabase(db: Database, retryMs: number, logger: Log
   const deadline = Date.now() + retryMs;
   for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
     try {
-      await db.raw('SELECT 1');
+      await db.query('SELECT 1');
       return;
     } catch (error) {
       if (Date.now() + delay > deadline) throw error;

@@ -1,11 +1,14 @@
+import { STATUS_CODES } from 'node:http';
+
 /**
- * Errors a handler throws. Each service has one error middleware that turns these (and the
- * body reader's and the database's failures) into that service's own response shape.
+ * A failure with an HTTP status, thrown by handlers and by the shared machinery. Its message is
+ * the default wording (the status's reason phrase unless given); each service's `answerFor`
+ * decides how its answer words it.
  */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
-    message: string,
+    message = STATUS_CODES[status] ?? 'Error',
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
@@ -13,11 +16,12 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (message: string) => new HttpError(400, message);
-export const unauthorized = (message: string) => new HttpError(401, message);
-export const forbidden = (message: string) => new HttpError(403, message);
-export const notFound = (message: string) => new HttpError(404, message);
-export const payloadTooLarge = (message = 'Request body too large') => new HttpError(413, message);
+export const badRequest = (message?: string) => new HttpError(400, message);
+export const unauthorized = (message?: string) => new HttpError(401, message);
+export const forbidden = (message?: string) => new HttpError(403, message);
+export const notFound = (message?: string) => new HttpError(404, message);
+export const methodNotAllowed = (allowed: string[]) => new HttpError(405, undefined, { Allow: allowed.join(', ') });
+export const payloadTooLarge = () => new HttpError(413, 'Request body too large');
 export const unsupportedMediaType = (message: string) => new HttpError(415, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new HttpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
@@ -39,10 +43,8 @@ export class MalformedJsonError extends Error {
  */
 export function describeServerError(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
-  const name = (error as { name?: unknown } | null)?.name;
   const unreachable =
-    name === 'KnexTimeoutError' ||
-    (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|57P0[1-3]|08\w{3})$/.test(code)) ||
-    /Connection terminated|timeout exceeded|Query read timeout/i.test(String((error as Error)?.message));
+    (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|57P0[1-3]|57014|08\w{3})$/.test(code)) ||
+    /Connection terminated|timeout exceeded|Query read timeout|connection timeout/i.test(String((error as Error)?.message));
   return unreachable ? 'database unavailable' : 'internal server error';
 }

@@ -3,8 +3,8 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
-export function createLogger(level: string, service?: string): Logger {
-  return pino({ level, base: service ? { service } : undefined });
+export function createLogger(level: string): Logger {
+  return pino({ level });
 }
 
 /** One structured line per request: method, path, status and duration in milliseconds. */

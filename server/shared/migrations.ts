@@ -1,12 +1,34 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Knex } from 'knex';
-import type { Database } from './database.js';
+import knex, { type Knex } from 'knex';
+import type { Logger } from './logger.js';
 
-export async function runMigrations(db: Database, schema: string, directory: string): Promise<void> {
-  await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
-  await db.migrate.latest({ schemaName: schema, migrationSource: new DirectoryMigrations(directory) });
+/**
+ * Brings `schema` to its latest migration with Knex, on a connection of its own that is closed
+ * afterwards: the schema and its migrations table live in the schema itself, so services that
+ * share a database never see each other's migrations.
+ */
+export async function runMigrations({ url, schema, directory, logger }: { url: string; schema: string; directory: string; logger: Logger }): Promise<void> {
+  const db = knex({
+    client: 'pg',
+    connection: { connectionString: url, application_name: `${schema} migrations` },
+    searchPath: [schema],
+    pool: { min: 0, max: 1 },
+    // Knex's own warnings go to the log, not to the console.
+    log: {
+      warn: (message: unknown) => logger.warn({ knex: message }),
+      error: (message: unknown) => logger.error({ knex: message }),
+      deprecate: (message: unknown) => logger.warn({ knex: message }),
+      debug: (message: unknown) => logger.debug({ knex: message }),
+    },
+  });
+  try {
+    await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
+    await db.migrate.latest({ schemaName: schema, migrationSource: new DirectoryMigrations(directory) });
+  } finally {
+    await db.destroy();
+  }
 }
 
 /**

@@ -5,7 +5,6 @@ import type { Listen } from './config.js';
 
 export interface RunningServer {
   url: string;
-  port: number;
   /** Stops accepting, lets requests in flight finish (up to `graceMs`), then closes what is left. */
   close(graceMs?: number): Promise<void>;
 }
@@ -33,7 +32,6 @@ export function listen(app: Koa, { host, port }: Listen): Promise<RunningServer>
       const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
       resolve({
         url: `http://${shown}:${bound}`,
-        port: bound,
         close: (graceMs = 8_000) =>
           new Promise<void>((done) => {
             closing = true;

@@ -1,0 +1,256 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freeLoopbackPort } from '../server/shared/embeddedPostgres.js';
+
+/** The repository's root folder. */
+export const ROOT = path.resolve(import.meta.dirname, '..');
+
+export interface ServiceUrls {
+  notes8080: string;
+  notes8000: string;
+  auth: string;
+}
+
+export interface RunningProcess {
+  /** What was spawned: node itself, or npm for `form: 'npm'`. */
+  child: ChildProcess;
+  /** The Node process that runs the server's entry point (all three services live in it). */
+  pid: number;
+  urls: ServiceUrls;
+  /** Milliseconds from spawn until every service answered an HTTP request. */
+  startMs: number;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Resolves with the exit code (or signal name) once the spawned process has ended. */
+  exited: Promise<number | string>;
+  /** SIGTERM to the server process, SIGKILL when it has not ended within `graceMs`; resolves with how it ended. */
+  stop(graceMs?: number): Promise<number | string>;
+}
+
+export interface ProcessOptions {
+  /** DATA_DIR: where the embedded PostgreSQL keeps its cluster. */
+  dataDir: string;
+  env?: Record<string, string>;
+  /**
+   * `source`: `server/main.ts` under tsx; `compiled`: what `npm start` runs (compiled first by
+   * its `prestart` script); `npm`: `npm start` itself, exactly as a user types it.
+   */
+  form?: 'source' | 'compiled' | 'npm';
+  /** Extra Node flags for the server process (`--cpu-prof`, say); not with `npm`. */
+  nodeFlags?: string[];
+}
+
+const READY_TIMEOUT_MS = 120_000;
+
+/**
+ * Starts the server's entry point on free loopback ports, and waits until every service
+ * answers HTTP. A process that exits first rejects with what it printed.
+ */
+export async function startProcess({ dataDir, env = {}, form = 'source', nodeFlags = [] }: ProcessOptions): Promise<RunningProcess> {
+  const ports = {
+    NOTES8080_PORT: await freeLoopbackPort(),
+    NOTES8000_PORT: await freeLoopbackPort(),
+    AUTH_PORT: await freeLoopbackPort(),
+  };
+  const environment: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'development',
+    DATA_DIR: dataDir,
+    NOTES8080_HOST: '127.0.0.1',
+    NOTES8000_HOST: '127.0.0.1',
+    AUTH_HOST: '127.0.0.1',
+    ...Object.fromEntries(Object.entries(ports).map(([key, value]) => [key, String(value)])),
+    ...env,
+  };
+  const start = await startScript();
+  if (form === 'compiled') await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
+  const started = performance.now();
+  const child =
+    form === 'npm'
+      ? spawn('npm', ['start'], { cwd: ROOT, env: environment, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, form === 'compiled' ? [...nodeFlags, start.entry] : [...nodeFlags, '--import', 'tsx', 'server/main.ts'], {
+          cwd: ROOT,
+          env: form === 'compiled' ? { ...environment, ...start.env } : environment,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+
+  const urls: ServiceUrls = {
+    notes8080: `http://127.0.0.1:${ports.NOTES8080_PORT}`,
+    notes8000: `http://127.0.0.1:${ports.NOTES8000_PORT}`,
+    auth: `http://127.0.0.1:${ports.AUTH_PORT}`,
+  };
+  try {
+    await waitUntilAnswering(Object.values(urls), child, () => output);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  const startMs = performance.now() - started;
+  const pid = form === 'npm' ? await serverProcessBelow(child.pid!, start.entry) : child.pid!;
+  return {
+    child,
+    pid,
+    urls,
+    startMs,
+    output: () => output,
+    exited,
+    async stop(graceMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      signal(pid, 'SIGTERM');
+      const timer = setTimeout(() => {
+        signal(pid, 'SIGKILL');
+        signal(child.pid!, 'SIGKILL');
+      }, graceMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+function signal(pid: number, name: NodeJS.Signals) {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
+
+async function waitUntilAnswering(urls: string[], child: ChildProcess, output: () => string) {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const pending = new Set(urls);
+  while (pending.size > 0) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the services exited during start-up:\n${output().slice(-4000)}`);
+    if (Date.now() > deadline) throw new Error(`the services did not answer within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`);
+    await Promise.all(
+      [...pending].map(async (url) => {
+        // Any HTTP answer counts: the port is served.
+        const answered = await fetch(url, { signal: AbortSignal.timeout(1_000) }).then(
+          async (response) => (await response.arrayBuffer(), true),
+          () => false,
+        );
+        if (answered) pending.delete(url);
+      }),
+    );
+    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * package.json's `start` script, `NAME=value … node <file>`: its settings and entry point, so
+ * that the compiled form runs what `npm start` runs, with Node flags added.
+ */
+async function startScript(): Promise<{ env: Record<string, string>; entry: string }> {
+  const { scripts } = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const start = /^((?:\w+=\S+ )*)node (\S+)$/.exec(scripts.start ?? '');
+  if (!start) throw new Error(`the start script is not "NAME=value … node <file>": ${scripts.start}`);
+  const env = Object.fromEntries(start[1]!.split(' ').filter(Boolean).map((setting) => setting.split('=') as [string, string]));
+  return { env, entry: start[2]! };
+}
+
+/** The deepest process under `root` that runs `entry` (npm → sh → node). */
+async function serverProcessBelow(root: number, entry: string): Promise<number> {
+  const candidates: number[] = [];
+  for (const pid of await descendants(root)) {
+    if ((await commandLine(pid)).includes(entry)) candidates.push(pid);
+  }
+  if (candidates.length === 0) throw new Error('could not find the server process under npm start');
+  // Descendants come parent first, so the last match is the innermost.
+  return candidates.at(-1)!;
+}
+
+/** A data folder the embedded PostgreSQL's user can reach; the caller removes it. */
+export async function temporaryDataDir(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'services-data-'));
+  await fs.chmod(dir, 0o755);
+  return dir;
+}
+
+/** Removes a data folder, killing any PostgreSQL server still running on it. */
+export async function removeDataDir(dir: string): Promise<void> {
+  for (const pid of await postgresProcessesFor(dir)) signal(pid, 'SIGKILL');
+  await fs.rm(dir, { recursive: true, force: true });
+}
+
+// Linux process facts, read from /proc.
+
+/** Process ids of PostgreSQL servers whose command line names `dataDir`. */
+export async function postgresProcessesFor(dataDir: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const pid of await allProcesses()) {
+    const command = (await commandLine(pid)).join(' ');
+    if (command.includes('postgres') && command.includes(dataDir)) pids.push(pid);
+  }
+  return pids;
+}
+
+/** Resident set size of `pid` in bytes (VmRSS), or NaN once the process is gone. */
+export async function rssBytes(pid: number): Promise<number> {
+  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+/** Samples the RSS of `pid` every `intervalMs` until stopped; `stop()` gives the highest seen. */
+export function sampleRss(pid: number, intervalMs = 50): { stop(): Promise<number> } {
+  let peak = 0;
+  let sampling = Promise.resolve();
+  const take = () => {
+    sampling = rssBytes(pid).then((rss) => {
+      if (rss > peak) peak = rss;
+    });
+  };
+  take();
+  const timer = setInterval(take, intervalMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await sampling;
+      take();
+      await sampling;
+      return peak;
+    },
+  };
+}
+
+/** CPU time (user + system) `pid` has used so far, in milliseconds; NaN once it is gone. */
+export async function cpuMs(pid: number): Promise<number> {
+  const fields = await statFields(pid);
+  // utime and stime are fields 14 and 15 of stat, counted in clock ticks (USER_HZ, 100 on Linux).
+  return fields.length > 12 ? ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 : Number.NaN;
+}
+
+export async function commandLine(pid: number): Promise<string[]> {
+  const raw = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  return raw.split('\0').filter(Boolean);
+}
+
+/** Every live process below `root` in the process tree, parents before their children. */
+export async function descendants(root: number): Promise<number[]> {
+  const parents = new Map<number, number>();
+  for (const pid of await allProcesses()) {
+    const parent = Number((await statFields(pid))[1]);
+    if (Number.isInteger(parent)) parents.set(pid, parent);
+  }
+  const below = (pid: number): number[] => [...parents].filter(([, parent]) => parent === pid).flatMap(([child]) => [child, ...below(child)]);
+  return below(root);
+}
+
+async function allProcesses(): Promise<number[]> {
+  return (await fs.readdir('/proc')).filter((entry) => /^\d+$/.test(entry)).map(Number);
+}
+
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses): state, ppid, … */
+async function statFields(pid: number): Promise<string[]> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  return stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ') : [];
+}

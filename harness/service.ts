@@ -1,0 +1,77 @@
+import { createDatabase, type Database } from '../server/shared/database.js';
+import type { Logger } from '../server/shared/logger.js';
+import { runMigrations } from '../server/shared/migrations.js';
+import { listen } from '../server/shared/serve.js';
+import type { ServiceDescriptor } from '../server/shared/service.js';
+import { contractChecker } from './contract.js';
+import { send, type Reply, type Request } from './http.js';
+import { captureLogs, type LogCapture } from './logs.js';
+import { createScratchDatabase } from './postgres.js';
+
+type DatabaseOf<Deps> = Deps extends { db: infer D } ? D : undefined;
+
+export interface StartedService<Deps> {
+  url: string;
+  /** The service's pool on its database (for services that have one). */
+  db: DatabaseOf<Deps>;
+  /** What the service logged. */
+  logs: LogCapture;
+  /** Sends a request; the answer must be one the service's OpenAPI document describes. */
+  request(method: string, path: string, options?: Omit<Request, 'method' | 'path'>): Promise<Reply>;
+  /** Stops listening, closes the pool and drops the scratch database. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions<Deps> {
+  /** What the service depends on besides its logger and pool. */
+  deps: Omit<Deps, 'logger' | 'db'>;
+  /** The server a scratch database is made on (services with a database). */
+  postgresUrl?: string;
+  /** A pool to use instead of a scratch database (one that fails on purpose, say); no migrations run. */
+  db?: Database;
+  /** Pool settings for the scratch database's pool. */
+  pool?: { poolMax?: number; timeoutMs?: number };
+  logLevel?: string;
+}
+
+/**
+ * A service as the process runs it, on a free loopback port: its own scratch database with its
+ * migrations applied, a logger whose lines are kept, and its published contract to check
+ * answers against.
+ */
+export async function startService<Deps extends { logger: Logger }>(
+  descriptor: ServiceDescriptor<Deps>,
+  options: StartOptions<Deps>,
+): Promise<StartedService<Deps>> {
+  const logs = captureLogs(options.logLevel);
+  const cleanups: (() => Promise<void>)[] = [];
+  let db = options.db;
+  if (!db && descriptor.database) {
+    if (!options.postgresUrl) throw new Error(`${descriptor.name} keeps its tables in PostgreSQL: give a postgresUrl`);
+    const scratch = await createScratchDatabase(options.postgresUrl, descriptor.name);
+    cleanups.push(scratch.drop);
+    const { schema, migrations } = descriptor.database;
+    await runMigrations({ url: scratch.url, schema, directory: migrations, logger: logs.logger });
+    db = createDatabase({ url: scratch.url, schema, poolMax: 10, timeoutMs: 2_000, ...options.pool, logger: logs.logger });
+    cleanups.push(db.close);
+  }
+  // The one place the harness must trust its caller: `Deps` is `deps` plus the logger and pool made here.
+  const app = descriptor.createApp({ ...options.deps, logger: logs.logger, ...(db && { db }) } as unknown as Deps);
+  const server = await listen(app, { host: '127.0.0.1', port: 0 });
+  cleanups.unshift(() => server.close(1_000));
+  const check = contractChecker((await send(server.url, { method: 'GET', path: '/openapi.json' })).json as Parameters<typeof contractChecker>[0]);
+
+  return {
+    url: server.url,
+    db: db as DatabaseOf<Deps>,
+    logs,
+    async request(method, path, requestOptions = {}) {
+      const reply = await send(server.url, { ...requestOptions, method, path });
+      check(method, path, reply);
+      return reply;
+    },
+    async close() {
+      for (const cleanup of cleanups) await cleanup();
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import * as yup from 'yup';
+import type { MalformedJsonError } from '../shared/errors.js';
+import type { InvalidRequestError } from '../shared/route.js';
+
+/**
+ * How FastAPI with Pydantic v2 reads a request and words what is wrong with it: the error
+ * entries of a 422 `{detail: [...]}`, where `input` is always what was received at `loc`.
+ */
+export interface ErrorEntry {
+  type: string;
+  loc: (string | number)[];
+  msg: string;
+  input: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+const MESSAGES = {
+  fieldRequired: 'Field required',
+  stringType: 'Input should be a valid string',
+  stringTooLong: (max: number) => `String should have at most ${max} characters`,
+  notAnObject: 'Input should be a valid dictionary or object to extract fields from',
+  jsonInvalid: 'JSON decode error',
+  int_parsing: 'Input should be a valid integer, unable to parse string as an integer',
+  int_parsing_size: 'Unable to parse input string as an integer, exceeded maximum size',
+  valueError: (reason: string) => `Value error, ${reason}`,
+};
+
+/** Rules of this service beyond Pydantic's, reported as a custom validator's ValueError would be. */
+const SERVICE_RULES: Record<string, string> = {
+  no_nul: 'String should not contain the NUL character (U+0000)',
+  well_formed: 'String should not contain unpaired surrogates',
+};
+
+/** Pydantic gives up on integer strings longer than this. */
+const MAX_INT_STRING_LENGTH = 4300;
+
+/**
+ * A path integer read as Pydantic (lax mode) reads a string: surrounding whitespace ignored, an
+ * optional sign, and also `12.000` (zero decimals) or `1_000` (single underscores between
+ * digits). Any size is an integer here; one that no note can have is the store's business.
+ */
+export const pathInteger = () =>
+  yup
+    .number()
+    .transform((_, raw: string) => {
+      const text = raw.trim();
+      // Too long to parse at all: kept as a number so that the size rule, not the type, reports it.
+      if (text.length > MAX_INT_STRING_LENGTH) return Number.POSITIVE_INFINITY;
+      const digits = [text, text.replace(/\.0*$/, ''), withoutUnderscores(text)].find(
+        (candidate) => candidate !== undefined && /^[+-]?[0-9]+$/.test(candidate),
+      );
+      return digits === undefined ? Number.NaN : Number(digits);
+    })
+    .test('int_parsing_size', MESSAGES.int_parsing_size, (value) => value !== Number.POSITIVE_INFINITY)
+    .integer()
+    .defined();
+
+function withoutUnderscores(text: string): string | undefined {
+  if (text.startsWith('_') || text.endsWith('_') || text.includes('__')) return undefined;
+  return text.replaceAll('_', '');
+}
+
+export function malformedJsonEntry(error: MalformedJsonError): ErrorEntry {
+  return { type: 'json_invalid', loc: ['body', error.position], msg: MESSAGES.jsonInvalid, input: {}, ctx: { error: error.reason } };
+}
+
+/** The entries of a request that failed validation: the path's first, then the body's. */
+export function validationEntries({ params, body }: InvalidRequestError): ErrorEntry[] {
+  const entries = [...new Set((params?.inner ?? []).map((failure) => failure.path ?? ''))].map((name): ErrorEntry => {
+    const failures = params!.inner.filter((failure) => failure.path === name);
+    const type = failures.some((failure) => failure.type === 'int_parsing_size') ? 'int_parsing_size' : 'int_parsing';
+    return { type, loc: ['path', name], msg: MESSAGES[type], input: failures[0]!.params?.originalValue };
+  });
+  if (!body) return entries;
+  const { received, validation } = body;
+  if (!validation) {
+    // Not declared as JSON: FastAPI hands the raw text to the model, which is no object.
+    const input = received.kind === 'other' ? received.raw : null;
+    return [...entries, { type: 'model_attributes_type', loc: ['body'], msg: MESSAGES.notAnObject, input }];
+  }
+  const object = received.kind === 'json' ? received.value : null;
+  // One entry per failing field, in the schema's order; where yup reports several failures for
+  // one field, the one Pydantic would stop at wins (type before length before the NUL check).
+  const byField = new Map<string, yup.ValidationError>();
+  for (const failure of validation.inner.length > 0 ? validation.inner : [validation]) {
+    const field = failure.path ?? '';
+    const kept = byField.get(field);
+    if (!kept || precedence(failure) < precedence(kept)) byField.set(field, failure);
+  }
+  return [...entries, ...[...byField].map(([field, failure]) => (field === '' ? bodyEntry(failure) : fieldEntry(field, failure, object)))];
+}
+
+const PRECEDENCE = ['optionality', 'nullable', 'typeError', 'max'];
+
+function precedence(failure: yup.ValidationError): number {
+  const rank = PRECEDENCE.indexOf(failure.type ?? '');
+  return rank === -1 ? PRECEDENCE.length : rank;
+}
+
+/** The body as a whole: absent or `null`, or a JSON value that is not an object. */
+function bodyEntry(failure: yup.ValidationError): ErrorEntry {
+  if (failure.type === 'typeError') {
+    return { type: 'model_attributes_type', loc: ['body'], msg: MESSAGES.notAnObject, input: failure.value };
+  }
+  return { type: 'missing', loc: ['body'], msg: MESSAGES.fieldRequired, input: null };
+}
+
+function fieldEntry(field: string, failure: yup.ValidationError, received: unknown): ErrorEntry {
+  const loc = ['body', field];
+  switch (failure.type) {
+    case 'optionality':
+      // A missing field has no value of its own: Pydantic shows the object it is missing from.
+      return { type: 'missing', loc, msg: MESSAGES.fieldRequired, input: received };
+    case 'nullable':
+    case 'typeError':
+      return { type: 'string_type', loc, msg: MESSAGES.stringType, input: failure.value };
+    case 'max': {
+      const max = Number(failure.params?.max);
+      return { type: 'string_too_long', loc, msg: MESSAGES.stringTooLong(max), input: failure.value, ctx: { max_length: max } };
+    }
+    default: {
+      // Pydantic's str accepts these, and PostgreSQL would then refuse them with a 500.
+      const reason = SERVICE_RULES[failure.type ?? ''] ?? failure.message;
+      return { type: 'value_error', loc, msg: MESSAGES.valueError(reason), input: failure.value, ctx: { error: reason } };
+    }
+  }
+}

@@ -1,0 +1,184 @@
+import * as yup from 'yup';
+import type { Database } from '../shared/database.js';
+import { notFound } from '../shared/errors.js';
+import { maxChars, text } from '../shared/fields.js';
+import { jsonArray } from '../shared/jsonArray.js';
+import { messageSchema } from '../shared/openapi.js';
+import { route, type JsonSchema } from '../shared/route.js';
+import { pathInteger } from './pydantic.js';
+import { noteStore, type NoteChanges, type NoteRow } from './store.js';
+
+export const NOTE_NOT_FOUND = 'ノートが見つかりません';
+const NOTE_DELETED = 'ノートを削除しました';
+export const TITLE_MAX_CHARS = 100;
+
+/** A failure worded as one message: `{detail: "…"}`. */
+export const HTTPError = messageSchema('HTTPError', 'detail');
+
+/**
+ * The body of a create. Other fields (`id`, the timestamps, unknown ones) are ignored: the store
+ * assigns them. An empty string is a valid title or content, as in Pydantic.
+ */
+const NoteCreate = yup
+  .object({
+    title: maxChars(text(), TITLE_MAX_CHARS).nonNullable().defined(),
+    content: text().nonNullable().defined(),
+  })
+  .nonNullable()
+  .defined()
+  .label('NoteCreate');
+
+/**
+ * The body of a partial update: a field left out or null keeps its value. The title obeys the
+ * create's 100-character rule, so an update can never fail in the store.
+ */
+const NoteUpdate = yup
+  .object({
+    title: maxChars(text(), TITLE_MAX_CHARS).nullable().meta({ default: null }),
+    content: text().nullable().meta({ default: null }),
+  })
+  .nonNullable()
+  .defined()
+  .label('NoteUpdate');
+
+const NoteId = yup.object({ note_id: pathInteger() });
+
+/** Python's `datetime.isoformat()` of a naive UTC timestamp: no offset, the fraction left out when zero. */
+const naiveTimestamp = (title: string): JsonSchema => ({
+  type: 'string',
+  title,
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{6})?$',
+  description: 'UTC, ISO 8601 without an offset, with microseconds unless they are zero',
+  examples: ['2026-11-22T10:11:49.123456'],
+});
+
+/** A note as the API shows it: exactly these five fields. */
+const Note: JsonSchema = {
+  type: 'object',
+  title: 'Note',
+  properties: {
+    id: { type: 'integer', title: 'Id' },
+    title: { type: 'string', title: 'Title', maxLength: TITLE_MAX_CHARS },
+    content: { type: 'string', title: 'Content' },
+    created_at: naiveTimestamp('Created At'),
+    updated_at: naiveTimestamp('Updated At'),
+  },
+  required: ['id', 'title', 'content', 'created_at', 'updated_at'],
+  additionalProperties: false,
+};
+
+function presentNote(row: NoteRow) {
+  return {
+    id: row.id,
+    title: row.title,
+    content: row.content,
+    created_at: pythonIsoformat(row.created_at),
+    updated_at: pythonIsoformat(row.updated_at),
+  };
+}
+
+/** The store gives microseconds always; Python's `isoformat()` leaves out a fraction that is exactly zero. */
+const pythonIsoformat = (timestamp: string) => timestamp.replace(/\.000000$/, '');
+
+const missing = { 404: { description: 'No note has this id', schema: HTTPError, example: { detail: NOTE_NOT_FOUND } } };
+
+function found(note: NoteRow | undefined): NoteRow {
+  if (!note) throw notFound(NOTE_NOT_FOUND);
+  return note;
+}
+
+/**
+ * The endpoints, answering as FastAPI does. Each handler reads its body before anything else:
+ * FastAPI validates the whole request before the endpoint runs.
+ */
+export function noteRoutes(db: Database) {
+  const store = noteStore(db);
+  return [
+    route({
+      method: 'get',
+      path: '/health',
+      summary: 'Health',
+      description: 'Reports that the process is running.',
+      responses: {
+        200: {
+          description: 'The process is running',
+          schema: { type: 'object', title: 'Health', properties: { status: { type: 'string', const: 'healthy', title: 'Status' } }, required: ['status'] },
+        },
+      },
+      handler(ctx) {
+        ctx.body = { status: 'healthy' };
+      },
+    }),
+
+    route({
+      method: 'get',
+      path: '/notes',
+      summary: 'List Notes',
+      description: 'All notes, newest `id` first.',
+      responses: { 200: { description: 'Successful Response', schema: { type: 'array', items: Note } } },
+      async handler(ctx) {
+        ctx.type = 'json';
+        ctx.body = await jsonArray(store.list(), presentNote);
+      },
+    }),
+
+    route({
+      method: 'post',
+      path: '/notes',
+      summary: 'Create Note',
+      body: NoteCreate,
+      responses: { 201: { description: 'Successful Response', schema: Note } },
+      async handler(ctx, { body }) {
+        const { title, content } = await body();
+        ctx.status = 201;
+        ctx.body = presentNote(await store.create({ title, content }));
+      },
+    }),
+
+    route({
+      method: 'get',
+      path: '/notes/{note_id}',
+      summary: 'Get Note',
+      params: NoteId,
+      responses: { 200: { description: 'Successful Response', schema: Note }, ...missing },
+      async handler(ctx, { params }) {
+        ctx.body = presentNote(found(await store.find(params.note_id)));
+      },
+    }),
+
+    route({
+      method: 'put',
+      path: '/notes/{note_id}',
+      summary: 'Update Note',
+      description: 'Partial update: a field left out or null keeps its value.',
+      params: NoteId,
+      body: NoteUpdate,
+      responses: { 200: { description: 'Successful Response', schema: Note }, ...missing },
+      async handler(ctx, { params, body }) {
+        const { title, content } = await body();
+        const changes: NoteChanges = {};
+        if (title != null) changes.title = title;
+        if (content != null) changes.content = content;
+        ctx.body = presentNote(found(await store.update(params.note_id, changes)));
+      },
+    }),
+
+    route({
+      method: 'delete',
+      path: '/notes/{note_id}',
+      summary: 'Delete Note',
+      params: NoteId,
+      responses: {
+        200: {
+          description: 'Successful Response',
+          schema: { type: 'object', title: 'Message', properties: { message: { type: 'string', title: 'Message', examples: [NOTE_DELETED] } }, required: ['message'] },
+        },
+        ...missing,
+      },
+      async handler(ctx, { params }) {
+        if (!(await store.remove(params.note_id))) throw notFound(NOTE_NOT_FOUND);
+        ctx.body = { message: NOTE_DELETED };
+      },
+    }),
+  ];
+}

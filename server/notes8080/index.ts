@@ -1,0 +1,63 @@
+import { fileURLToPath } from 'node:url';
+import type { Database } from '../shared/database.js';
+import { describeServerError, HttpError, MalformedJsonError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import type { Contract } from '../shared/openapi.js';
+import { InvalidRequestError } from '../shared/route.js';
+import { buildApp, type ErrorAnswer, type ServiceDescriptor } from '../shared/service.js';
+import { ErrorBody, NOTE_NOT_FOUND, noteRoutes } from './routes.js';
+
+export interface Notes8080Deps {
+  db: Database;
+  logger: Logger;
+  bodyLimitBytes: number;
+}
+
+/** The notes service of notes-service-8080.md: CRUD on `/notes`, `{error}` bodies on failure. */
+export const notes8080: ServiceDescriptor<Notes8080Deps> = {
+  name: 'notes8080',
+  database: { schema: 'notes8080', migrations: fileURLToPath(new URL('./migrations', import.meta.url)) },
+  createApp: ({ db, logger, bodyLimitBytes }) => buildApp({ contract, routes: noteRoutes(db), logger, answerFor, bodyLimitBytes }),
+};
+
+const failure = (description: string, example: string) => ({ description, schema: ErrorBody, example: { error: example } });
+
+const contract: Contract = {
+  title: 'Notes API (8080)',
+  version: '1.0.0',
+  description: 'Notes with a title and a body, stored in PostgreSQL. Every failure answers `{error: string}`.',
+  everyOperation: { 500: failure('The store failed (for example, the database is unreachable)', 'database unavailable') },
+  withBody: {
+    400: failure('The body is not valid JSON, or not a note', 'title is required'),
+    413: failure('The body is larger than the limit', 'Request body too large'),
+    415: failure('The body was not sent as JSON', 'Request body must be sent with Content-Type: application/json (got text/plain)'),
+  },
+  withParams: { 404: failure('No note has this id (anything but a positive integer names none)', NOTE_NOT_FOUND) },
+  unmatched: {
+    404: failure('No such path', 'Not Found'),
+    405: {
+      ...failure('The path does not take this method', 'Method Not Allowed'),
+      headers: { Allow: { description: 'The methods the path takes', schema: { type: 'string' } } },
+    },
+  },
+};
+
+/** Every failure as `{error: string}`. */
+function answerFor(error: unknown): ErrorAnswer {
+  const answer = (status: number, message: string, headers?: Record<string, string>) => ({ status, body: { error: message }, headers });
+  if (error instanceof InvalidRequestError) {
+    // An id that no note can have is reported as what it is: no such note.
+    if (error.params || !error.body) return answer(404, NOTE_NOT_FOUND);
+    const { received, validation } = error.body;
+    if (!validation) {
+      const contentType = received.kind === 'other' ? received.contentType : undefined;
+      return answer(415, `Request body must be sent with Content-Type: application/json (got ${contentType ?? 'none'})`);
+    }
+    return answer(400, validation.errors.join('; '));
+  }
+  if (error instanceof MalformedJsonError) {
+    return answer(400, `Request body is not valid JSON: ${error.reason} (at character ${error.position})`);
+  }
+  if (error instanceof HttpError) return answer(error.status, error.message, error.headers);
+  return answer(500, describeServerError(error));
+}

@@ -1,0 +1,97 @@
+import { createReadStream } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import * as yup from 'yup';
+import { notFound } from './errors.js';
+import { route, type Route } from './route.js';
+
+/** Swagger UI's files, served from the installed `swagger-ui-dist` package: the page works offline. */
+const SWAGGER_UI_DIR = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
+// Kept in a file of its own rather than inline, so the page runs under a strict CSP too.
+const INITIALIZER = `window.ui = SwaggerUIBundle({
+  url: '/openapi.json',
+  dom_id: '#swagger-ui',
+  layout: 'BaseLayout',
+  deepLinking: true,
+  showExtensions: true,
+  showCommonExtensions: true,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
+});
+`;
+
+/** What `/docs/{file}` serves: Swagger UI's own files, and its set-up. Nothing else of the package. */
+const FILES: Record<string, { type: string; body: () => string | Readable }> = {
+  'swagger-ui.css': installed('swagger-ui.css', 'text/css; charset=utf-8'),
+  'swagger-ui-bundle.js': installed('swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
+  'favicon-32x32.png': installed('favicon-32x32.png', 'image/png'),
+  'swagger-initializer.js': { type: 'text/javascript; charset=utf-8', body: () => INITIALIZER },
+};
+
+function installed(name: string, type: string) {
+  return { type, body: () => createReadStream(path.join(SWAGGER_UI_DIR, name)) };
+}
+
+const page = (title: string) => `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${title} - Swagger UI</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css">
+<link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script src="/docs/swagger-initializer.js"></script>
+</body>
+</html>
+`;
+
+/**
+ * A service's published contract: the OpenAPI document at `/openapi.json`, and Swagger UI at
+ * `/docs` to read it and send requests. Neither is part of the document itself.
+ */
+export function contractRoutes(title: string, document: object): Route[] {
+  const html = page(title);
+  return [
+    route({
+      method: 'get',
+      path: '/openapi.json',
+      summary: 'OpenAPI document',
+      responses: {},
+      internal: true,
+      handler(ctx) {
+        ctx.body = document;
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/docs',
+      summary: 'Swagger UI',
+      responses: {},
+      internal: true,
+      handler(ctx) {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = html;
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/docs/{file}',
+      summary: 'Swagger UI file',
+      params: yup.object({ file: yup.string().defined() }),
+      responses: {},
+      internal: true,
+      handler(ctx, { params }) {
+        const file = Object.hasOwn(FILES, params.file) ? FILES[params.file] : undefined;
+        if (!file) throw notFound();
+        ctx.type = file.type;
+        ctx.set('Cache-Control', 'public, max-age=3600');
+        ctx.body = file.body();
+      },
+    }),
+  ];
+}

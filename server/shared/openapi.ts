@@ -1,0 +1,206 @@
+import type * as yup from 'yup';
+import type { JsonSchema, Outcome, Outcomes, Route } from './route.js';
+
+/** What a service says about itself beyond its routes: the answers its machinery gives. */
+export interface Contract {
+  title: string;
+  version: string;
+  description: string;
+  /** What any operation can answer (a store failure, say). */
+  everyOperation: Outcomes;
+  /** What an operation that reads a body can answer on top (invalid, too large, not JSON). */
+  withBody: Outcomes;
+  /** What an operation with path parameters can answer when they are invalid. */
+  withParams: Outcomes;
+  /** What a request that no operation takes gets: unknown path (404), known path with another method (405). */
+  unmatched: Outcomes;
+}
+
+const SESSION_SCHEME = 'sessionCookie';
+const LICENSE = { name: 'MIT', identifier: 'MIT' };
+
+/** What Node's HTTP server answers itself, before any service sees the request. */
+const ANSWERED_BY_NODE: Outcomes = {
+  431: { description: 'The request headers are larger than 16 KiB (answered by Node before the service reads the request; no body)' },
+};
+
+/** The schema of an answer that is one message under `key` (`{error: "…"}`, `{detail: "…"}`). */
+export const messageSchema = (title: string, key: string): JsonSchema => ({
+  type: 'object',
+  title,
+  properties: { [key]: { type: 'string', title: titleOf(key) } },
+  required: [key],
+});
+
+/**
+ * The OpenAPI 3.1 document of a service, from its routes and contract. Request bodies and path
+ * parameters are described from the yup schemas that validate them. Every schema with a
+ * `title` is a named component, referenced wherever it is used, as FastAPI lists its models.
+ */
+export function openApiDocument(contract: Contract, routes: Route[]) {
+  const components = new Components();
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes.filter((candidate) => !candidate.internal)) {
+    const responses: Outcomes = {
+      ...route.responses,
+      ...(route.params && contract.withParams),
+      ...(route.body && contract.withBody),
+      ...contract.everyOperation,
+      ...ANSWERED_BY_NODE,
+    };
+    paths[route.path] ??= {};
+    paths[route.path]![route.method] = {
+      summary: route.summary,
+      ...(route.description && { description: route.description }),
+      operationId: `${route.summary.toLowerCase().replaceAll(' ', '_')}${route.path}_${route.method}`.replace(/\W/g, '_'),
+      security: route.session ? [{ [SESSION_SCHEME]: [] }] : [],
+      ...(route.params && { parameters: parametersOf(route.params) }),
+      ...(route.body && { requestBody: { required: true, content: json(components.use(yupJsonSchema(route.body))) } }),
+      responses: Object.fromEntries(
+        Object.entries(responses)
+          .sort(([a], [b]) => Number(a) - Number(b))
+          .map(([status, outcome]) => [status, describeOutcome(outcome, components)]),
+      ),
+    };
+  }
+  const unmatched = Object.fromEntries(
+    Object.entries(contract.unmatched as Outcomes).map(([status, outcome]) => [status, describeOutcome(outcome, components)]),
+  );
+  const usesSession = routes.some((route) => route.session && !route.internal);
+  return {
+    openapi: '3.1.0',
+    info: { title: contract.title, version: contract.version, description: contract.description, license: LICENSE },
+    servers: [{ url: '/', description: 'This service' }],
+    paths,
+    // What a request that no operation takes is answered; it belongs to no operation.
+    'x-unmatched': unmatched,
+    components: {
+      schemas: components.schemas,
+      ...(usesSession && {
+        securitySchemes: {
+          [SESSION_SCHEME]: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'token',
+            description: 'The session token that `POST /api/login` sets as an HttpOnly cookie.',
+          },
+        },
+      }),
+    },
+  };
+}
+
+const json = (schema: JsonSchema, example?: unknown) => ({ 'application/json': { schema, ...(example !== undefined && { example }) } });
+
+function describeOutcome({ description, schema, example, headers }: Outcome, components: Components) {
+  return {
+    description,
+    ...(headers && { headers }),
+    ...(schema && { content: json(components.use(schema), example) }),
+  };
+}
+
+/** Named schemas, each stored once and referenced by `$ref` wherever it appears. */
+class Components {
+  readonly schemas: Record<string, JsonSchema> = {};
+
+  use(schema: JsonSchema): JsonSchema {
+    const inner = this.#within(schema);
+    const title = inner.title;
+    if (typeof title !== 'string' || inner.type !== 'object') return inner;
+    const known = this.schemas[title];
+    if (known && JSON.stringify(known) !== JSON.stringify(inner)) throw new Error(`Two different schemas are titled ${title}`);
+    this.schemas[title] = inner;
+    return { $ref: `#/components/schemas/${title}` };
+  }
+
+  #within(schema: JsonSchema): JsonSchema {
+    const copy: JsonSchema = { ...schema };
+    if (isSchema(copy.items)) copy.items = this.use(copy.items);
+    if (Array.isArray(copy.anyOf)) copy.anyOf = copy.anyOf.map((member: JsonSchema) => this.use(member));
+    if (isSchema(copy.properties)) {
+      copy.properties = Object.fromEntries(Object.entries(copy.properties).map(([name, property]) => [name, this.#within(property as JsonSchema)]));
+    }
+    return copy;
+  }
+}
+
+const isSchema = (value: unknown): value is JsonSchema => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function parametersOf(params: yup.AnyObjectSchema) {
+  const { fields } = params.describe() as yup.SchemaObjectDescription;
+  return Object.entries(fields).map(([name, field]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { ...valueJsonSchema(name, field as yup.SchemaDescription), title: titleOf(name) },
+  }));
+}
+
+/**
+ * The JSON Schema of a yup schema, from its `describe()`, shaped as FastAPI shows a Pydantic
+ * model: titled properties, nullable fields as `anyOf [T, null]`. Only what the services'
+ * schemas use is supported; anything else is a programming error.
+ */
+export function yupJsonSchema(schema: yup.Schema): JsonSchema {
+  const description = schema.describe() as yup.SchemaObjectDescription;
+  if (description.type !== 'object') throw new Error(`No JSON Schema for a ${description.type} body`);
+  const fields = Object.entries(description.fields) as [string, yup.SchemaDescription][];
+  return {
+    type: 'object',
+    ...(description.label && { title: description.label }),
+    properties: Object.fromEntries(fields.map(([name, field]) => [name, fieldJsonSchema(name, field)])),
+    required: fields.filter(([, field]) => !field.optional).map(([name]) => name),
+  };
+}
+
+function fieldJsonSchema(name: string, field: yup.SchemaDescription): JsonSchema {
+  const value = valueJsonSchema(name, field);
+  const property: JsonSchema = field.nullable ? { anyOf: [value, { type: 'null' }] } : value;
+  property.title = titleOf(name);
+  const fallback = field.meta?.default;
+  if (fallback !== undefined) property.default = fallback;
+  return property;
+}
+
+function valueJsonSchema(name: string, field: yup.SchemaDescription): JsonSchema {
+  const schema: JsonSchema = { type: field.type };
+  if (field.type !== 'string' && field.type !== 'number') throw new Error(`No JSON Schema for the ${field.type} field ${name}`);
+  for (const test of field.tests) {
+    switch (test.name) {
+      case 'max':
+        schema[field.type === 'string' ? 'maxLength' : 'maximum'] = test.params?.max;
+        break;
+      case 'min':
+        schema[field.type === 'string' ? 'minLength' : 'minimum'] = test.params?.min;
+        break;
+      case 'required':
+        schema.minLength = 1;
+        break;
+      case 'no_nul':
+        schema.pattern = '^[^\\u0000]*$';
+        break;
+      case 'integer':
+        schema.type = 'integer';
+        break;
+      case 'email':
+        schema.format = 'email';
+        break;
+      case 'well_formed':
+      case 'int_parsing_size':
+        // Said by the type already: JSON text is Unicode, and an integer has no length limit here.
+        break;
+      default:
+        throw new Error(`No JSON Schema for the ${test.name} test of ${name}`);
+    }
+  }
+  return schema;
+}
+
+/** `note_id` → `Note Id`, as Pydantic titles a field. */
+export function titleOf(name: string): string {
+  return name
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(' ');
+}

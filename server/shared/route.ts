@@ -1,0 +1,105 @@
+import type { Context } from 'koa';
+import * as yup from 'yup';
+import type { RequestBody } from './body.js';
+
+export type Method = 'get' | 'post' | 'put' | 'delete';
+
+/** A JSON Schema (the OpenAPI 3.1 dialect). */
+export type JsonSchema = Record<string, unknown>;
+
+/** One status an operation can answer, as its OpenAPI document describes it. */
+export interface Outcome {
+  description: string;
+  /** The JSON body's schema; absent when the answer has no body. */
+  schema?: JsonSchema;
+  example?: unknown;
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
+}
+
+export type Outcomes = Record<number, Outcome>;
+
+type Infer<S> = S extends yup.Schema ? yup.InferType<S> : undefined;
+
+/** What a handler is given: the path parameters, already valid, and the body, read and validated on demand. */
+export interface Input<Params, Body> {
+  params: Params;
+  /**
+   * Reads the body and validates it against the route's schema. Left to the handler, so that
+   * it decides what is checked first (a missing note before a malformed body, say).
+   */
+  body(): Promise<Body>;
+}
+
+/**
+ * One endpoint: its route line, input schemas, documented outcomes and handler, in one place.
+ * `path` is written as OpenAPI writes it (`/notes/{id}`); the router gets the same path.
+ */
+export interface Route<P extends yup.AnyObjectSchema | undefined = any, B extends yup.Schema | undefined = any> {
+  method: Method;
+  path: string;
+  summary: string;
+  description?: string;
+  /** Path parameters, validated (and converted) before the handler runs. */
+  params?: P;
+  /** The JSON body the handler may ask for. */
+  body?: B;
+  /** What the route itself answers; the service adds what every route of it can answer. */
+  responses: Outcomes;
+  /** Authenticated by the session cookie (documented as the operation's security). */
+  session?: boolean;
+  /** Not part of the API contract (pages, the document itself): left out of the OpenAPI document. */
+  internal?: boolean;
+  handler(ctx: Context, input: Input<Infer<P>, Infer<B>>): unknown;
+}
+
+/** Declares a route; its schemas type the handler's input. */
+export function route<P extends yup.AnyObjectSchema | undefined = undefined, B extends yup.Schema | undefined = undefined>(
+  definition: Route<P, B>,
+): Route<P, B> {
+  return definition;
+}
+
+/** The body did not satisfy the route's schema (`validation`), or was not sent as JSON at all (no `validation`). */
+export interface BodyFailure {
+  received: RequestBody;
+  validation?: yup.ValidationError;
+}
+
+/**
+ * The path parameters or the body failed their schemas. When the parameters fail, the body is
+ * checked too, so that one answer reports every failure. Each service words this its own way.
+ */
+export class InvalidRequestError extends Error {
+  constructor(
+    readonly params: yup.ValidationError | undefined,
+    readonly body: BodyFailure | undefined,
+  ) {
+    super([params?.errors, body?.validation?.errors ?? (body && ['Request body is not JSON'])].flat().filter(Boolean).join('; '));
+    this.name = 'InvalidRequestError';
+  }
+}
+
+// Every failure is reported, not only the first. The options are a new object at each call:
+// yup writes into the object it is given.
+
+/** The body is not coerced: a number is not a string. */
+
+export async function validateBody<S extends yup.Schema>(schema: S, received: RequestBody): Promise<yup.InferType<S>> {
+  if (received.kind === 'other') throw new InvalidRequestError(undefined, { received });
+  try {
+    return await schema.validate(received.kind === 'json' ? received.value : undefined, { strict: true, abortEarly: false });
+  } catch (error) {
+    if (error instanceof yup.ValidationError) throw new InvalidRequestError(undefined, { received, validation: error });
+    throw error;
+  }
+}
+
+/** Path parameters are text: their schemas convert them. */
+export async function validateParams<S extends yup.AnyObjectSchema>(schema: S, raw: Record<string, string>): Promise<yup.InferType<S>> {
+  try {
+    return await schema.validate(raw, { abortEarly: false });
+  } catch (error) {
+    if (error instanceof yup.ValidationError) throw new InvalidRequestError(error, undefined);
+    throw error;
+  }
+}

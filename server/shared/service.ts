@@ -1,0 +1,143 @@
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import { bodyReader, type ReadBody } from './body.js';
+import { contractRoutes } from './docs.js';
+import { methodNotAllowed, notFound } from './errors.js';
+import { requestLogger, type Logger } from './logger.js';
+import { openApiDocument, type Contract } from './openapi.js';
+import { InvalidRequestError, validateBody, validateParams, type Route } from './route.js';
+
+/**
+ * A service as the process, the tests and the benchmark see it: its name, where it keeps its
+ * tables (a PostgreSQL schema of its own, brought up to date by the migrations of a folder), and
+ * how to make its Koa app from what it depends on. `createApp` never listens and reads no globals.
+ */
+export interface ServiceDescriptor<Deps> {
+  name: string;
+  database?: { schema: string; migrations: string };
+  createApp(deps: Deps): Koa;
+}
+
+/** What a service answers for a failure: its status, its body in the service's shape, headers. */
+export interface ErrorAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface ServiceDefinition {
+  contract: Contract;
+  routes: Route[];
+  logger: Logger;
+  /** Words every thrown failure in the service's own shape. */
+  answerFor(error: unknown): ErrorAnswer;
+  bodyLimitBytes: number;
+  /** Runs for every request before routing (headers, say). */
+  before?: Middleware[];
+  /** Tried when no route takes the request, before it is answered as unmatched (static files, say). */
+  fallback?: Middleware;
+  /** A path with a trailing slash whose slash-less form exists is redirected there, as Starlette does. */
+  redirectTrailingSlash?: boolean;
+}
+
+/**
+ * The one way a service is assembled: request log, error answers, the routes (each with its
+ * input validated as its schemas say), the published contract (`/openapi.json`, `/docs`), and
+ * one answer for requests no route takes: 405 with `Allow` for a known path, else 404.
+ */
+export function buildApp(service: ServiceDefinition): Koa {
+  const { contract, logger, answerFor } = service;
+  const routes = [...service.routes, ...contractRoutes(contract.title, openApiDocument(contract, service.routes))];
+  const readBody = bodyReader({ limitBytes: service.bodyLimitBytes });
+  // Strict: `/notes/` is not `/notes`.
+  const router = new Router({ strict: true });
+  for (const route of routes) router.register(routerPath(route.path), [route.method], handlerOf(route, readBody));
+
+  const app = new Koa();
+  logFailuresAfterAnswer(app, logger);
+  app.use(requestLogger(logger));
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const answer = answerFor(error);
+      if (answer.status >= 500) logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed');
+      ctx.status = answer.status;
+      ctx.set(answer.headers ?? {});
+      ctx.body = answer.body;
+    }
+  });
+  for (const middleware of service.before ?? []) app.use(middleware);
+  app.use(router.routes());
+  if (service.fallback) app.use(service.fallback);
+  app.use(unmatched(router, service.redirectTrailingSlash ?? false));
+  return app;
+}
+
+/** `/notes/{id}` → `/notes/:id`. */
+const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+/**
+ * The route's handler, given its input: the path parameters validated before it runs, the body
+ * when it asks. When the parameters fail, the body's failures (if any) join them in one answer.
+ */
+function handlerOf(route: Route, readBody: ReadBody): Middleware {
+  const { params: paramsSchema, body: bodySchema } = route;
+  return async (ctx) => {
+    let validBody: Promise<unknown> | undefined;
+    const body = () => (validBody ??= bodySchema ? readBody(ctx).then((received) => validateBody(bodySchema, received)) : Promise.resolve(undefined));
+    let params: unknown;
+    if (paramsSchema) {
+      try {
+        params = await validateParams(paramsSchema, ctx.params);
+      } catch (error) {
+        if (!(error instanceof InvalidRequestError) || !bodySchema) throw error;
+        throw new InvalidRequestError(error.params, await bodyFailure(body()));
+      }
+    }
+    await route.handler(ctx, { params, body });
+  };
+}
+
+/** What was wrong with a body, or undefined when it is valid; a body that cannot be read at all fails alone. */
+async function bodyFailure(validation: Promise<unknown>) {
+  try {
+    await validation;
+    return undefined;
+  } catch (error) {
+    if (error instanceof InvalidRequestError) return error.body;
+    throw error;
+  }
+}
+
+function unmatched(router: Router, redirectTrailingSlash: boolean): Middleware {
+  const methodsFor = (path: string) => [...new Set(router.match(path, 'GET').path.flatMap((layer) => layer.methods))];
+  return async (ctx) => {
+    const allowed = methodsFor(ctx.path);
+    if (allowed.length > 0) throw methodNotAllowed(allowed);
+    const withoutSlash = ctx.path.replace(/\/+$/, '');
+    if (redirectTrailingSlash && withoutSlash !== ctx.path && withoutSlash !== '' && methodsFor(withoutSlash).length > 0) {
+      ctx.body = null;
+      ctx.status = 307;
+      // Relative: the Host header is the client's to choose, the redirect must not be.
+      ctx.set('Location', `${withoutSlash}${ctx.search}`);
+      return;
+    }
+    throw notFound();
+  };
+}
+
+/**
+ * Failures after the answer has started (a streamed list cut short by the database) cannot reach
+ * the error answers; Koa reports them as the app's `error` event, where they are logged like any
+ * 500. A client that goes away mid-answer is not a failure of the service.
+ */
+function logFailuresAfterAnswer(app: Koa, logger: Logger): void {
+  // Koa reports a failing body stream twice (its error event, then the pipe's end): log it once.
+  const logged = new WeakSet<object>();
+  app.on('error', (error: { code?: string }, ctx?: { method: string; path: string }) => {
+    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || logged.has(error)) return;
+    logged.add(error);
+    logger.error({ err: error, method: ctx?.method, path: ctx?.path }, 'answer cut short');
+  });
+}

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { auth } from '../server/auth/index.js';
+import { builtSpa, ensureSpaBuilt } from '../server/auth/spa.js';
+import { notes8000 } from '../server/notes8000/index.js';
+import { notes8080 } from '../server/notes8080/index.js';
+import { loadConfig } from '../server/shared/config.js';
+import { ROOT } from '../harness/processes.js';
+import { startTestService } from './support/services.js';
+
+// Every service publishes its contract at /openapi.json. The three documents must be valid
+// OpenAPI 3.1 and pass Redocly's recommended rules with no error and no warning.
+
+type Document = Record<string, any>;
+const documents = new Map<string, Document>();
+const stops: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  await ensureSpaBuilt();
+  const config = loadConfig({ PASSWORD_HASH_COST: '1024' });
+  const started = [
+    await startTestService(notes8080, { deps: { bodyLimitBytes: config.bodyLimitBytes } }),
+    await startTestService(notes8000, { deps: { bodyLimitBytes: config.bodyLimitBytes } }),
+    await startTestService(auth, { deps: { config: config.auth, spa: await builtSpa() } }),
+  ];
+  for (const [name, service] of [['notes8080', started[0]], ['notes8000', started[1]], ['auth', started[2]]] as const) {
+    stops.push(service.close);
+    const response = await fetch(`${service.url}/openapi.json`);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    documents.set(name, (await response.json()) as Document);
+  }
+});
+
+afterAll(async () => {
+  await Promise.all(stops.map((stop) => stop()));
+});
+
+describe('the published OpenAPI documents', () => {
+  test.each(['notes8080', 'notes8000', 'auth'])('%s passes `redocly lint` with its recommended rules: no error, no warning', async (name) => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'openapi-'));
+    try {
+      const file = path.join(dir, `${name}.json`);
+      await fs.writeFile(file, JSON.stringify(documents.get(name)));
+      const cli = path.join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
+      const run = await promisify(execFile)(process.execPath, [cli, 'lint', '--extends=recommended', '--format=json', file], { cwd: dir }).catch(
+        (failure: { stdout: string }) => failure,
+      );
+      const report = JSON.parse(run.stdout) as {
+        totals: { errors: number; warnings: number };
+        problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
+      };
+      expect(report.problems.map((problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test('are OpenAPI 3.1, and each service documents the operations of its spec', () => {
+    const operations = (document: Document) =>
+      Object.entries(document.paths as Document).flatMap(([route, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`));
+    for (const document of documents.values()) expect(document.openapi).toBe('3.1.0');
+    expect(operations(documents.get('notes8080')!).sort()).toEqual(
+      ['GET /notes', 'POST /notes', 'GET /notes/{id}', 'PUT /notes/{id}', 'DELETE /notes/{id}'].sort(),
+    );
+    expect(operations(documents.get('notes8000')!).sort()).toEqual(
+      ['GET /health', 'GET /notes', 'POST /notes', 'GET /notes/{note_id}', 'PUT /notes/{note_id}', 'DELETE /notes/{note_id}'].sort(),
+    );
+    expect(operations(documents.get('auth')!).sort()).toEqual(['POST /api/login', 'GET /api/me', 'POST /api/logout'].sort());
+  });
+
+  test('the login service documents its cookie as the security scheme of GET /api/me', () => {
+    const document = documents.get('auth')!;
+    expect(document.components.securitySchemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'token' });
+    expect(document.paths['/api/me'].get.security).toEqual([{ sessionCookie: [] }]);
+    expect(document.paths['/api/login'].post.security).toEqual([]);
+  });
+
+  test('timestamps are declared as they are sent: RFC 3339 on 8080, naive ISO 8601 with a pattern on 8000', () => {
+    const note8080 = documents.get('notes8080')!.components.schemas.Note.properties.created_at;
+    expect(note8080).toMatchObject({ type: 'string', format: 'date-time' });
+    for (const field of ['created_at', 'updated_at']) {
+      const note8000 = documents.get('notes8000')!.components.schemas.Note.properties[field];
+      expect(note8000.format).toBeUndefined();
+      expect(new RegExp(note8000.pattern).test('2026-11-22T10:11:49.123456')).toBe(true);
+      expect(new RegExp(note8000.pattern).test('2026-11-22T10:11:49.123456Z')).toBe(false);
+    }
+  });
+
+  test('every status a route can answer is documented, those of the shared machinery included', () => {
+    const statuses = (document: Document, route: string, method: string) => Object.keys(document.paths[route][method].responses).sort();
+    expect(statuses(documents.get('notes8080')!, '/notes/{id}', 'put')).toEqual(['200', '400', '404', '413', '415', '431', '500']);
+    expect(statuses(documents.get('notes8000')!, '/notes', 'post')).toEqual(['201', '413', '415', '422', '431', '500']);
+    expect(statuses(documents.get('auth')!, '/api/login', 'post')).toEqual(['200', '400', '401', '403', '413', '415', '429', '431', '500']);
+    for (const document of documents.values()) {
+      expect(Object.keys(document['x-unmatched'])).toEqual(expect.arrayContaining(['404', '405']));
+    }
+  });
+});

@@ -1,0 +1,35 @@
+import { afterAll, beforeAll, inject } from 'vitest';
+import type { Logger } from '../../server/shared/logger.js';
+import type { ServiceDescriptor } from '../../server/shared/service.js';
+import { removeDataDir, temporaryDataDir } from '../../harness/processes.js';
+import { createScratchDatabase, type ScratchDatabase } from '../../harness/postgres.js';
+import { startService, type StartedService, type StartOptions } from '../../harness/service.js';
+
+/** The suite's PostgreSQL server, where each test file makes databases of its own. */
+export const postgresUrl = () => inject('adminDatabaseUrl');
+
+/** A service on a scratch database of the suite's PostgreSQL (see startService). */
+export function startTestService<Deps extends { logger: Logger }>(
+  descriptor: ServiceDescriptor<Deps>,
+  options: Omit<StartOptions<Deps>, 'postgresUrl'>,
+): Promise<StartedService<Deps>> {
+  return startService(descriptor, { postgresUrl: postgresUrl(), ...options });
+}
+
+/** An empty database of its own on the suite's PostgreSQL. */
+export function createTestDatabase(): Promise<ScratchDatabase> {
+  return createScratchDatabase(postgresUrl(), 'test');
+}
+
+/**
+ * A data folder for the tests of one file, made before them and removed after them together
+ * with any PostgreSQL server still running on it. Returns the folder's path once made.
+ */
+export function useTemporaryDataDir(): () => string {
+  let dir = '';
+  beforeAll(async () => {
+    dir = await temporaryDataDir();
+  });
+  afterAll(() => removeDataDir(dir));
+  return () => dir;
+}
