@@ -16,7 +16,7 @@ const forSchema = (schema: string): Knex.Config => ({
     afterCreate: (conn: { query: (sql: string, done: (error?: Error) => void) => void }, done: (error: Error | undefined, conn: unknown) => void) =>
       conn.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`, (error) => done(error, conn)),
   },
-  migrations: { directory: `./migrations/${schema}`, schemaName: schema, loadExtensions: ['.ts'] },
+  migrations: { directory: `./server/${schema}/migrations`, schemaName: schema, loadExtensions: ['.ts'] },
 });
 
 export default {
