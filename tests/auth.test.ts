@@ -1,73 +1,78 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../server/auth/app.js';
+import { send, type Reply } from '../harness/http.js';
+import { startService, type StartedService } from '../harness/service.js';
+import { auth, type AuthDeps } from '../server/auth/index.js';
 import { messages } from '../server/auth/messages.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../server/auth/spa.js';
 import { ConfigError, loadConfig } from '../server/shared/config.js';
-import { createLogger } from '../server/shared/logger.js';
-import type { RunningServer } from '../server/shared/serve.js';
-import { serve } from './support/http.js';
 
 const USER = { email: 'user@example.com', password: 'user-password' };
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const START = Date.parse('2030-01-01T00:00:00Z');
-const logger = createLogger('silent');
 
 let spa: Spa;
-const servers: RunningServer[] = [];
+const services: StartedService<AuthDeps>[] = [];
 
 beforeAll(async () => {
   await ensureSpaBuilt();
   spa = await builtSpa();
 });
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
+  const started = services.splice(0);
+  await Promise.all(started.map((service) => service.close()));
+  // Every answer a test saw was meant; none was an unexpected failure of the service.
+  for (const service of started) expect(service.logs.errors()).toEqual([]);
 });
 afterAll(() => spa.close());
 
-/** The real app over HTTP, on a clock the test moves (`advance(seconds)`). */
+const authConfig = (env: Record<string, string> = {}) => loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', ...env }).auth;
+
+/**
+ * The real login service over HTTP, on a clock the test moves (`advance(seconds)`). Its API is
+ * reached through `request`, which checks each answer against the service's OpenAPI document;
+ * its pages through `page`.
+ */
 async function start(env: Record<string, string> = {}) {
   let time = START;
-  const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', ...env }).auth;
-  const server = await serve(createApp({ config, logger, spa, now: () => time }));
-  servers.push(server);
-  const { url } = server;
+  const service = await startService(auth, { deps: { config: authConfig(env), spa, now: () => time } });
+  services.push(service);
+  const { url, request } = service;
 
-  const request = (path: string, init: RequestInit = {}) => fetch(url + path, { redirect: 'manual', ...init });
   const withToken = (token: string | undefined, headers: Record<string, string> = {}) =>
-    token === undefined ? headers : { ...headers, Cookie: `token=${token}` };
+    token === undefined ? headers : { ...headers, cookie: `token=${token}` };
 
   return {
     url,
-    advance: (seconds: number) => void (time += seconds * 1000),
+    logs: service.logs,
     request,
+    advance: (seconds: number) => void (time += seconds * 1000),
+    /** A page or one of its files, as a browser asks for it; redirects are not followed. */
+    page: (path: string, headers: Record<string, string> = {}) => send(url, { method: 'GET', path, headers }),
     postLogin: (body: string, headers: Record<string, string> = {}) =>
-      request('/api/login', { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body }),
+      request('POST', '/api/login', { headers: { 'content-type': 'application/json', ...headers }, body }),
     login: (credentials: { email: string; password: string }, token?: string) =>
-      request('/api/login', {
-        method: 'POST',
-        headers: withToken(token, { 'Content-Type': 'application/json' }),
-        body: JSON.stringify(credentials),
-      }),
-    me: (token?: string) => request('/api/me', { headers: withToken(token) }),
-    logout: (token?: string, headers: Record<string, string> = {}) =>
-      request('/api/logout', { method: 'POST', headers: withToken(token, headers) }),
-    dashboard: (token?: string) => request('/dashboard', { headers: withToken(token) }),
+      request('POST', '/api/login', { json: credentials, headers: withToken(token) }),
+    me: (token?: string) => request('GET', '/api/me', { headers: withToken(token) }),
+    logout: (token?: string, headers: Record<string, string> = {}) => request('POST', '/api/logout', { headers: withToken(token, headers) }),
+    dashboard: (token?: string) => send(url, { method: 'GET', path: '/dashboard', headers: withToken(token) }),
   };
 }
 
 type Service = Awaited<ReturnType<typeof start>>;
 
-function tokenFrom(response: Response): string {
-  const cookie = response.headers.getSetCookie().find((line) => line.startsWith('token='));
+const setCookies = (reply: Reply) => reply.headers['set-cookie'] ?? [];
+
+function tokenFrom(reply: Reply): string {
+  const cookie = setCookies(reply).find((line) => line.startsWith('token='));
   const token = /^token=([^;]*)/.exec(cookie ?? '')?.[1];
-  if (!token) throw new Error(`no token cookie in ${JSON.stringify(response.headers.getSetCookie())}`);
+  if (!token) throw new Error(`no token cookie in ${JSON.stringify(setCookies(reply))}`);
   return token;
 }
 
 async function signIn(service: Service, credentials = USER): Promise<string> {
-  const response = await service.login(credentials);
-  expect(response.status).toBe(200);
-  return tokenFrom(response);
+  const reply = await service.login(credentials);
+  expect(reply.status).toBe(200);
+  return tokenFrom(reply);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -75,13 +80,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 describe('POST /api/login', () => {
   it('answers {ok: true} with the session cookie, exactly as the spec lists it', async () => {
     const service = await start();
-    const response = await service.login(USER);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ ok: true });
-    const [cookie, ...others] = response.headers.getSetCookie();
+    const reply = await service.login(USER);
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({ ok: true });
+    const [cookie, ...others] = setCookies(reply);
     expect(others).toEqual([]);
     expect(cookie).toMatch(/^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax$/);
-    expect(tokenFrom(response)).toMatch(UUID);
+    expect(tokenFrom(reply)).toMatch(UUID);
   });
 
   it('logs in either account, and /api/me then returns it', async () => {
@@ -90,16 +95,16 @@ describe('POST /api/login', () => {
       [USER, '1', 'user'],
       [ADMIN, '2', 'admin'],
     ] as const) {
-      const response = await service.me(await signIn(service, credentials));
-      expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ user: { id, email: credentials.email, role } });
+      const reply = await service.me(await signIn(service, credentials));
+      expect(reply.status).toBe(200);
+      expect(reply.json).toEqual({ user: { id, email: credentials.email, role } });
     }
   });
 
   it('matches the email whatever its letter case', async () => {
     const service = await start();
-    const response = await service.login({ email: 'User@Example.COM', password: USER.password });
-    expect(response.status).toBe(200);
+    const reply = await service.login({ email: 'User@Example.COM', password: USER.password });
+    expect(reply.status).toBe(200);
   });
 
   it.each([
@@ -108,10 +113,10 @@ describe('POST /api/login', () => {
     ['a password with different letter case', { email: USER.email, password: 'USER-PASSWORD' }],
   ])('answers 401 with the spec message and sets no cookie for %s', async (_, credentials) => {
     const service = await start();
-    const response = await service.login(credentials);
-    expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ error: 'メールアドレスまたはパスワードが正しくありません' });
-    expect(response.headers.getSetCookie()).toEqual([]);
+    const reply = await service.login(credentials);
+    expect(reply.status).toBe(401);
+    expect(reply.json).toEqual({ error: 'メールアドレスまたはパスワードが正しくありません' });
+    expect(setCookies(reply)).toEqual([]);
   });
 
   it('issues a new, independent token at each login', async () => {
@@ -127,12 +132,22 @@ describe('POST /api/login', () => {
   it('replaces the session of a browser that logs in again: fresh token, old one ended', async () => {
     const service = await start();
     const old = await signIn(service);
-    const response = await service.login(ADMIN, old);
-    expect(response.status).toBe(200);
-    const fresh = tokenFrom(response);
+    const reply = await service.login(ADMIN, old);
+    expect(reply.status).toBe(200);
+    const fresh = tokenFrom(reply);
     expect(fresh).not.toBe(old);
-    expect(await (await service.me(old)).json()).toEqual({ error: 'invalid session' });
-    expect((await (await service.me(fresh)).json()).user.role).toBe('admin');
+    expect((await service.me(old)).json).toEqual({ error: 'invalid session' });
+    expect((await service.me(fresh)).json).toMatchObject({ user: { role: 'admin' } });
+  });
+
+  it('ends every session whose token the browser sends when it logs in again', async () => {
+    const service = await start();
+    const [first, second] = [await signIn(service), await signIn(service, ADMIN)];
+    const reply = await service.request('POST', '/api/login', { json: USER, headers: { cookie: `token=${first}; token=${second}` } });
+    expect(reply.status).toBe(200);
+    expect((await service.me(first)).json).toEqual({ error: 'invalid session' });
+    expect((await service.me(second)).json).toEqual({ error: 'invalid session' });
+    expect((await service.me(tokenFrom(reply))).status).toBe(200);
   });
 
   it.each([
@@ -150,10 +165,10 @@ describe('POST /api/login', () => {
     ['empty strings', 'application/json', '{"email":"","password":""}'],
   ])('answers 400 {error} for %s', async (_, contentType, body) => {
     const service = await start();
-    const response = await service.postLogin(body, { 'Content-Type': contentType });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: messages.invalidLoginBody });
-    expect(response.headers.getSetCookie()).toEqual([]);
+    const reply = await service.postLogin(body, { 'content-type': contentType });
+    expect(reply.status).toBe(400);
+    expect(reply.json).toEqual({ error: messages.invalidLoginBody });
+    expect(setCookies(reply)).toEqual([]);
   });
 
   it('answers 413 {error} for a body over 16 KiB, and accepts one just under', async () => {
@@ -164,33 +179,22 @@ describe('POST /api/login', () => {
     };
     const tooLarge = await service.postLogin(padded(16 * 1024 + 1));
     expect(tooLarge.status).toBe(413);
-    expect(await tooLarge.json()).toEqual({ error: messages.bodyTooLarge });
+    expect(tooLarge.json).toEqual({ error: messages.bodyTooLarge });
     expect((await service.postLogin(padded(16 * 1024))).status).toBe(200);
   });
 
-  it.each([['http://evil.example'], ['https://127.0.0.1.evil.example'], ['null']])(
-    'answers 403 {error} when Origin is %s',
-    async (origin) => {
-      const service = await start();
-      const response = await service.postLogin(JSON.stringify(USER), { Origin: origin });
-      expect(response.status).toBe(403);
-      expect(await response.json()).toEqual({ error: messages.foreignOrigin });
-      expect(response.headers.getSetCookie()).toEqual([]);
-    },
-  );
+  it.each([['http://evil.example'], ['https://127.0.0.1.evil.example'], ['null']])('answers 403 {error} when Origin is %s', async (origin) => {
+    const service = await start();
+    const reply = await service.postLogin(JSON.stringify(USER), { origin });
+    expect(reply.status).toBe(403);
+    expect(reply.json).toEqual({ error: messages.foreignOrigin });
+    expect(setCookies(reply)).toEqual([]);
+  });
 
   it('accepts an Origin naming this service', async () => {
     const service = await start();
-    const response = await service.postLogin(JSON.stringify(USER), { Origin: service.url });
-    expect(response.status).toBe(200);
-  });
-
-  it('answers 405 {error} to other methods', async () => {
-    const service = await start();
-    const response = await service.request('/api/login');
-    expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toContain('POST');
-    expect(await response.json()).toEqual({ error: 'method not allowed' });
+    const reply = await service.postLogin(JSON.stringify(USER), { origin: service.url });
+    expect(reply.status).toBe(200);
   });
 });
 
@@ -205,10 +209,10 @@ describe('login throttling', () => {
     }
     const blocked = await service.login(USER);
     expect(blocked.status).toBe(429);
-    expect(await blocked.json()).toEqual({ error: messages.tooManyAttempts });
+    expect(blocked.json).toEqual({ error: messages.tooManyAttempts });
     // The first failure, 10 s ago, leaves the 15-minute window in 890 s.
-    expect(blocked.headers.get('retry-after')).toBe('890');
-    expect(blocked.headers.getSetCookie()).toEqual([]);
+    expect(blocked.headers['retry-after']).toBe('890');
+    expect(setCookies(blocked)).toEqual([]);
 
     service.advance(889);
     expect((await service.login(USER)).status).toBe(429);
@@ -257,7 +261,7 @@ describe('login throttling', () => {
     }
     const blocked = await service.login(ADMIN);
     expect(blocked.status).toBe(429);
-    expect(blocked.headers.get('retry-after')).toBe('900');
+    expect(blocked.headers['retry-after']).toBe('900');
     service.advance(900);
     expect((await service.login(ADMIN)).status).toBe(200);
   });
@@ -284,30 +288,32 @@ describe('login throttling', () => {
 describe('GET /api/me', () => {
   it('answers 401 unauthenticated without a cookie', async () => {
     const service = await start();
-    const response = await service.me();
-    expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ error: 'unauthenticated' });
-    expect(response.headers.get('cache-control')).toBe('no-store');
+    const reply = await service.me();
+    expect(reply.status).toBe(401);
+    expect(reply.json).toEqual({ error: 'unauthenticated' });
+    expect(reply.headers['cache-control']).toBe('no-store');
   });
 
   it('answers 401 unauthenticated for an empty token cookie', async () => {
     const service = await start();
-    expect(await (await service.me('')).json()).toEqual({ error: 'unauthenticated' });
+    const reply = await service.me('');
+    expect(reply.status).toBe(401);
+    expect(reply.json).toEqual({ error: 'unauthenticated' });
   });
 
   it('answers 401 invalid session for a token not in the table', async () => {
     const service = await start();
-    const response = await service.me(crypto.randomUUID());
-    expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ error: 'invalid session' });
-    expect(response.headers.get('cache-control')).toBe('no-store');
+    const reply = await service.me(crypto.randomUUID());
+    expect(reply.status).toBe(401);
+    expect(reply.json).toEqual({ error: 'invalid session' });
+    expect(reply.headers['cache-control']).toBe('no-store');
   });
 
   it('is never stored by caches', async () => {
     const service = await start();
-    const response = await service.me(await signIn(service));
-    expect(response.status).toBe(200);
-    expect(response.headers.get('cache-control')).toBe('no-store');
+    const reply = await service.me(await signIn(service));
+    expect(reply.status).toBe(200);
+    expect(reply.headers['cache-control']).toBe('no-store');
   });
 
   it('ends a session 3600 s after login', async () => {
@@ -316,25 +322,86 @@ describe('GET /api/me', () => {
     service.advance(3599);
     expect((await service.me(token)).status).toBe(200);
     service.advance(1);
-    const response = await service.me(token);
-    expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ error: 'invalid session' });
+    const reply = await service.me(token);
+    expect(reply.status).toBe(401);
+    expect(reply.json).toEqual({ error: 'invalid session' });
   });
 
   it('follows SESSION_TTL_SECONDS for both the session and the cookie', async () => {
     const service = await start({ SESSION_TTL_SECONDS: '60' });
-    const response = await service.login(USER);
-    expect(response.headers.getSetCookie()[0]).toContain('; Max-Age=60;');
+    const reply = await service.login(USER);
+    expect(setCookies(reply)[0]).toContain('; Max-Age=60;');
     service.advance(60);
-    expect((await service.me(tokenFrom(response))).status).toBe(401);
+    expect((await service.me(tokenFrom(reply))).status).toBe(401);
   });
 
   it('keeps at most SESSION_MAX sessions, ending the oldest first', async () => {
     const service = await start({ SESSION_MAX: '2' });
     const [first, second, third] = [await signIn(service), await signIn(service), await signIn(service, ADMIN)];
-    expect(await (await service.me(first)).json()).toEqual({ error: 'invalid session' });
+    expect((await service.me(first)).json).toEqual({ error: 'invalid session' });
     expect((await service.me(second)).status).toBe(200);
     expect((await service.me(third)).status).toBe(200);
+  });
+});
+
+// A browser sends several `token` cookies when cookies of that name were set for several paths
+// or domains (a sibling site can plant one); the first that names a live session is the user's.
+describe('several token cookies', () => {
+  const cookies = (...tokens: string[]) => ({ cookie: tokens.map((token) => `token=${token}`).join('; ') });
+
+  it.each([
+    ['an unknown token', () => crypto.randomUUID()],
+    ['an empty token', () => ''],
+    ['a token that is not a UUID', () => 'planted'],
+  ])('authenticates /api/me with the real token after %s', async (_, planted) => {
+    const service = await start();
+    const token = await signIn(service, ADMIN);
+    const reply = await service.request('GET', '/api/me', { headers: cookies(planted(), token) });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({ user: { id: '2', email: ADMIN.email, role: 'admin' } });
+  });
+
+  it('authenticates /api/me with the real token after one of an expired session', async () => {
+    const service = await start();
+    const stale = await signIn(service);
+    service.advance(1800);
+    const token = await signIn(service, ADMIN);
+    service.advance(1800);
+    expect((await service.me(stale)).json).toEqual({ error: 'invalid session' });
+    const reply = await service.request('GET', '/api/me', { headers: cookies(stale, token) });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject({ user: { email: ADMIN.email } });
+  });
+
+  it('takes the first of two live sessions', async () => {
+    const service = await start();
+    const [user, admin] = [await signIn(service), await signIn(service, ADMIN)];
+    expect((await service.request('GET', '/api/me', { headers: cookies(user, admin) })).json).toMatchObject({ user: { role: 'user' } });
+    expect((await service.request('GET', '/api/me', { headers: cookies(admin, user) })).json).toMatchObject({ user: { role: 'admin' } });
+  });
+
+  it('answers 401 invalid session when none names a live session', async () => {
+    const service = await start();
+    const reply = await service.request('GET', '/api/me', { headers: cookies(crypto.randomUUID(), '', crypto.randomUUID()) });
+    expect(reply.status).toBe(401);
+    expect(reply.json).toEqual({ error: 'invalid session' });
+  });
+
+  it('serves the dashboard with the real token after a planted one', async () => {
+    const service = await start();
+    const token = await signIn(service);
+    const reply = await service.page('/dashboard', cookies(crypto.randomUUID(), token));
+    expect(reply.status).toBe(200);
+    expect(reply.text).toContain('<div id="root">');
+  });
+
+  it('ends every session named when logging out', async () => {
+    const service = await start();
+    const [first, second] = [await signIn(service), await signIn(service, ADMIN)];
+    const reply = await service.request('POST', '/api/logout', { headers: cookies(first, second) });
+    expect(reply.status).toBe(200);
+    expect((await service.me(first)).json).toEqual({ error: 'invalid session' });
+    expect((await service.me(second)).json).toEqual({ error: 'invalid session' });
   });
 });
 
@@ -344,11 +411,11 @@ describe('POST /api/logout', () => {
   it('ends the session and deletes the cookie', async () => {
     const service = await start();
     const token = await signIn(service);
-    const response = await service.logout(token);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ ok: true });
-    expect(response.headers.getSetCookie()).toEqual([DELETION]);
-    expect(await (await service.me(token)).json()).toEqual({ error: 'invalid session' });
+    const reply = await service.logout(token);
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({ ok: true });
+    expect(setCookies(reply)).toEqual([DELETION]);
+    expect((await service.me(token)).json).toEqual({ error: 'invalid session' });
     expect((await service.dashboard(token)).status).toBe(302);
   });
 
@@ -358,22 +425,21 @@ describe('POST /api/logout', () => {
     ['an empty token', ''],
   ])('answers the same with %s', async (_, token) => {
     const service = await start();
-    const response = await service.logout(token);
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ ok: true });
-    expect(response.headers.getSetCookie()).toEqual([DELETION]);
+    const reply = await service.logout(token);
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({ ok: true });
+    expect(setCookies(reply)).toEqual([DELETION]);
   });
 
   it('answers the same to a foreign Origin or a body, and still ends the session', async () => {
     const service = await start();
     const token = await signIn(service);
-    const response = await service.request('/api/logout', {
-      method: 'POST',
-      headers: { Cookie: `token=${token}`, Origin: 'http://evil.example', 'Content-Type': 'application/json' },
+    const reply = await service.request('POST', '/api/logout', {
+      headers: { cookie: `token=${token}`, origin: 'http://evil.example', 'content-type': 'application/json' },
       body: '{not json',
     });
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ ok: true });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({ ok: true });
     expect((await service.me(token)).status).toBe(401);
   });
 
@@ -386,121 +452,173 @@ describe('POST /api/logout', () => {
 });
 
 describe('pages', () => {
-  async function expectRedirectToLogin(response: Response) {
-    expect(response.status).toBe(302);
-    expect(response.headers.get('location')).toBe('/login');
-    expect(response.headers.get('cache-control')).toBe('no-store');
-    const body = await response.text();
-    expect(body).not.toContain('<div id="root">');
-    expect(body).not.toContain('<script');
+  function expectRedirectToLogin(reply: Reply) {
+    expect(reply.status).toBe(302);
+    expect(reply.headers.location).toBe('/login');
+    expect(reply.headers['cache-control']).toBe('no-store');
+    expect(reply.text).not.toContain('<div id="root">');
+    expect(reply.text).not.toContain('<script');
   }
 
   it('redirects /dashboard to /login without a cookie, with no page content', async () => {
     const service = await start();
-    await expectRedirectToLogin(await service.dashboard());
+    expectRedirectToLogin(await service.dashboard());
   });
 
   it('redirects /dashboard to /login for an unknown token', async () => {
     const service = await start();
-    await expectRedirectToLogin(await service.dashboard(crypto.randomUUID()));
+    expectRedirectToLogin(await service.dashboard(crypto.randomUUID()));
   });
 
   it('redirects /dashboard to /login once the session has expired', async () => {
     const service = await start();
     const token = await signIn(service);
     service.advance(3600);
-    await expectRedirectToLogin(await service.dashboard(token));
+    expectRedirectToLogin(await service.dashboard(token));
   });
 
   it('guards /dashboard however the path is spelled', async () => {
     const service = await start();
-    for (const path of ['/dashboard/', '/DASHBOARD', '/dashboard?x=1']) {
-      await expectRedirectToLogin(await service.request(path));
+    expectRedirectToLogin(await service.page('/dashboard?x=1'));
+    // Routing is strict and case-sensitive: other spellings are no page at all, and nothing of the page is sent.
+    for (const path of ['/dashboard/', '/DASHBOARD']) {
+      const other = await service.page(path);
+      expect(other.status).toBe(404);
+      expect(other.json).toEqual({ error: 'not found' });
     }
   });
 
   it('serves the page at /dashboard with a valid session, never stored', async () => {
     const service = await start();
-    const response = await service.dashboard(await signIn(service, ADMIN));
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(response.headers.get('cache-control')).toBe('no-store');
-    expect(await response.text()).toContain('<div id="root">');
+    const reply = await service.dashboard(await signIn(service, ADMIN));
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toMatch(/^text\/html/);
+    expect(reply.headers['cache-control']).toBe('no-store');
+    expect(reply.text).toContain('<div id="root">');
   });
 
   it('serves /login: a Japanese document that loads only from its own origin', async () => {
     const service = await start();
-    const response = await service.request('/login');
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
-    const html = await response.text();
+    const reply = await service.page('/login');
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toMatch(/^text\/html/);
+    const html = reply.text;
     expect(html).toMatch(/<html lang="ja">/);
     const references = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((match) => match[1]);
     const assets = references.filter((reference) => reference.startsWith('/assets/'));
     expect(assets.length).toBeGreaterThanOrEqual(2); // the script and the stylesheet
     for (const asset of assets) {
-      const response = await service.request(asset);
-      expect(response.status).toBe(200);
-      expect(response.headers.get('cache-control')).toContain('immutable');
+      const file = await service.page(asset);
+      expect(file.status).toBe(200);
+      expect(file.headers['cache-control']).toContain('immutable');
     }
     expect(references.filter((reference) => !assets.includes(reference))).toEqual(['data:,']);
   });
 
   it('redirects / to /dashboard', async () => {
     const service = await start();
-    const response = await service.request('/');
-    expect(response.status).toBe(302);
-    expect(response.headers.get('location')).toBe('/dashboard');
+    const reply = await service.page('/');
+    expect(reply.status).toBe(302);
+    expect(reply.headers.location).toBe('/dashboard');
   });
 
-  it('answers 404 for other paths, including the built index.html', async () => {
+  it.each([['/index.html'], ['/assets/missing.js'], ['/nothing'], ['/login/extra']])(
+    'answers %s with 404 {error: "not found"}, as the API does',
+    async (path) => {
+      const service = await start();
+      const reply = await service.request('GET', path);
+      expect(reply.status).toBe(404);
+      expect(reply.json).toEqual({ error: 'not found' });
+    },
+  );
+
+  it('answers a page with another method 405 {error} with Allow', async () => {
     const service = await start();
-    expect((await service.request('/index.html')).status).toBe(404);
-    expect((await service.request('/assets/missing.js')).status).toBe(404);
+    const reply = await service.request('POST', '/login', { json: USER });
+    expect(reply.status).toBe(405);
+    expect(reply.headers.allow).toContain('GET');
+    expect(reply.json).toEqual({ error: 'method not allowed' });
   });
 });
 
-describe('unknown /api paths', () => {
-  it.each([['GET', '/api/nothing'], ['POST', '/api/users'], ['GET', '/api'], ['DELETE', '/api/login/extra']])(
-    'answers %s %s with 404 {error}',
-    async (method, path) => {
-      const service = await start();
-      const response = await service.request(path, { method });
-      expect(response.status).toBe(404);
-      expect(await response.json()).toEqual({ error: 'not found' });
-    },
-  );
+describe('requests no route takes under /api', () => {
+  it.each([
+    ['GET', '/api/nothing'],
+    ['POST', '/api/users'],
+    ['GET', '/api'],
+    ['DELETE', '/api/login/extra'],
+    ['GET', '/api/me/'],
+  ])('answers %s %s with 404 {error}', async (method, path) => {
+    const service = await start();
+    const reply = await service.request(method, path);
+    expect(reply.status).toBe(404);
+    expect(reply.json).toEqual({ error: 'not found' });
+  });
+
+  it.each([
+    ['GET', '/api/login', 'POST'],
+    ['PUT', '/api/login', 'POST'],
+    ['DELETE', '/api/me', 'GET'],
+    ['POST', '/api/me', 'GET'],
+    ['GET', '/api/logout', 'POST'],
+    ['OPTIONS', '/api/login', 'POST'],
+    ['OPTIONS', '/api/me', 'GET'],
+  ])('answers %s %s with 405 {error} and Allow naming %s', async (method, path, allowed) => {
+    const service = await start();
+    const reply = await service.request(method, path);
+    expect(reply.status).toBe(405);
+    expect(String(reply.headers.allow).split(/,\s*/)).toContain(allowed);
+    expect(reply.json).toEqual({ error: 'method not allowed' });
+    expect(setCookies(reply)).toEqual([]);
+  });
 });
 
 describe('security headers', () => {
   it('sends a same-origin Content-Security-Policy and helmet’s headers with the pages', async () => {
     const service = await start();
-    for (const response of [await service.request('/login'), await service.request('/dashboard')]) {
-      const csp = response.headers.get('content-security-policy') ?? '';
+    for (const reply of [await service.page('/login'), await service.page('/dashboard')]) {
+      const csp = reply.headers['content-security-policy'] ?? '';
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self';");
       expect(csp).toContain("style-src 'self';");
       expect(csp).toContain("object-src 'none'");
       expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).not.toContain('upgrade-insecure-requests');
-      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-      expect(response.headers.get('x-frame-options')).toBe('DENY');
-      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
-      expect(response.headers.get('strict-transport-security')).toBeNull();
+      expect(reply.headers['x-content-type-options']).toBe('nosniff');
+      expect(reply.headers['x-frame-options']).toBe('DENY');
+      expect(reply.headers['referrer-policy']).toBe('no-referrer');
+      expect(reply.headers['strict-transport-security']).toBeUndefined();
     }
   });
 
   it('answers the API with a policy that allows nothing, never stored, sniffed or framed', async () => {
     const service = await start();
-    const signedIn = tokenFrom(await service.login(USER));
-    for (const response of [await service.me(signedIn), await service.me(), await service.request('/api/unknown')]) {
-      expect(response.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
-      expect(response.headers.get('cache-control')).toBe('no-store');
-      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-      expect(response.headers.get('x-frame-options')).toBe('DENY');
-      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
-      expect(response.headers.get('strict-transport-security')).toBeNull();
+    const signedIn = await signIn(service);
+    for (const reply of [await service.me(signedIn), await service.me(), await service.request('GET', '/api/unknown')]) {
+      expect(reply.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(reply.headers['cache-control']).toBe('no-store');
+      expect(reply.headers['x-content-type-options']).toBe('nosniff');
+      expect(reply.headers['x-frame-options']).toBe('DENY');
+      expect(reply.headers['referrer-policy']).toBe('no-referrer');
+      expect(reply.headers['strict-transport-security']).toBeUndefined();
     }
+  });
+});
+
+describe('request log', () => {
+  it('logs each request by method, path and status, never its password or session token', async () => {
+    const service = await start();
+    service.logs.clear(); // what start-up itself asked (the OpenAPI document)
+    const token = await signIn(service);
+    await service.me(token);
+    await service.login({ email: USER.email, password: 'a-wrong-guess' });
+    expect(service.logs.lines.map(({ method, path, status }) => ({ method, path, status }))).toEqual([
+      { method: 'POST', path: '/api/login', status: 200 },
+      { method: 'GET', path: '/api/me', status: 200 },
+      { method: 'POST', path: '/api/login', status: 401 },
+    ]);
+    const logged = JSON.stringify(service.logs.lines);
+    for (const secret of [USER.password, 'a-wrong-guess', token]) expect(logged).not.toContain(secret);
   });
 });
 
@@ -509,11 +627,11 @@ describe('production mode', () => {
 
   it('marks the cookie and its deletion Secure', async () => {
     const service = await start(production);
-    const response = await service.login({ email: USER.email, password: 'a-long-secret-1' });
-    expect(response.status).toBe(200);
-    expect(response.headers.getSetCookie()[0]).toMatch(/^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
-    const logout = await service.logout(tokenFrom(response));
-    expect(logout.headers.getSetCookie()).toEqual(['token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure']);
+    const reply = await service.login({ email: USER.email, password: 'a-long-secret-1' });
+    expect(reply.status).toBe(200);
+    expect(setCookies(reply)[0]).toMatch(/^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+    const logout = await service.logout(tokenFrom(reply));
+    expect(setCookies(logout)).toEqual(['token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure']);
   });
 
   it('accepts only the configured passwords', async () => {
@@ -524,38 +642,38 @@ describe('production mode', () => {
 
   it('adds HSTS and upgrade-insecure-requests', async () => {
     const service = await start(production);
-    const response = await service.request('/login');
-    expect(response.headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
-    expect(response.headers.get('content-security-policy')).toContain('upgrade-insecure-requests');
-    expect((await service.me()).headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
+    const reply = await service.page('/login');
+    expect(reply.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+    expect(reply.headers['content-security-policy']).toContain('upgrade-insecure-requests');
+    expect((await service.me()).headers['strict-transport-security']).toMatch(/max-age=\d+/);
   });
 
   it.each([
     ['both default passwords', { NODE_ENV: 'production' }],
     ['the default user password', { NODE_ENV: 'production', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' }],
     ['the default admin password', { NODE_ENV: 'production', AUTH_USER_PASSWORD: 'a-long-secret-1' }],
-  ])('refuses to start with %s', (_, env) => {
-    const config = loadConfig({ PASSWORD_HASH_COST: '1024', ...env }).auth;
-    expect(() => createApp({ config, logger, spa })).toThrow(ConfigError);
-    expect(() => createApp({ config, logger, spa })).toThrow(/default account password/);
+  ])('refuses to start with %s', async (_, env) => {
+    const starting = startService(auth, { deps: { config: authConfig(env), spa } });
+    await expect(starting).rejects.toBeInstanceOf(ConfigError);
+    await expect(starting).rejects.toThrow(/default account password/);
   });
 });
 
 describe('configuration checks', () => {
-  it('refuses a password hash cost that is not a power of two', () => {
-    const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1000' }).auth;
-    expect(() => createApp({ config, logger, spa })).toThrow(ConfigError);
+  it('refuses a password hash cost that is not a power of two', async () => {
+    await expect(startService(auth, { deps: { config: authConfig({ PASSWORD_HASH_COST: '1000' }), spa } })).rejects.toBeInstanceOf(ConfigError);
   });
 
-  it('refuses two accounts with the same email', () => {
-    const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', AUTH_ADMIN_EMAIL: 'USER@example.com' }).auth;
-    expect(() => createApp({ config, logger, spa })).toThrow(/share the email/);
+  it('refuses two accounts with the same email', async () => {
+    const starting = startService(auth, { deps: { config: authConfig({ AUTH_ADMIN_EMAIL: 'USER@example.com' }), spa } });
+    await expect(starting).rejects.toBeInstanceOf(ConfigError);
+    await expect(starting).rejects.toThrow(/share the email/);
   });
 
   it('logs in with accounts replaced through the environment', async () => {
     const service = await start({ AUTH_ADMIN_EMAIL: 'boss@example.org', AUTH_ADMIN_PASSWORD: 'hunter2' });
     expect((await service.login(ADMIN)).status).toBe(401);
-    const response = await service.me(await signIn(service, { email: 'boss@example.org', password: 'hunter2' }));
-    expect(await response.json()).toEqual({ user: { id: '2', email: 'boss@example.org', role: 'admin' } });
+    const reply = await service.me(await signIn(service, { email: 'boss@example.org', password: 'hunter2' }));
+    expect(reply.json).toEqual({ user: { id: '2', email: 'boss@example.org', role: 'admin' } });
   });
 });

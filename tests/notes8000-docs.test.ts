@@ -3,14 +3,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApp } from '../server/notes8000/app.js';
-import { migrate, SCHEMA } from '../server/notes8000/database.js';
-import { createDatabase, type Database } from '../server/shared/database.js';
-import { createLogger } from '../server/shared/logger.js';
-import type { RunningServer } from '../server/shared/serve.js';
+import type { StartedService } from '../harness/service.js';
+import { notes8000, type Notes8000Deps } from '../server/notes8000/index.js';
+import { loadConfig } from '../server/shared/config.js';
 import { browserAvailable, launchBrowser } from './support/browser.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { serve } from './support/http.js';
+import { startTestService } from './support/services.js';
 
 /** Every operation of the spec's endpoint table, as OpenAPI names it. */
 const OPERATIONS = [
@@ -24,25 +21,18 @@ const OPERATIONS = [
 
 type JsonObject = Record<string, any>;
 
-let testDb: TestDatabase;
-let db: Database;
-let server: RunningServer;
+let service: StartedService<Notes8000Deps>;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  db = createDatabase(testDb.url, SCHEMA, { dataDir: '', poolMax: 5, timeoutMs: 2_000, startupRetryMs: 0 });
-  await migrate(db);
-  server = await serve(createApp({ db, bodyLimitBytes: 1024 * 1024, logger: createLogger('silent') }));
+  service = await startTestService(notes8000, { deps: { bodyLimitBytes: loadConfig({}).bodyLimitBytes } });
 });
 
 afterAll(async () => {
-  await server?.close();
-  await db?.destroy();
-  await testDb?.drop();
+  await service?.close();
 });
 
 async function openApi(): Promise<JsonObject> {
-  const response = await fetch(`${server.url}/openapi.json`);
+  const response = await fetch(`${service.url}/openapi.json`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   return (await response.json()) as JsonObject;
@@ -52,7 +42,7 @@ describe('/openapi.json', () => {
   test('is OpenAPI 3.1 and describes every endpoint with a summary', async () => {
     const document = await openApi();
     expect(document.openapi).toBe('3.1.0');
-    expect(document.info).toEqual({ title: 'Notes API', version: '0.1.0' });
+    expect(document.info).toMatchObject({ title: 'Notes API', version: '0.1.0' });
     const described = Object.entries(document.paths as JsonObject).flatMap(([route, operations]) =>
       Object.keys(operations).map((method) => [method, route]),
     );
@@ -94,14 +84,45 @@ describe('/openapi.json', () => {
 
   test('describes the responses: Note, validation errors, messages, and the integer path id', async () => {
     const { components, paths } = await openApi();
-    expect(Object.keys(components.schemas.Note.properties)).toEqual(['id', 'title', 'content', 'created_at', 'updated_at']);
-    expect(paths['/notes'].post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Note' });
-    expect(paths['/notes'].post.responses['422'].content['application/json'].schema).toEqual({
-      $ref: '#/components/schemas/HTTPValidationError',
+    const schemaOf = (route: string, method: string, status: string) => paths[route][method].responses[status].content['application/json'].schema;
+
+    const note = components.schemas.Note;
+    expect(Object.keys(note.properties)).toEqual(['id', 'title', 'content', 'created_at', 'updated_at']);
+    expect(note.required).toEqual(['id', 'title', 'content', 'created_at', 'updated_at']);
+    expect(schemaOf('/notes', 'post', '201')).toEqual({ $ref: '#/components/schemas/Note' });
+    expect(schemaOf('/notes', 'get', '200')).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Note' } });
+    for (const method of ['get', 'put']) expect(schemaOf('/notes/{note_id}', method, '200')).toEqual({ $ref: '#/components/schemas/Note' });
+    // The timestamps are naive ISO 8601 (Python's isoformat of a UTC datetime): no offset, so not RFC 3339's date-time.
+    for (const field of ['created_at', 'updated_at']) {
+      const timestamp = note.properties[field];
+      expect(timestamp).toMatchObject({ type: 'string', pattern: expect.any(String) });
+      expect(timestamp).not.toHaveProperty('format');
+      const pattern = new RegExp(timestamp.pattern);
+      const shown = ['2026-11-22T10:11:49.123456', '2026-11-22T10:11:49'];
+      expect(shown.filter((text) => !pattern.test(text)), `${field} refuses what the service shows`).toEqual([]);
+      const never = ['2026-11-22T10:11:49.123456Z', '2026-11-22T10:11:49+00:00', '2026-11-22T10:11:49.123', '2026-11-22'];
+      expect(never.filter((text) => pattern.test(text)), `${field} allows what the service never shows`).toEqual([]);
+    }
+
+    for (const [route, method] of [['/notes', 'post'], ['/notes/{note_id}', 'get'], ['/notes/{note_id}', 'put'], ['/notes/{note_id}', 'delete']]) {
+      expect(schemaOf(route!, method!, '422'), `${method} ${route}`).toEqual({ $ref: '#/components/schemas/HTTPValidationError' });
+    }
+    expect(components.schemas.HTTPValidationError).toMatchObject({
+      type: 'object',
+      properties: { detail: { type: 'array', items: { $ref: '#/components/schemas/ValidationError' } } },
     });
-    expect(paths['/notes/{note_id}'].delete.responses['200'].content['application/json'].schema).toEqual({
-      $ref: '#/components/schemas/Message',
+    expect(components.schemas.ValidationError.required).toEqual(expect.arrayContaining(['type', 'loc', 'msg', 'input']));
+
+    for (const method of ['get', 'put', 'delete']) {
+      expect(schemaOf('/notes/{note_id}', method, '404'), `${method} 404`).toEqual({ $ref: '#/components/schemas/HTTPError' });
+    }
+    expect(components.schemas.HTTPError).toEqual({
+      type: 'object',
+      title: 'HTTPError',
+      properties: { detail: { type: 'string', title: 'Detail' } },
+      required: ['detail'],
     });
+    expect(schemaOf('/notes/{note_id}', 'delete', '200')).toEqual({ $ref: '#/components/schemas/Message' });
     expect(paths['/notes/{note_id}'].get.parameters).toEqual([
       { name: 'note_id', in: 'path', required: true, schema: { type: 'integer', title: 'Note Id' } },
     ]);
@@ -117,7 +138,7 @@ describe('/openapi.json', () => {
 
 describe('/docs over HTTP', () => {
   test('is an HTML page whose every referenced asset is served by the service itself', async () => {
-    const response = await fetch(`${server.url}/docs`);
+    const response = await fetch(`${service.url}/docs`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
     const html = await response.text();
@@ -125,7 +146,7 @@ describe('/docs over HTTP', () => {
     expect(assets.length).toBeGreaterThanOrEqual(4);
     for (const asset of assets) {
       expect(asset, 'no CDN: the page must work offline').toMatch(/^\/[^/]/);
-      const served = await fetch(`${server.url}${asset}`);
+      const served = await fetch(`${service.url}${asset}`);
       expect(served.status, asset).toBe(200);
       expect((await served.arrayBuffer()).byteLength, asset).toBeGreaterThan(0);
     }
@@ -133,14 +154,14 @@ describe('/docs over HTTP', () => {
 
   test('serves Swagger UI from the installed swagger-ui-dist package', async () => {
     const installed = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-    const response = await fetch(`${server.url}/docs/swagger-ui-bundle.js`);
+    const response = await fetch(`${service.url}/docs/swagger-ui-bundle.js`);
     expect(response.headers.get('content-type')).toMatch(/^text\/javascript/);
     expect(Buffer.from(await response.arrayBuffer()).equals(await readFile(path.join(installed, 'swagger-ui-bundle.js')))).toBe(true);
   });
 
   test('serves none of the package\'s other files', async () => {
     for (const asset of ['/docs/package.json', '/docs/..%2Fpackage.json', '/docs/index.html']) {
-      const response = await fetch(`${server.url}${asset}`);
+      const response = await fetch(`${service.url}${asset}`);
       expect(response.status, asset).toBe(404);
       expect(await response.json()).toEqual({ detail: 'Not Found' });
     }
@@ -163,7 +184,7 @@ describe.skipIf(!browserAvailable)('/docs in a browser', () => {
     const requested: string[] = [];
     page.on('request', (request) => void requested.push(request.url()));
     try {
-      await page.goto(`${server.url}/docs`);
+      await page.goto(`${service.url}/docs`);
       await page.locator('.opblock').first().waitFor();
 
       const listed = await page
@@ -186,10 +207,10 @@ describe.skipIf(!browserAvailable)('/docs in a browser', () => {
       await expect.poll(() => status.textContent(), { timeout: 10_000 }).toContain('201');
       await expect.poll(() => create.locator('.live-responses-table .microlight').first().textContent()).toContain('from the docs');
 
-      const stored = await db('notes').where({ title: 'from the docs' }).first();
-      expect(stored).toMatchObject({ content: 'tried out' });
+      const { rows } = await service.db.query('SELECT content FROM notes WHERE title = $1', ['from the docs']);
+      expect(rows).toEqual([{ content: 'tried out' }]);
       // Offline: the page fetched nothing but the service's own URLs.
-      expect(requested.filter((url) => !url.startsWith(server.url) && !url.startsWith('data:'))).toEqual([]);
+      expect(requested.filter((url) => !url.startsWith(service.url) && !url.startsWith('data:'))).toEqual([]);
     } finally {
       await page.close();
     }

@@ -1,50 +1,48 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../server/notes8080/app.js';
-import { SCHEMA, migrate } from '../server/notes8080/database.js';
+import type { StartedService } from '../harness/service.js';
+import { notes8080, type Notes8080Deps } from '../server/notes8080/index.js';
 import { loadConfig } from '../server/shared/config.js';
-import { createDatabase, type Database } from '../server/shared/database.js';
-import { createLogger } from '../server/shared/logger.js';
-import { createTestDatabase, type TestDatabase } from './support/database.js';
-import { serve } from './support/http.js';
+import type { Database } from '../server/shared/database.js';
+import { notesColumns, serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
+import { startTestService } from './support/services.js';
 
 // Start-up migrations of the 8080 notes service: "the table is created if it does not exist;
 // an existing table only gets missing columns added". Each case starts from its own database.
 
+interface Note {
+  id: number;
+  title: string;
+  body: string;
+  created_at: string;
+}
+
+const SCHEMA = notes8080.database!.schema;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const deps = { bodyLimitBytes: loadConfig({}).bodyLimitBytes };
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
-async function freshDatabase(): Promise<{ testDb: TestDatabase; connect: () => Database }> {
-  const testDb = await createTestDatabase();
-  cleanups.push(() => testDb.drop());
-  const connect = () => {
-    const db = createDatabase(testDb.url, SCHEMA, loadConfig({}).database);
-    cleanups.push(() => db.destroy());
-    return db;
-  };
-  return { testDb, connect };
+async function freshDatabase(): Promise<ServiceDatabase> {
+  const database = await serviceDatabase(notes8080);
+  cleanups.push(database.drop);
+  return database;
 }
 
-/** Starts the service on `db` the way the process does: migrations first, then the app. */
-async function startService(db: Database): Promise<string> {
-  await migrate(db);
-  const server = await serve(createApp({ db, bodyLimitBytes: 1024 * 1024, logger: createLogger('silent') }));
-  cleanups.push(() => server.close());
-  return server.url;
+/** Starts the service on a pool of `database` the way the process does: migrations first, then the app. */
+async function startService(database: ServiceDatabase, db: Database = database.connect()): Promise<StartedService<Notes8080Deps>> {
+  await database.migrate();
+  const service = await startTestService(notes8080, { db, deps });
+  cleanups.push(service.close);
+  return service;
 }
 
-async function columnsOf(db: Database, schema: string) {
-  const { rows } = await db.raw(
-    `SELECT column_name, data_type, character_maximum_length, datetime_precision, is_nullable, column_default
-       FROM information_schema.columns
-      WHERE table_schema = ? AND table_name = 'notes'
-      ORDER BY ordinal_position`,
-    [schema],
-  );
-  return rows as Record<string, unknown>[];
+async function createNote(service: StartedService<Notes8080Deps>, note: object): Promise<Note> {
+  const response = await service.request('POST', '/notes', { json: note });
+  expect(response.status).toBe(201);
+  return response.json as Note;
 }
 
 const EXPECTED_COLUMNS = [
@@ -65,98 +63,82 @@ const EXPECTED_COLUMNS = [
   },
 ];
 
-async function createNote(url: string, note: object) {
-  const response = await fetch(`${url}/notes`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(note),
-  });
-  expect(response.status).toBe(201);
-  return (await response.json()) as { id: number; title: string; body: string; created_at: string };
-}
-
 describe('notes8080 start-up migrations', () => {
   it('creates the schema and the notes table on a fresh database', async () => {
-    const { connect } = await freshDatabase();
-    const db = connect();
-    const url = await startService(db);
+    const database = await freshDatabase();
+    const db = database.connect();
+    const service = await startService(database, db);
 
-    expect(await columnsOf(db, SCHEMA)).toEqual(EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)));
-    const { rows } = await db.raw(
+    expect(await notesColumns(db, SCHEMA)).toEqual(EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)));
+    const { rows } = await db.query(
       `SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-        WHERE i.indrelid = 'notes8080.notes'::regclass AND i.indisprimary`,
+        WHERE i.indrelid = '${SCHEMA}.notes'::regclass AND i.indisprimary`,
     );
     expect(rows).toEqual([{ attname: 'id' }]);
 
-    const first = await createNote(url, { title: 'first', body: 'one' });
-    const second = await createNote(url, { title: 'second' });
+    const first = await createNote(service, { title: 'first', body: 'one' });
+    const second = await createNote(service, { title: 'second' });
     expect(first).toEqual({ id: 1, title: 'first', body: 'one', created_at: expect.stringMatching(TIMESTAMP) });
     expect(second.id).toBeGreaterThan(first.id);
   });
 
   it('adds only the missing columns to an existing table and keeps its rows', async () => {
-    const { connect } = await freshDatabase();
-    const db = connect();
-    await db.raw(`CREATE SCHEMA ${SCHEMA}`);
-    await db.raw(`CREATE TABLE ${SCHEMA}.notes (id serial PRIMARY KEY, title varchar(200) NOT NULL, tag text)`);
-    await db.raw(`INSERT INTO ${SCHEMA}.notes (title, tag) VALUES ('written by hand', 'kept')`);
+    const database = await freshDatabase();
+    const db = database.connect();
+    await db.query(`CREATE SCHEMA ${SCHEMA}`);
+    await db.query(`CREATE TABLE ${SCHEMA}.notes (id serial PRIMARY KEY, title varchar(200) NOT NULL, tag text)`);
+    await db.query(`INSERT INTO ${SCHEMA}.notes (title, tag) VALUES ('written by hand', 'kept')`);
 
-    const url = await startService(db);
+    const service = await startService(database, db);
 
-    const columns = await columnsOf(db, SCHEMA);
+    const columns = await notesColumns(db, SCHEMA);
     expect(columns.map((column) => column.column_name)).toEqual(['id', 'title', 'tag', 'body', 'created_at']);
-    expect(columns.filter((column) => column.column_name !== 'tag')).toEqual(
-      EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)),
-    );
+    expect(columns.filter((column) => column.column_name !== 'tag')).toEqual(EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)));
 
-    const shown = await fetch(`${url}/notes/1`);
+    const shown = await service.request('GET', '/notes/1');
     expect(shown.status).toBe(200);
-    expect(await shown.json()).toEqual({
+    expect(shown.json).toEqual({
       id: 1,
       title: 'written by hand',
       body: '',
       created_at: expect.stringMatching(TIMESTAMP),
     });
-    const index = await fetch(`${url}/notes`);
-    expect(((await index.json()) as { id: number }[]).map((note) => note.id)).toEqual([1]);
-    expect(await db.withSchema(SCHEMA).from('notes').select('tag')).toEqual([{ tag: 'kept' }]);
+    const index = await service.request('GET', '/notes');
+    expect((index.json as Note[]).map((note) => note.id)).toEqual([1]);
+    expect((await db.query(`SELECT tag FROM ${SCHEMA}.notes`)).rows).toEqual([{ tag: 'kept' }]);
 
     // The table's own id sequence carries on.
-    expect((await createNote(url, { title: 'added by the service' })).id).toBe(2);
+    expect((await createNote(service, { title: 'added by the service' })).id).toBe(2);
   });
 
   it('changes nothing when run again at the next start', async () => {
-    const { connect } = await freshDatabase();
-    const firstStart = connect();
-    const url = await startService(firstStart);
-    const note = await createNote(url, { title: 'survives a restart', body: 'b' });
-    const columnsBefore = await columnsOf(firstStart, SCHEMA);
+    const database = await freshDatabase();
+    const firstStart = database.connect();
+    const first = await startService(database, firstStart);
+    const note = await createNote(first, { title: 'survives a restart', body: 'b' });
+    const columnsBefore = await notesColumns(firstStart, SCHEMA);
 
-    const secondStart = connect();
-    const again = await startService(secondStart);
-    await migrate(secondStart);
+    const secondStart = database.connect();
+    const again = await startService(database, secondStart);
+    await database.migrate();
 
-    expect(await columnsOf(secondStart, SCHEMA)).toEqual(columnsBefore);
-    const shown = await fetch(`${again}/notes/${note.id}`);
-    expect(await shown.json()).toEqual(note);
-    expect(await secondStart.withSchema(SCHEMA).from('knex_migrations').count({ runs: '*' })).toEqual([{ runs: '1' }]);
+    expect(await notesColumns(secondStart, SCHEMA)).toEqual(columnsBefore);
+    const shown = await again.request('GET', `/notes/${note.id}`);
+    expect(shown.json).toEqual(note);
+    const { rows } = await secondStart.query(`SELECT count(*)::int AS runs FROM ${SCHEMA}.knex_migrations`);
+    expect(rows).toEqual([{ runs: 1 }]);
   });
 
   it('keeps to its own schema: a notes table elsewhere in the database is left alone', async () => {
-    const { connect } = await freshDatabase();
-    const db = connect();
-    await db.raw('CREATE TABLE public.notes (id serial PRIMARY KEY, content text)');
-    const publicColumns = await columnsOf(db, 'public');
+    const database = await freshDatabase();
+    const db = database.connect();
+    await db.query('CREATE TABLE public.notes (id serial PRIMARY KEY, content text)');
+    const publicColumns = await notesColumns(db, 'public');
 
-    await startService(db);
+    await startService(database, db);
 
-    expect(await columnsOf(db, 'public')).toEqual(publicColumns);
+    expect(await notesColumns(db, 'public')).toEqual(publicColumns);
     expect(publicColumns.map((column) => column.column_name)).toEqual(['id', 'content']);
-    expect((await columnsOf(db, SCHEMA)).map((column) => column.column_name)).toEqual([
-      'id',
-      'title',
-      'body',
-      'created_at',
-    ]);
+    expect((await notesColumns(db, SCHEMA)).map((column) => column.column_name)).toEqual(['id', 'title', 'body', 'created_at']);
   });
 });

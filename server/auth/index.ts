@@ -78,6 +78,7 @@ const contract: Contract = {
   },
   withParams: {},
   unmatched: {
+    400: failure('A file path that is not valid percent-encoding', 'failed to decode'),
     404: failure('No such path', messages.notFound),
     405: {
       ...failure('The path does not take this method', messages.methodNotAllowed),

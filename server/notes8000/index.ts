@@ -59,6 +59,7 @@ const contract: Contract = {
   everyOperation: { 500: message('The store failed (for example, the database is unreachable)', 'database unavailable') },
   withBody: {
     ...invalid,
+    400: message('The body could not be read (an unknown Content-Encoding, say)', 'Request body could not be read'),
     413: message('The body is larger than the limit', 'Request body too large'),
     415: message('The body declares a charset other than UTF-8', 'Unsupported charset "latin1"'),
   },

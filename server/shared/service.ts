@@ -49,8 +49,8 @@ export function buildApp(service: ServiceDefinition): Koa {
   const { contract, logger, answerFor } = service;
   const routes = [...service.routes, ...contractRoutes(contract.title, openApiDocument(contract, service.routes))];
   const readBody = bodyReader({ limitBytes: service.bodyLimitBytes });
-  // Strict: `/notes/` is not `/notes`.
-  const router = new Router({ strict: true });
+  // A path is what it says, as in FastAPI and Echo: `/notes/` is not `/notes`, nor is `/NOTES`.
+  const router = new Router({ strict: true, sensitive: true });
   for (const route of routes) router.register(routerPath(route.path), [route.method], handlerOf(route, readBody));
 
   const app = new Koa();

@@ -1,20 +1,18 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../server/auth/app.js';
+import { startService, type StartedService } from '../../harness/service.js';
+import { auth, type AuthDeps } from '../../server/auth/index.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/shared/config.js';
-import { createLogger } from '../../server/shared/logger.js';
-import type { RunningServer } from '../../server/shared/serve.js';
 import { browserAvailable, launchBrowser } from '../support/browser.js';
 import { startGateway, type Gateway } from '../support/gateway.js';
-import { serve } from '../support/http.js';
 
 const USER = { email: 'user@example.com', password: 'user-password' };
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 
 describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () => {
   let spa: Spa;
-  let server: RunningServer;
+  let service: StartedService<AuthDeps>;
   /** The pages are opened through this proxy, so that tests can make the API fail as proxies do. */
   let gateway: Gateway;
   let browser: Browser;
@@ -29,15 +27,17 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     await ensureSpaBuilt();
     spa = await builtSpa();
     const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth;
-    server = await serve(createApp({ config, logger: createLogger('silent'), spa, now: () => time }));
-    gateway = await startGateway(server.url);
+    service = await startService(auth, { deps: { config, spa, now: () => time } });
+    gateway = await startGateway(service.url);
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
     await gateway?.close();
-    await server?.close();
+    await service?.close();
     await spa?.close();
+    // What the pages did never made the service fail.
+    expect(service?.logs.errors()).toEqual([]);
   });
 
   beforeEach(async () => {
@@ -180,6 +180,21 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     await page.goto(url('/dashboard'));
     expect(path()).toBe('/login');
     expect(await page.getByText('ようこそ').count()).toBe(0);
+  });
+
+  it('stays signed in when a token cookie planted for a narrower path is sent before the real one', async () => {
+    // A browser sends the cookie of the longer path first: these reach /api/me and /dashboard ahead of the session's.
+    const domain = new URL(gateway.url).hostname;
+    await context.addCookies(['/api', '/dashboard'].map((cookiePath) => ({ name: 'token', value: 'planted', domain, path: cookiePath })));
+    const me = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/me');
+    await logIn(USER);
+    expect(await (await me).request().headerValue('cookie')).toMatch(/^token=planted; token=[0-9a-f-]{36}$/);
+    expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
+
+    await page.reload();
+    await page.getByRole('heading', { name: 'ダッシュボード' }).waitFor();
+    expect(path()).toBe('/dashboard');
+    expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
   });
 
   it('goes to /login when /api/me answers 401 on the dashboard (session expired)', async () => {

@@ -1,16 +1,14 @@
-import fs from 'node:fs/promises';
 import http from 'node:http';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, test } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startServices, temporaryDataDir, type StartedProcess } from '../support/process.js';
-import { jsonRequest, parseJson, percentile, send, type RawRequest } from './http.js';
+import { percentile, send, type Request } from '../../harness/http.js';
+import { withClient, type ScratchDatabase } from '../../harness/postgres.js';
+import { rssBytes, startProcess, type RunningProcess } from '../../harness/processes.js';
+import { createTestDatabase, useTemporaryDataDir } from '../support/services.js';
 import { expectChecks, passed, report } from './report.js';
 import { FULL, scale } from './scale.js';
-import { rssKiB, serverProcess, stopServices } from './services.js';
 
-// Case 4 of issue 5: mixed create/read/update/delete at 50 connections against each notes
-// service, then the table compared with what the clients believe it holds.
+// Mixed create/read/update/delete at 50 connections against each notes service of the
+// process, then the table compared with what the clients believe it holds.
 
 const CONNECTIONS = 50;
 const DURATION_MS = scale(5_000, 60_000);
@@ -49,7 +47,7 @@ interface LoadResult {
   errors: string[];
   latencies: number[];
   beliefs: Map<number, Belief>;
-  rss: { at: number; kib: number }[];
+  rss: { at: number; bytes: number }[];
   elapsedMs: number;
 }
 
@@ -59,10 +57,15 @@ async function runLoad(service: Service, baseUrl: string, serverPid: number): Pr
   const result: LoadResult = { operations: { create: 0, read: 0, update: 0, delete: 0 }, errors: [], latencies: [], beliefs: new Map(), rss: [], elapsedMs: 0 };
   const started = performance.now();
   const deadline = started + DURATION_MS;
-  const sampler = setInterval(() => result.rss.push({ at: performance.now() - started, kib: rssKiB(serverPid) }), 500);
+  // One reading at a time, so the samples stay in time order: the growth check compares early ones with late ones.
+  let sampling = Promise.resolve();
+  const sampler = setInterval(() => {
+    const at = performance.now() - started;
+    sampling = sampling.then(async () => void result.rss.push({ at, bytes: await rssBytes(serverPid) }));
+  }, 500);
   let sequence = 0;
 
-  const call = async (request: RawRequest) => {
+  const call = async (request: Request) => {
     const response = await send(baseUrl, { ...request, agent, timeoutMs: 10_000 });
     result.latencies.push(response.ms);
     return response;
@@ -85,14 +88,14 @@ async function runLoad(service: Service, baseUrl: string, serverPid: number): Pr
         if (ids.length === 0 || pick < 0.35) {
           result.operations.create++;
           const belief = newBelief();
-          const response = await call(jsonRequest('POST', '/notes', { title: belief.title, [dialect.textField]: belief.text }));
-          const note = parseJson(response) as Record<string, unknown>;
+          const response = await call({ method: 'POST', path: '/notes', json: { title: belief.title, [dialect.textField]: belief.text } });
+          const note = response.json as Record<string, unknown>;
           if (response.status !== 201 || typeof note?.id !== 'number') fail(`create → ${response.status}`);
           else owned.set(note.id, belief);
         } else if (pick < 0.65) {
           result.operations.read++;
           const response = await call({ method: 'GET', path: `/notes/${id}` });
-          const note = parseJson(response) as Record<string, unknown>;
+          const note = response.json as Record<string, unknown>;
           const belief = owned.get(id)!;
           if (response.status !== 200 || note.title !== belief.title || note[dialect.textField] !== belief.text) {
             fail(`read ${id} → ${response.status} ${JSON.stringify(note).slice(0, 100)}, expected ${JSON.stringify(belief).slice(0, 100)}`);
@@ -100,8 +103,8 @@ async function runLoad(service: Service, baseUrl: string, serverPid: number): Pr
         } else if (pick < 0.85) {
           result.operations.update++;
           const { body, next } = dialect.update(newBelief(), owned.get(id));
-          const response = await call(jsonRequest('PUT', `/notes/${id}`, body));
-          const note = parseJson(response) as Record<string, unknown>;
+          const response = await call({ method: 'PUT', path: `/notes/${id}`, json: body });
+          const note = response.json as Record<string, unknown>;
           if (response.status !== 200 || note.title !== next.title || note[dialect.textField] !== next.text) {
             fail(`update ${id} → ${response.status} ${JSON.stringify(note).slice(0, 100)}`);
           }
@@ -122,6 +125,7 @@ async function runLoad(service: Service, baseUrl: string, serverPid: number): Pr
 
   await Promise.all(Array.from({ length: CONNECTIONS }, (_, worker) => client(worker)));
   clearInterval(sampler);
+  await sampling;
   result.elapsedMs = performance.now() - started;
   agent.destroy();
   return result;
@@ -129,15 +133,11 @@ async function runLoad(service: Service, baseUrl: string, serverPid: number): Pr
 
 /** The table, read straight from PostgreSQL. */
 async function tableRows(url: string, service: Service): Promise<Map<number, Belief>> {
-  const client = new pg.Client(url);
-  await client.connect();
-  try {
-    const column = dialects[service].textField;
-    const { rows } = await client.query<{ id: number; title: string; text: string }>(`SELECT id, title, ${column} AS text FROM ${service}.notes`);
-    return new Map(rows.map((row) => [row.id, { title: row.title, text: row.text }]));
-  } finally {
-    await client.end();
-  }
+  const column = dialects[service].textField;
+  const { rows } = await withClient(url, (client) =>
+    client.query<{ id: number; title: string; text: string }>(`SELECT id, title, ${column} AS text FROM ${service}.notes`),
+  );
+  return new Map(rows.map((row) => [row.id, { title: row.title, text: row.text }]));
 }
 
 function compare(beliefs: Map<number, Belief>, table: Map<number, Belief>) {
@@ -151,35 +151,33 @@ function compare(beliefs: Map<number, Belief>, table: Map<number, Belief>) {
 }
 
 const median = (values: number[]) => percentile(values, 50);
+const mib = (bytes: number) => bytes / 2 ** 20;
 
 describe('load with accounting', () => {
-  let database: TestDatabase;
-  let dataDir: string;
-  let services: StartedProcess | undefined;
+  const dataDir = useTemporaryDataDir();
+  let database: ScratchDatabase;
+  let services: RunningProcess | undefined;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    dataDir = await temporaryDataDir();
-    services = await startServices({ dataDir, env: { DATABASE_URL: database.url } });
+    services = await startProcess({ dataDir: dataDir(), env: { DATABASE_URL: database.url } });
   }, 180_000);
 
   afterAll(async () => {
-    await stopServices(services);
+    await services?.stop();
     await database?.drop();
-    await fs.rm(dataDir, { recursive: true, force: true });
   });
 
   for (const [index, service] of (['notes8080', 'notes8000'] as const).entries()) {
     test(`${service}: ${DURATION_MS / 1000} s of mixed CRUD at ${CONNECTIONS} connections; the table matches the clients`, async () => {
-      const pid = serverProcess(services!.child.pid!);
-      const load = await runLoad(service, services!.urls[service], pid);
+      const load = await runLoad(service, services!.urls[service], services!.pid);
       const table = await tableRows(database.url, service);
       const { missing, unexpected, differing } = compare(load.beliefs, table);
 
       const total = Object.values(load.operations).reduce((sum, count) => sum + count, 0);
       // RSS saws up and down with each garbage collection (±15% here); a leak shows as a rising
       // floor, so the lowest RSS of the first and of the last quarter of the second half are compared.
-      const half = load.rss.filter((sample) => sample.at >= load.elapsedMs / 2).map((sample) => sample.kib);
+      const half = load.rss.filter((sample) => sample.at >= load.elapsedMs / 2).map((sample) => sample.bytes);
       const quarter = Math.max(1, Math.floor(half.length / 4));
       const rssMid = Math.min(...half.slice(0, quarter));
       const rssEnd = Math.min(...half.slice(-quarter));
@@ -196,7 +194,7 @@ describe('load with accounting', () => {
         case: `4. Load with accounting: ${service === 'notes8080' ? 'notes 8080' : 'notes 8000'}`,
         done: `${(load.elapsedMs / 1000).toFixed(0)} s of mixed create (35%) / read (30%) / update (20%${service === 'notes8000' ? ', partial updates included' : ''}) / delete (15%) at ${CONNECTIONS} keep-alive connections, each client owning its notes; the process started as \`npm start\` does, on the test PostgreSQL; then the table read back with SQL.`,
         expected: 'Zero errors; the table holds exactly what the clients believe (every 201 present, every delete gone, every update\'s last value); RSS in the second half grows < 10% (its floor after garbage collection).',
-        observed: `${total} requests (${Object.entries(load.operations).map(([op, count]) => `${op} ${count}`).join(', ')}), ${Math.round(total / (load.elapsedMs / 1000))} req/s, latency p50 ${median(load.latencies).toFixed(1)} ms, p99 ${percentile(load.latencies, 99).toFixed(1)} ms; ${load.errors.length} errors${load.errors.length ? ` (e.g. ${load.errors.slice(0, 2).join('; ')})` : ''}. Table: ${table.size} rows vs ${load.beliefs.size} believed; missing ${missing.length}, unexpected ${unexpected.length}, differing ${differing.length}. RSS of the server process (sampled every 0.5 s): ${(load.rss[0]?.kib / 1024).toFixed(0)} MiB at start, peak ${(Math.max(...half) / 1024).toFixed(0)} MiB in the second half; floor after GC ${(rssMid / 1024).toFixed(1)} MiB at its start, ${(rssEnd / 1024).toFixed(1)} MiB at its end (${(growth * 100).toFixed(1)}%).`,
+        observed: `${total} requests (${Object.entries(load.operations).map(([op, count]) => `${op} ${count}`).join(', ')}), ${Math.round(total / (load.elapsedMs / 1000))} req/s, latency p50 ${median(load.latencies).toFixed(1)} ms, p99 ${percentile(load.latencies, 99).toFixed(1)} ms; ${load.errors.length} errors${load.errors.length ? ` (e.g. ${load.errors.slice(0, 2).join('; ')})` : ''}. Table: ${table.size} rows vs ${load.beliefs.size} believed; missing ${missing.length}, unexpected ${unexpected.length}, differing ${differing.length}. RSS of the server process (sampled every 0.5 s): ${mib(load.rss[0]?.bytes ?? NaN).toFixed(0)} MiB at start, peak ${mib(Math.max(...half)).toFixed(0)} MiB in the second half; floor after GC ${mib(rssMid).toFixed(1)} MiB at its start, ${mib(rssEnd).toFixed(1)} MiB at its end (${(growth * 100).toFixed(1)}%).`,
         pass: passed(checks),
       });
       if (load.errors.length) console.error(`${service} load errors:\n${load.errors.slice(0, 10).join('\n')}`);

@@ -1,19 +1,19 @@
 import http from 'node:http';
-import fs from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { freeLoopbackPort, startEmbeddedPostgres, type RunningPostgres } from '../../server/shared/embeddedPostgres.js';
 import { loadConfig } from '../../server/shared/config.js';
 import { createLogger } from '../../server/shared/logger.js';
-import { postgresProcessesFor, startServices as startProcess, temporaryDataDir, type ProcessOptions, type StartedProcess } from '../support/process.js';
-import { jsonRequest, parseJson, send } from './http.js';
+import { send, type Request } from '../../harness/http.js';
+import { logLines } from '../../harness/logs.js';
+import { descendants, postgresProcessesFor, startProcess, type ProcessOptions, type RunningProcess, type ServiceUrls } from '../../harness/processes.js';
+import { useTemporaryDataDir } from '../support/services.js';
 import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
-import { logLines, stopServices } from './services.js';
 
-// Case 1 of issue 5. The suite's shared PostgreSQL must not be stopped, so this file runs its
-// own embedded server on a fixed port: stopped and started again, it comes back at the same
-// address the services were given in DATABASE_URL.
+// The database goes away under the running process. The suite's shared PostgreSQL must not be
+// stopped, so this file runs its own embedded server on a fixed port: stopped and started
+// again, it comes back at the same address the services were given in DATABASE_URL.
 
 const ANSWER_WITHIN_MS = 5_000;
 const RECOVER_WITHIN_MS = 5_000;
@@ -28,16 +28,16 @@ interface Sample {
 }
 
 /** Keeps a few clients busy against every service until `stop()`; each sample is one request. */
-function trafficFlow(urls: StartedProcess['urls']) {
+function trafficFlow(urls: ServiceUrls) {
   const samples: Sample[] = [];
   let running = true;
   const agent = new http.Agent({ keepAlive: true });
 
-  async function request(service: Sample['service'], base: string, req: Parameters<typeof send>[1]) {
+  async function request(service: Sample['service'], base: string, req: Request) {
     const startedAt = performance.now();
     try {
       const response = await send(base, { ...req, agent, timeoutMs: 15_000 });
-      const sample = { service, startedAt, endedAt: performance.now(), status: response.status, body: parseJson(response) };
+      const sample = { service, startedAt, endedAt: performance.now(), status: response.status, body: response.json };
       samples.push(sample);
       return sample;
     } catch (error) {
@@ -50,7 +50,7 @@ function trafficFlow(urls: StartedProcess['urls']) {
     const base = urls[service];
     for (let i = 0; running; i++) {
       const fields = service === 'notes8080' ? { title: `w${worker}-${i}`, body: 'b' } : { title: `w${worker}-${i}`, content: 'c' };
-      const created = await request(service, base, jsonRequest('POST', '/notes', fields));
+      const created = await request(service, base, { method: 'POST', path: '/notes', json: fields });
       const id = (created?.body as { id?: number } | undefined)?.id;
       if (created?.status === 201 && id) await request(service, base, { method: 'GET', path: `/notes/${id}` });
       await sleep(20);
@@ -83,14 +83,7 @@ function trafficFlow(urls: StartedProcess['urls']) {
 /** The PostgreSQL server of `dataDir` and every process it started (its backends and workers). */
 async function databaseProcesses(dataDir: string): Promise<number[]> {
   const servers = await postgresProcessesFor(dataDir);
-  const children: number[] = [];
-  for (const entry of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    if (servers.includes(parent)) children.push(Number(entry));
-  }
-  return [...servers, ...children];
+  return [...servers, ...(await Promise.all(servers.map(descendants))).flat()];
 }
 
 const isSuccess = (sample: Sample) => sample.status !== undefined && sample.status >= 200 && sample.status < 300;
@@ -104,20 +97,20 @@ function isShapedOutage(sample: Sample): boolean {
 }
 
 describe('database outage', () => {
-  let dataDir: string;
+  const dataDir = useTemporaryDataDir();
   let port: number;
   let database: RunningPostgres | undefined;
   const logger = createLogger('warn');
 
   /** Starts the process, and stops it when the test ends, whether it passed or not. */
-  const startServices = async (options: ProcessOptions): Promise<StartedProcess> => {
+  const startServices = async (options: ProcessOptions): Promise<RunningProcess> => {
     const services = await startProcess(options);
-    onTestFinished(async () => void (await stopServices(services)));
+    onTestFinished(async () => void (await services.stop()));
     return services;
   };
 
   const startDatabase = async () => {
-    database = await startEmbeddedPostgres({ dataDir, logger, durable: false, port });
+    database = await startEmbeddedPostgres({ dataDir: dataDir(), logger, durable: false, port });
     return database;
   };
   const stopDatabase = async () => {
@@ -126,20 +119,16 @@ describe('database outage', () => {
   };
 
   beforeAll(async () => {
-    dataDir = await temporaryDataDir();
     port = await freeLoopbackPort();
     await startDatabase();
   });
 
-  afterAll(async () => {
-    await stopDatabase();
-    for (const pid of await postgresProcessesFor(dataDir)) process.kill(pid, 'SIGKILL');
-    await fs.rm(dataDir, { recursive: true, force: true });
-  });
+  // Before the data folder's own clean-up (after-hooks run last registered first).
+  afterAll(stopDatabase);
 
   test('requests during an outage answer 500 quickly; the services recover by themselves', async () => {
     const url = database!.url;
-    const services = await startServices({ dataDir, env: { DATABASE_URL: url } });
+    const services = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: url } });
 
     const flow = trafficFlow(services.urls);
     await sleep(scale(1_000, 3_000));
@@ -192,7 +181,7 @@ describe('database outage', () => {
     report({
       key: '1a',
       case: '1. Database outage while requests flow',
-      done: `6 clients creating and reading notes on 8080 and 8000, plus /health and /api/me probes, through the process (\`startServices\`, DATABASE_URL to a PostgreSQL of the test's own); PostgreSQL stopped for ${((startBegin - stopped) / 1000).toFixed(1)} s, then started again at the same port.`,
+      done: `6 clients creating and reading notes on 8080 and 8000, plus /health and /api/me probes, through the process (\`startProcess\`, DATABASE_URL to a PostgreSQL of the test's own); PostgreSQL stopped for ${((startBegin - stopped) / 1000).toFixed(1)} s, then started again at the same port.`,
       expected: 'During the outage every notes request answers 500 in the service\'s error shape within 5 s; /health still answers; no crash. Within 5 s of PostgreSQL being back, both services serve normally without a restart.',
       observed: `${samples.length} requests: ${before.length} before (all 2xx: ${checks['all answered before the outage']}), ${during.length} during the outage (500 in shape: ${during.filter(isShapedOutage).length}; bodies ${downBodies.join(', ')}), ${transition.length} around the transitions, ${after.length} after recovery (2xx: ${after.filter(isSuccess).length}). Slowest answer ${Math.round(slowest)} ms; ${networkErrors.length} connection errors. ${probes.filter(healthy).length} of ${probes.length} probes (${probesDuring.length} during the outage) answered as usual. Back in service ${Math.round(recovered.notes8080)} ms (8080) and ${Math.round(recovered.notes8000)} ms (8000) after PostgreSQL was ready. Process still running: ${checks['the process kept running']}.`,
       pass: passed(checks),
@@ -203,16 +192,16 @@ describe('database outage', () => {
     }
     expectChecks(checks);
 
-    expect(await stopServices(services)).toBe(0);
+    expect(await services.stop()).toBe(0);
   }, 180_000);
 
   // Beyond a stop: a database that accepts nothing and answers nothing (a frozen host or a
   // network partition), where only the services' own timeouts can end a request.
   test('requests while the database is frozen answer 500 within 5 s; the services recover by themselves', async () => {
-    const services = await startServices({ dataDir, env: { DATABASE_URL: database!.url } });
+    const services = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: database!.url } });
     const flow = trafficFlow(services.urls);
     await sleep(2_000);
-    const frozen = await databaseProcesses(dataDir);
+    const frozen = await databaseProcesses(dataDir());
     const freezeMs = scale(6_000, 12_000);
     const freezeBegin = performance.now();
     try {
@@ -246,13 +235,13 @@ describe('database outage', () => {
       pass: passed(checks),
     });
     expectChecks(checks);
-    expect(await stopServices(services)).toBe(0);
+    expect(await services.stop()).toBe(0);
   }, 180_000);
 
   test('start-up while the database is down retries with backoff, says why, then serves', async () => {
     const url = database!.url;
     await stopDatabase();
-    const starting = startServices({ dataDir, env: { DATABASE_URL: url, DB_STARTUP_RETRY_MS: '60000', LOG_LEVEL: 'info' } });
+    const starting = startServices({ dataDir: dataDir(), env: { DATABASE_URL: url, DB_STARTUP_RETRY_MS: '60000', LOG_LEVEL: 'info' } });
     starting.catch(() => undefined);
     const downFor = scale(3_000, 8_000);
     await sleep(downFor);
@@ -264,7 +253,7 @@ describe('database outage', () => {
     const retries = logLines(services.output()).filter((line) => line.msg === 'database not reachable yet');
     const delays = retries.map((line) => Number(line.retryInMs));
     const reasons = [...new Set(retries.map((line) => String(line.err)))];
-    const created = await send(services.urls.notes8080, jsonRequest('POST', '/notes', { title: 'after the retry', body: '' }));
+    const created = await send(services.urls.notes8080, { method: 'POST', path: '/notes', json: { title: 'after the retry', body: '' } });
     const listed = await send(services.urls.notes8000, { method: 'GET', path: '/notes' });
 
     const checks = {
@@ -283,14 +272,14 @@ describe('database outage', () => {
     });
     expectChecks(checks);
 
-    expect(await stopServices(services)).toBe(0);
+    expect(await services.stop()).toBe(0);
   }, 180_000);
 
   test('start-up gives up after DB_STARTUP_RETRY_MS and exits, saying why', async () => {
     const url = database!.url;
     await stopDatabase();
     const started = performance.now();
-    const failure = await startServices({ dataDir, env: { DATABASE_URL: url, DB_STARTUP_RETRY_MS: '2000', LOG_LEVEL: 'info' } }).then(
+    const failure = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: url, DB_STARTUP_RETRY_MS: '2000', LOG_LEVEL: 'info' } }).then(
       () => undefined,
       (error: Error) => error.message,
     );

@@ -1,20 +1,19 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { User } from '../../server/auth/accounts.js';
-import { createApp } from '../../server/auth/app.js';
+import { auth, type AuthDeps } from '../../server/auth/index.js';
 import { SessionStore } from '../../server/auth/sessions.js';
 import { builtSpa, ensureSpaBuilt } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/shared/config.js';
-import type { RunningServer } from '../../server/shared/serve.js';
-import { serve } from '../support/http.js';
-import { jsonRequest, parseJson, send } from './http.js';
+import { send } from '../../harness/http.js';
+import type { StartedService } from '../../harness/service.js';
+import { startTestService } from '../support/services.js';
 import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
 
-// Case 5 of issue 5: the in-memory session table under pressure, first through the store the
-// login service uses, then through the login API itself.
+// The in-memory session table under pressure, first through the store the login service uses,
+// then through the login API itself.
 
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
@@ -125,36 +124,34 @@ describe('sessions under pressure', () => {
 
   describe('through the login API', () => {
     const sessionMax = scale(100, 1_000);
-    let server: RunningServer;
+    let service: StartedService<AuthDeps>;
     let clockOffsetMs = 0;
 
     beforeAll(async () => {
       await ensureSpaBuilt();
-      const { auth } = loadConfig({ PASSWORD_HASH_COST: '4', SESSION_MAX: String(sessionMax) });
-      const app = createApp({ config: auth, logger: pino({ level: 'silent' }), spa: await builtSpa(), now: () => Date.now() + clockOffsetMs });
-      server = await serve(app);
+      const { auth: config } = loadConfig({ PASSWORD_HASH_COST: '4', SESSION_MAX: String(sessionMax) });
+      service = await startTestService(auth, { deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs }, logLevel: 'warn' });
     }, 180_000);
 
     afterAll(async () => {
-      await server?.close(1_000);
+      await service?.close();
     });
 
     const credentials = { email: 'user@example.com', password: 'user-password' };
 
     async function login(cookie?: string): Promise<string> {
-      const request = jsonRequest('POST', '/api/login', credentials);
-      const response = await send(server.url, { ...request, headers: { ...request.headers, ...(cookie ? { cookie } : {}) } });
+      const response = await service.request('POST', '/api/login', { json: credentials, headers: cookie ? { cookie } : {} });
       expect(response.status).toBe(200);
       return /token=([^;]+)/.exec(String(response.headers['set-cookie']))![1];
     }
 
     async function me(token: string) {
-      const response = await send(server.url, { method: 'GET', path: '/api/me', headers: { cookie: `token=${token}` } });
-      return { status: response.status, body: parseJson(response) };
+      const response = await service.request('GET', '/api/me', { headers: { cookie: `token=${token}` } });
+      return { status: response.status, body: response.json };
     }
 
     async function dashboard(token: string) {
-      const response = await send(server.url, { method: 'GET', path: '/dashboard', headers: { cookie: `token=${token}` } });
+      const response = await send(service.url, { method: 'GET', path: '/dashboard', headers: { cookie: `token=${token}` } });
       return `${response.status} ${response.headers.location ?? ''}`.trim();
     }
 
@@ -174,7 +171,7 @@ describe('sessions under pressure', () => {
       const renewed = await login(`token=${held}`);
       const fixationRefused = renewed !== held && (await me(held)).status === 401 && (await me(renewed)).status === 200;
 
-      const logout = await send(server.url, { method: 'POST', path: '/api/logout', headers: { cookie: `token=${renewed}` } });
+      const logout = await service.request('POST', '/api/logout', { headers: { cookie: `token=${renewed}` } });
       const logoutRefused = logout.status === 200 && JSON.stringify(await me(renewed)) === JSON.stringify(invalid);
       const loggedOutDashboard = await dashboard(renewed);
 

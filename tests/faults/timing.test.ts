@@ -1,17 +1,16 @@
 import http from 'node:http';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, test } from 'vitest';
-import { createApp } from '../../server/auth/app.js';
+import { auth, type AuthDeps } from '../../server/auth/index.js';
 import { builtSpa, ensureSpaBuilt } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/shared/config.js';
-import type { RunningServer } from '../../server/shared/serve.js';
-import { serve } from '../support/http.js';
-import { jsonRequest, percentile, send } from './http.js';
+import { percentile } from '../../harness/http.js';
+import type { StartedService } from '../../harness/service.js';
+import { startTestService } from '../support/services.js';
 import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
 
-// Case 6 of issue 5: does the login answer reveal whether an email exists? Measured and
-// reported; the only assertions are on what the answers say, never on their timing.
+// Does the login answer reveal whether an email exists? Measured and reported; the only
+// assertions are on what the answers say, never on their timing.
 
 const TRIES = scale(10, 200);
 
@@ -22,21 +21,20 @@ const variance = (values: number[]) => {
 };
 
 describe('login timing', () => {
-  let server: RunningServer;
+  let service: StartedService<AuthDeps>;
   let clockOffsetMs = 0;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
   beforeAll(async () => {
     await ensureSpaBuilt();
     // The default scrypt cost, as in production.
-    const { auth } = loadConfig({});
-    const app = createApp({ config: auth, logger: pino({ level: 'silent' }), spa: await builtSpa(), now: () => Date.now() + clockOffsetMs });
-    server = await serve(app);
+    const { auth: config } = loadConfig({});
+    service = await startTestService(auth, { deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs }, logLevel: 'warn' });
   }, 180_000);
 
   afterAll(async () => {
     agent.destroy();
-    await server?.close(1_000);
+    await service?.close();
   });
 
   test(`unknown email vs wrong password, ${TRIES} tries each`, async () => {
@@ -46,9 +44,9 @@ describe('login timing', () => {
       // Past the throttling window each time: this measures the password check, not the 429.
       clockOffsetMs += 16 * 60 * 1000;
       const email = kind === 'unknown' ? `nobody-${i}@example.com` : 'user@example.com';
-      const response = await send(server.url, { ...jsonRequest('POST', '/api/login', { email, password: `wrong-${i}` }), agent });
+      const response = await service.request('POST', '/api/login', { json: { email, password: `wrong-${i}` }, agent });
       times[kind].push(response.ms);
-      answers.add(`${response.status} ${response.body.toString('utf8')}`);
+      answers.add(`${response.status} ${response.text}`);
     };
     await attempt('unknown', -1); // warm-up, not counted
     times.unknown.length = 0;
