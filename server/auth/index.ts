@@ -1,13 +1,13 @@
 import type { Middleware } from 'koa';
 import { ConfigError, type AuthConfig } from '../shared/config.js';
-import { HttpError, MalformedJsonError } from '../shared/errors.js';
+import { HttpError, MalformedJsonError, type ErrorAnswer } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
-import { buildApp, type ErrorAnswer, type ServiceDescriptor } from '../shared/service.js';
+import { buildApp, type ServiceDescriptor } from '../shared/service.js';
 import { createAccounts } from './accounts.js';
 import { messages } from './messages.js';
-import { ErrorBody, authRoutes } from './routes.js';
+import { ErrorBody, authRoutes, failure } from './routes.js';
 import { apiHeaders, pageHeaders } from './security.js';
 import { SessionStore } from './sessions.js';
 import type { Spa } from './spa.js';
@@ -25,7 +25,7 @@ export interface AuthDeps {
 const BODY_LIMIT_BYTES = 16 * 1024;
 
 /**
- * The session login service of session-login-service.md. Its `createApp` throws ConfigError
+ * The session login service of docs/specs/session-login-service.md. Its `createApp` throws ConfigError
  * instead of returning an app when the configuration is unsafe: production mode with a default
  * password, duplicate account emails, or a password hash cost that is not a power of two.
  */
@@ -63,28 +63,15 @@ function headers(production: boolean, spa: Spa): Middleware {
   return (ctx, next) => (ctx.path.startsWith('/api/') ? api(ctx, next) : pages(ctx, next));
 }
 
-const failure = (description: string, example: string) => ({ description, schema: ErrorBody, example: { error: example } });
-
 const contract: Contract = {
   title: 'Session Login API',
   version: '1.0.0',
   description:
     'Log in with an email and password, read the current user, log out. The session token travels in the HttpOnly `token` cookie. Every failure answers `{error: string}`.',
-  everyOperation: { 500: failure('An unexpected failure', messages.internalError) },
-  withBody: {
-    400: failure('The body is not a JSON object with a string `email` and `password`', messages.invalidLoginBody),
-    413: failure('The body is larger than 16 KiB', messages.bodyTooLarge),
-    415: failure('The body declares a charset other than UTF-8', 'Unsupported charset "latin1"'),
-  },
-  withParams: {},
-  unmatched: {
-    400: failure('A file path that is not valid percent-encoding', 'failed to decode'),
-    404: failure('No such path', messages.notFound),
-    405: {
-      ...failure('The path does not take this method', messages.methodNotAllowed),
-      headers: { Allow: { description: 'The methods the path takes', schema: { type: 'string' } } },
-    },
-  },
+  errorSchema: ErrorBody,
+  invalidBody: { 400: failure('The body is not a JSON object with a string `email` and `password`', messages.invalidLoginBody) },
+  invalidParams: {},
+  unmatched: { 400: failure('A file path that is not valid percent-encoding', 'failed to decode') },
 };
 
 /** The service's own words for the shared failures; others keep the message they were thrown with. */

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import * as yup from 'yup';
 import { tooManyRequests, unauthorized } from '../shared/errors.js';
-import { messageSchema } from '../shared/openapi.js';
+import { messageAnswers } from '../shared/openapi.js';
 import { route, type JsonSchema } from '../shared/route.js';
 import type { Accounts } from './accounts.js';
 import { messages } from './messages.js';
@@ -27,7 +27,7 @@ export interface AuthRoutesDeps {
 }
 
 /** Every failure's body: `{error: "…"}`. */
-export const ErrorBody = messageSchema('Error', 'error');
+export const { schema: ErrorBody, outcome: failure } = messageAnswers('Error', 'error');
 
 /** Any other fields are ignored; an empty string counts as missing. */
 const LoginInput = yup
@@ -40,18 +40,21 @@ const LoginInput = yup
 
 const Ok: JsonSchema = { type: 'object', title: 'Ok', properties: { ok: { const: true } }, required: ['ok'] };
 
-const User: JsonSchema = {
+const Me: JsonSchema = {
   type: 'object',
-  title: 'User',
+  title: 'Me',
   properties: {
-    id: { type: 'string' },
-    email: { type: 'string', examples: ['user@example.com'] },
-    role: { enum: ['user', 'admin'] },
+    user: {
+      type: 'object',
+      title: 'User',
+      properties: { id: { type: 'string' }, email: { type: 'string', examples: ['user@example.com'] }, role: { enum: ['user', 'admin'] } },
+      required: ['id', 'email', 'role'],
+    },
   },
-  required: ['id', 'email', 'role'],
+  required: ['user'],
 };
 
-const failure = (description: string, example: string) => ({ description, schema: ErrorBody, example: { error: example } });
+
 
 const sessionCookieHeader = {
   'Set-Cookie': {
@@ -70,22 +73,23 @@ export function authRoutes({ accounts, sessions, throttle, cookie, spa }: AuthRo
   };
 
   return [
-    route({
-      method: 'post',
-      path: '/api/login',
-      summary: 'Log In',
-      description: 'Checks the email and password and starts a session, whose token is set as the `token` cookie.',
-      body: LoginInput,
-      responses: {
-        200: { description: 'Logged in', schema: Ok, headers: sessionCookieHeader },
-        401: failure('No account has this email and password', messages.invalidCredentials),
-        403: failure('Sent from a page of another site (Origin header)', messages.foreignOrigin),
-        429: {
-          ...failure('Too many failed logins for this email or from this address', messages.tooManyAttempts),
-          headers: { 'Retry-After': { description: 'Seconds until another attempt is admitted', schema: { type: 'integer' } } },
+    route(
+      'POST /api/login',
+      {
+        summary: 'Log In',
+        description: 'Checks the email and password and starts a session, whose token is set as the `token` cookie.',
+        body: LoginInput,
+        responses: {
+          200: { description: 'Logged in', schema: Ok, headers: sessionCookieHeader },
+          401: failure('No account has this email and password', messages.invalidCredentials),
+          403: failure('Sent from a page of another site (Origin header)', messages.foreignOrigin),
+          429: {
+            ...failure('Too many failed logins for this email or from this address', messages.tooManyAttempts),
+            headers: { 'Retry-After': { description: 'Seconds until another attempt is admitted', schema: { type: 'integer' } } },
+          },
         },
       },
-      async handler(ctx, { body }) {
+      async (ctx, { body }) => {
         refuseForeignOrigin(ctx);
         const { email, password } = await body();
         const retryAfter = throttle.admit(email, ctx.ip);
@@ -99,70 +103,45 @@ export function authRoutes({ accounts, sessions, throttle, cookie, spa }: AuthRo
         setSessionCookie(ctx, sessions.create(user), cookie);
         ctx.body = { ok: true };
       },
-    }),
+    ),
 
-    route({
-      method: 'get',
-      path: '/api/me',
-      summary: 'Current User',
-      session: true,
-      responses: {
-        200: { description: 'The signed-in user', schema: { type: 'object', title: 'Me', properties: { user: User }, required: ['user'] } },
-        401: failure('No `token` cookie (`unauthenticated`), or one that names no live session (`invalid session`)', messages.unauthenticated),
+    route(
+      'GET /api/me',
+      {
+        summary: 'Current User',
+        session: true,
+        responses: {
+          200: { description: 'The signed-in user', schema: Me },
+          401: failure('No `token` cookie (`unauthenticated`), or one that names no live session (`invalid session`)', messages.unauthenticated),
+        },
       },
-      handler(ctx) {
+      (ctx) => {
         ctx.body = { user: requireUser(ctx, sessions) };
       },
-    }),
+    ),
 
-    route({
-      method: 'post',
-      path: '/api/logout',
-      summary: 'Log Out',
-      description: 'Ends the session of the `token` cookie, if any, and deletes the cookie. Always 200.',
-      responses: {
-        200: { description: 'Logged out (or was not logged in)', schema: Ok, headers: sessionCookieHeader },
+    route(
+      'POST /api/logout',
+      {
+        summary: 'Log Out',
+        description: 'Ends the session of the `token` cookie, if any, and deletes the cookie. Always 200.',
+        responses: { 200: { description: 'Logged out (or was not logged in)', schema: Ok, headers: sessionCookieHeader } },
       },
-      handler(ctx) {
+      (ctx) => {
         for (const token of sessionTokens(ctx)) sessions.remove(token);
         deleteSessionCookie(ctx, cookie);
         ctx.body = { ok: true };
       },
-    }),
+    ),
 
-    route({
-      method: 'get',
-      path: '/',
-      summary: 'Home',
-      internal: true,
-      responses: {},
-      handler(ctx) {
-        ctx.redirect('/dashboard');
-      },
-    }),
+    route('GET /', { internal: true }, (ctx) => ctx.redirect('/dashboard')),
 
-    route({
-      method: 'get',
-      path: '/login',
-      summary: 'Login page',
-      internal: true,
-      responses: {},
-      handler: page,
-    }),
+    route('GET /login', { internal: true }, page),
 
-    route({
-      method: 'get',
-      path: '/dashboard',
-      summary: 'Dashboard page',
-      internal: true,
-      responses: {},
-      async handler(ctx) {
-        if (!signedInUser(ctx, sessions)) {
-          ctx.set('Cache-Control', 'no-store');
-          return ctx.redirect('/login');
-        }
-        await page(ctx);
-      },
+    route('GET /dashboard', { internal: true }, async (ctx) => {
+      if (signedInUser(ctx, sessions)) return page(ctx);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.redirect('/login');
     }),
   ];
 }

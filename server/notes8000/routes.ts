@@ -1,9 +1,9 @@
 import * as yup from 'yup';
 import type { Database } from '../shared/database.js';
-import { notFound } from '../shared/errors.js';
+import { found, notFound } from '../shared/errors.js';
 import { maxChars, text } from '../shared/fields.js';
-import { jsonArray } from '../shared/jsonArray.js';
-import { messageSchema } from '../shared/openapi.js';
+import { respondWithArray } from '../shared/jsonArray.js';
+import { messageAnswers } from '../shared/openapi.js';
 import { route, type JsonSchema } from '../shared/route.js';
 import { pathInteger } from './pydantic.js';
 import { noteStore, type NoteChanges, type NoteRow } from './store.js';
@@ -13,7 +13,7 @@ const NOTE_DELETED = 'ノートを削除しました';
 export const TITLE_MAX_CHARS = 100;
 
 /** A failure worded as one message: `{detail: "…"}`. */
-export const HTTPError = messageSchema('HTTPError', 'detail');
+export const { schema: HTTPError, outcome: message } = messageAnswers('HTTPError', 'detail');
 
 /**
  * The body of a create. Other fields (`id`, the timestamps, unknown ones) are ignored: the store
@@ -67,6 +67,15 @@ const Note: JsonSchema = {
   additionalProperties: false,
 };
 
+const NoteList: JsonSchema = { type: 'array', items: Note };
+
+/** FastAPI describes every success the same way. */
+const success = (schema: JsonSchema) => ({ description: 'Successful Response', schema });
+
+const Health: JsonSchema = { type: 'object', title: 'Health', properties: { status: { type: 'string', const: 'healthy', title: 'Status' } }, required: ['status'] };
+
+const Message: JsonSchema = { type: 'object', title: 'Message', properties: { message: { type: 'string', title: 'Message', examples: [NOTE_DELETED] } }, required: ['message'] };
+
 function presentNote(row: NoteRow) {
   return {
     id: row.id,
@@ -80,12 +89,7 @@ function presentNote(row: NoteRow) {
 /** The store gives microseconds always; Python's `isoformat()` leaves out a fraction that is exactly zero. */
 const pythonIsoformat = (timestamp: string) => timestamp.replace(/\.000000$/, '');
 
-const missing = { 404: { description: 'No note has this id', schema: HTTPError, example: { detail: NOTE_NOT_FOUND } } };
-
-function found(note: NoteRow | undefined): NoteRow {
-  if (!note) throw notFound(NOTE_NOT_FOUND);
-  return note;
-}
+const missing = { 404: message('No note has this id', NOTE_NOT_FOUND) };
 
 /**
  * The endpoints, answering as FastAPI does. Each handler reads its body before anything else:
@@ -94,91 +98,45 @@ function found(note: NoteRow | undefined): NoteRow {
 export function noteRoutes(db: Database) {
   const store = noteStore(db);
   return [
-    route({
-      method: 'get',
-      path: '/health',
-      summary: 'Health',
-      description: 'Reports that the process is running.',
-      responses: {
-        200: {
-          description: 'The process is running',
-          schema: { type: 'object', title: 'Health', properties: { status: { type: 'string', const: 'healthy', title: 'Status' } }, required: ['status'] },
-        },
-      },
-      handler(ctx) {
-        ctx.body = { status: 'healthy' };
-      },
+    route('GET /health', { summary: 'Health', description: 'Reports that the process is running.', responses: { 200: success(Health) } }, (ctx) => {
+      ctx.body = { status: 'healthy' };
     }),
 
-    route({
-      method: 'get',
-      path: '/notes',
-      summary: 'List Notes',
-      description: 'All notes, newest `id` first.',
-      responses: { 200: { description: 'Successful Response', schema: { type: 'array', items: Note } } },
-      async handler(ctx) {
-        ctx.type = 'json';
-        ctx.body = await jsonArray(store.list(), presentNote);
-      },
+    route('GET /notes', { summary: 'List Notes', description: 'All notes, newest `id` first.', responses: { 200: success(NoteList) } }, (ctx) =>
+      respondWithArray(ctx, store.list(), presentNote),
+    ),
+
+    route('POST /notes', { summary: 'Create Note', body: NoteCreate, responses: { 201: success(Note) } }, async (ctx, { body }) => {
+      const { title, content } = await body();
+      ctx.status = 201;
+      ctx.body = presentNote(await store.create({ title, content }));
     }),
 
-    route({
-      method: 'post',
-      path: '/notes',
-      summary: 'Create Note',
-      body: NoteCreate,
-      responses: { 201: { description: 'Successful Response', schema: Note } },
-      async handler(ctx, { body }) {
-        const { title, content } = await body();
-        ctx.status = 201;
-        ctx.body = presentNote(await store.create({ title, content }));
-      },
+    route('GET /notes/{note_id}', { summary: 'Get Note', params: NoteId, responses: { 200: success(Note), ...missing } }, async (ctx, { params }) => {
+      ctx.body = presentNote(found(await store.find(params.note_id), NOTE_NOT_FOUND));
     }),
 
-    route({
-      method: 'get',
-      path: '/notes/{note_id}',
-      summary: 'Get Note',
-      params: NoteId,
-      responses: { 200: { description: 'Successful Response', schema: Note }, ...missing },
-      async handler(ctx, { params }) {
-        ctx.body = presentNote(found(await store.find(params.note_id)));
+    route(
+      'PUT /notes/{note_id}',
+      {
+        summary: 'Update Note',
+        description: 'Partial update: a field left out or null keeps its value.',
+        params: NoteId,
+        body: NoteUpdate,
+        responses: { 200: success(Note), ...missing },
       },
-    }),
-
-    route({
-      method: 'put',
-      path: '/notes/{note_id}',
-      summary: 'Update Note',
-      description: 'Partial update: a field left out or null keeps its value.',
-      params: NoteId,
-      body: NoteUpdate,
-      responses: { 200: { description: 'Successful Response', schema: Note }, ...missing },
-      async handler(ctx, { params, body }) {
+      async (ctx, { params, body }) => {
         const { title, content } = await body();
         const changes: NoteChanges = {};
         if (title != null) changes.title = title;
         if (content != null) changes.content = content;
-        ctx.body = presentNote(found(await store.update(params.note_id, changes)));
+        ctx.body = presentNote(found(await store.update(params.note_id, changes), NOTE_NOT_FOUND));
       },
-    }),
+    ),
 
-    route({
-      method: 'delete',
-      path: '/notes/{note_id}',
-      summary: 'Delete Note',
-      params: NoteId,
-      responses: {
-        200: {
-          description: 'Successful Response',
-          schema: { type: 'object', title: 'Message', properties: { message: { type: 'string', title: 'Message', examples: [NOTE_DELETED] } }, required: ['message'] },
-        },
-        ...missing,
-      },
-      async handler(ctx, { params }) {
-        if (!(await store.remove(params.note_id))) throw notFound(NOTE_NOT_FOUND);
-        ctx.body = { message: NOTE_DELETED };
-      },
+    route('DELETE /notes/{note_id}', { summary: 'Delete Note', params: NoteId, responses: { 200: success(Message), ...missing } }, async (ctx, { params }) => {
+      if (!(await store.remove(params.note_id))) throw notFound(NOTE_NOT_FOUND);
+      ctx.body = { message: NOTE_DELETED };
     }),
   ];
 }

@@ -1,45 +1,26 @@
-import { fileURLToPath } from 'node:url';
-import type { Database } from '../shared/database.js';
-import { describeServerError, HttpError, MalformedJsonError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
+import { describeServerError, HttpError, MalformedJsonError, type ErrorAnswer } from '../shared/errors.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
-import { buildApp, type ErrorAnswer, type ServiceDescriptor } from '../shared/service.js';
-import { ErrorBody, NOTE_NOT_FOUND, noteRoutes } from './routes.js';
+import { buildApp, ownSchema, type ServiceDescriptor, type StoredServiceDeps } from '../shared/service.js';
+import { ErrorBody, failure, NOTE_NOT_FOUND, noteRoutes } from './routes.js';
 
-export interface Notes8080Deps {
-  db: Database;
-  logger: Logger;
-  bodyLimitBytes: number;
-}
-
-/** The notes service of notes-service-8080.md: CRUD on `/notes`, `{error}` bodies on failure. */
-export const notes8080: ServiceDescriptor<Notes8080Deps> = {
+/** The notes service of docs/specs/notes-service-8080.md: CRUD on `/notes`, `{error}` bodies on failure. */
+export const notes8080: ServiceDescriptor<StoredServiceDeps> = {
   name: 'notes8080',
-  database: { schema: 'notes8080', migrations: fileURLToPath(new URL('./migrations', import.meta.url)) },
+  database: ownSchema('notes8080', import.meta.url),
   createApp: ({ db, logger, bodyLimitBytes }) => buildApp({ contract, routes: noteRoutes(db), logger, answerFor, bodyLimitBytes }),
 };
-
-const failure = (description: string, example: string) => ({ description, schema: ErrorBody, example: { error: example } });
 
 const contract: Contract = {
   title: 'Notes API (8080)',
   version: '1.0.0',
   description: 'Notes with a title and a body, stored in PostgreSQL. Every failure answers `{error: string}`.',
-  everyOperation: { 500: failure('The store failed (for example, the database is unreachable)', 'database unavailable') },
-  withBody: {
+  errorSchema: ErrorBody,
+  invalidBody: {
     400: failure('The body is not valid JSON, or not a note', 'title is required'),
-    413: failure('The body is larger than the limit', 'Request body too large'),
     415: failure('The body was not sent as JSON', 'Request body must be sent with Content-Type: application/json (got text/plain)'),
   },
-  withParams: { 404: failure('No note has this id (anything but a positive integer names none)', NOTE_NOT_FOUND) },
-  unmatched: {
-    404: failure('No such path', 'Not Found'),
-    405: {
-      ...failure('The path does not take this method', 'Method Not Allowed'),
-      headers: { Allow: { description: 'The methods the path takes', schema: { type: 'string' } } },
-    },
-  },
+  invalidParams: { 404: failure('No note has this id (anything but a positive integer names none)', NOTE_NOT_FOUND) },
 };
 
 /** Every failure as `{error: string}`. */

@@ -1,9 +1,9 @@
 import * as yup from 'yup';
 import type { Database } from '../shared/database.js';
-import { notFound } from '../shared/errors.js';
+import { found, notFound } from '../shared/errors.js';
 import { maxChars, text } from '../shared/fields.js';
-import { jsonArray } from '../shared/jsonArray.js';
-import { messageSchema } from '../shared/openapi.js';
+import { respondWithArray } from '../shared/jsonArray.js';
+import { messageAnswers } from '../shared/openapi.js';
 import { route, type JsonSchema } from '../shared/route.js';
 import { noteStore, type NoteRow } from './store.js';
 
@@ -13,7 +13,7 @@ export const TITLE_MAX_CHARS = 200;
 const MAX_ID = 2_147_483_647;
 
 /** Every failure's body: `{error: "…"}`. */
-export const ErrorBody = messageSchema('Error', 'error');
+export const { schema: ErrorBody, outcome: failure } = messageAnswers('Error', 'error');
 
 /** What a JSON value that is not an object is, for the error message. */
 function describeJsonValue(value: unknown): string {
@@ -66,82 +66,52 @@ const Note: JsonSchema = {
   required: ['id', 'title', 'body', 'created_at'],
 };
 
+const note = (description: string) => ({ description, schema: Note });
+const notes = (description: string) => ({ description, schema: { type: 'array', items: Note } });
+
 function presentNote(row: NoteRow) {
   return { id: row.id, title: row.title, body: row.body, created_at: row.created_at.toISOString() };
 }
 
-const missing = { 404: { description: 'No note has this id', schema: ErrorBody, example: { error: NOTE_NOT_FOUND } } };
-
-function found(note: NoteRow | undefined): NoteRow {
-  if (!note) throw notFound(NOTE_NOT_FOUND);
-  return note;
-}
+const missing = { 404: failure('No note has this id', NOTE_NOT_FOUND) };
 
 export function noteRoutes(db: Database) {
   const store = noteStore(db);
   return [
-    route({
-      method: 'get',
-      path: '/notes',
-      summary: 'List Notes',
-      description: 'Every note, newest `id` first.',
-      responses: { 200: { description: 'All notes', schema: { type: 'array', items: Note } } },
-      async handler(ctx) {
-        ctx.type = 'json';
-        ctx.body = await jsonArray(store.list(), presentNote);
-      },
+    route('GET /notes', { summary: 'List Notes', description: 'Every note, newest `id` first.', responses: { 200: notes('All notes') } }, (ctx) =>
+      respondWithArray(ctx, store.list(), presentNote),
+    ),
+
+    route('POST /notes', { summary: 'Create Note', body: NoteInput, responses: { 201: note('The stored note') } }, async (ctx, { body }) => {
+      const { title, body: text } = await body();
+      ctx.status = 201;
+      ctx.body = presentNote(await store.insert({ title, body: text ?? '' }));
     }),
 
-    route({
-      method: 'post',
-      path: '/notes',
-      summary: 'Create Note',
-      body: NoteInput,
-      responses: { 201: { description: 'The stored note', schema: Note } },
-      async handler(ctx, { body }) {
-        const { title, body: text } = await body();
-        ctx.status = 201;
-        ctx.body = presentNote(await store.insert({ title, body: text ?? '' }));
-      },
+    route('GET /notes/{id}', { summary: 'Get Note', params: NoteId, responses: { 200: note('The note'), ...missing } }, async (ctx, { params }) => {
+      ctx.body = presentNote(found(await store.find(params.id), NOTE_NOT_FOUND));
     }),
 
-    route({
-      method: 'get',
-      path: '/notes/{id}',
-      summary: 'Get Note',
-      params: NoteId,
-      responses: { 200: { description: 'The note', schema: Note }, ...missing },
-      async handler(ctx, { params }) {
-        ctx.body = presentNote(found(await store.find(params.id)));
+    route(
+      'PUT /notes/{id}',
+      {
+        summary: 'Replace Note',
+        description: 'Replaces the title and the body; an omitted body becomes empty. A missing note is reported before an invalid body.',
+        params: NoteId,
+        body: NoteInput,
+        responses: { 200: note('The note as replaced'), ...missing },
       },
-    }),
-
-    route({
-      method: 'put',
-      path: '/notes/{id}',
-      summary: 'Replace Note',
-      description: 'Replaces the title and the body; an omitted body becomes empty. A missing note is reported before an invalid body.',
-      params: NoteId,
-      body: NoteInput,
-      responses: { 200: { description: 'The note as replaced', schema: Note }, ...missing },
-      async handler(ctx, { params, body }) {
-        found(await store.find(params.id));
+      async (ctx, { params, body }) => {
+        found(await store.find(params.id), NOTE_NOT_FOUND);
         const { title, body: text } = await body();
         // The note can be deleted meanwhile: that is a 404 too.
-        ctx.body = presentNote(found(await store.replace(params.id, { title, body: text ?? '' })));
+        ctx.body = presentNote(found(await store.replace(params.id, { title, body: text ?? '' }), NOTE_NOT_FOUND));
       },
-    }),
+    ),
 
-    route({
-      method: 'delete',
-      path: '/notes/{id}',
-      summary: 'Delete Note',
-      params: NoteId,
-      responses: { 204: { description: 'Deleted' }, ...missing },
-      async handler(ctx, { params }) {
-        if (!(await store.remove(params.id))) throw notFound(NOTE_NOT_FOUND);
-        ctx.status = 204;
-      },
+    route('DELETE /notes/{id}', { summary: 'Delete Note', params: NoteId, responses: { 204: { description: 'Deleted' }, ...missing } }, async (ctx, { params }) => {
+      if (!(await store.remove(params.id))) throw notFound(NOTE_NOT_FOUND);
+      ctx.status = 204;
     }),
   ];
 }

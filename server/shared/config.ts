@@ -34,7 +34,7 @@ const envSchema = yup.object({
   DB_POOL_MAX: positiveInt(10),
   /**
    * Longest a request waits for a pooled connection, and then for its query, before it answers
-   * 500: twice this bounds a request when the database stops answering (the issue asks for 5 s).
+   * 500: twice this bounds a request when the database stops answering.
    */
   DB_TIMEOUT_MS: positiveInt(2000),
   /** How long start-up keeps retrying an unreachable database before giving up. */

@@ -57,41 +57,19 @@ const page = (title: string) => `<!DOCTYPE html>
 export function contractRoutes(title: string, document: object): Route[] {
   const html = page(title);
   return [
-    route({
-      method: 'get',
-      path: '/openapi.json',
-      summary: 'OpenAPI document',
-      responses: {},
-      internal: true,
-      handler(ctx) {
-        ctx.body = document;
-      },
+    route('GET /openapi.json', { internal: true }, (ctx) => {
+      ctx.body = document;
     }),
-    route({
-      method: 'get',
-      path: '/docs',
-      summary: 'Swagger UI',
-      responses: {},
-      internal: true,
-      handler(ctx) {
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.body = html;
-      },
+    route('GET /docs', { internal: true }, (ctx) => {
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = html;
     }),
-    route({
-      method: 'get',
-      path: '/docs/{file}',
-      summary: 'Swagger UI file',
-      params: yup.object({ file: yup.string().defined() }),
-      responses: {},
-      internal: true,
-      handler(ctx, { params }) {
-        const file = Object.hasOwn(FILES, params.file) ? FILES[params.file] : undefined;
-        if (!file) throw notFound();
-        ctx.type = file.type;
-        ctx.set('Cache-Control', 'public, max-age=3600');
-        ctx.body = file.body();
-      },
+    route('GET /docs/{file}', { internal: true, params: yup.object({ file: yup.string().defined() }) }, (ctx, { params }) => {
+      const file = Object.hasOwn(FILES, params.file) ? FILES[params.file] : undefined;
+      if (!file) throw notFound();
+      ctx.type = file.type;
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.body = file.body();
     }),
   ];
 }

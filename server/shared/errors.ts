@@ -1,5 +1,12 @@
 import { STATUS_CODES } from 'node:http';
 
+/** What a service answers for a failure: its status, its body in the service's shape, headers. */
+export interface ErrorAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
 /**
  * A failure with an HTTP status, thrown by handlers and by the shared machinery. Its message is
  * the default wording (the status's reason phrase unless given); each service's `answerFor`
@@ -23,6 +30,12 @@ export const notFound = (message?: string) => new HttpError(404, message);
 export const methodNotAllowed = (allowed: string[]) => new HttpError(405, undefined, { Allow: allowed.join(', ') });
 export const payloadTooLarge = () => new HttpError(413, 'Request body too large');
 export const unsupportedMediaType = (message: string) => new HttpError(415, message);
+/** `value`, or a 404 with `message` when there is none. */
+export function found<T>(value: T | undefined, message?: string): T {
+  if (value === undefined) throw notFound(message);
+  return value;
+}
+
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new HttpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
 

@@ -1,4 +1,11 @@
 import { Readable } from 'node:stream';
+import type { Context } from 'koa';
+
+/** Answers with the JSON array of every item of `batches`, each shown by `present` (see jsonArray). */
+export async function respondWithArray<T>(ctx: Context, batches: AsyncIterable<T[]>, present: (item: T) => unknown): Promise<void> {
+  ctx.type = 'json';
+  ctx.body = await jsonArray(batches, present);
+}
 
 /**
  * The JSON text of an array whose items come in batches. A list that fits in one batch is sent as
@@ -7,7 +14,7 @@ import { Readable } from 'node:stream';
  * before this returns: a failure there still gets the service's ordinary error answer; one later
  * can only cut the response short (Koa then closes the connection, it never hangs).
  */
-export async function jsonArray<T>(batches: AsyncIterable<T[]>, present: (item: T) => unknown): Promise<string | Readable> {
+async function jsonArray<T>(batches: AsyncIterable<T[]>, present: (item: T) => unknown): Promise<string | Readable> {
   const iterator = batches[Symbol.asyncIterator]();
   // One JSON.stringify per batch, its brackets cut off: no string per item to join.
   const serialize = (batch: T[]) => JSON.stringify(batch.map(present)).slice(1, -1);

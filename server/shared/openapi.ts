@@ -1,53 +1,111 @@
 import type * as yup from 'yup';
-import type { JsonSchema, Outcome, Outcomes, Route } from './route.js';
+import { badRequest, methodNotAllowed, notFound, payloadTooLarge, unsupportedMediaType, type ErrorAnswer } from './errors.js';
+import { isDocumented, type JsonSchema, type Outcome, type Outcomes, type Route } from './route.js';
 
-/** What a service says about itself beyond its routes: the answers its machinery gives. */
+/** What a service says about itself beyond its routes. */
 export interface Contract {
   title: string;
   version: string;
   description: string;
-  /** What any operation can answer (a store failure, say). */
-  everyOperation: Outcomes;
-  /** What an operation that reads a body can answer on top (invalid, too large, not JSON). */
-  withBody: Outcomes;
-  /** What an operation with path parameters can answer when they are invalid. */
-  withParams: Outcomes;
-  /** What a request that no operation takes gets: unknown path (404), known path with another method (405). */
-  unmatched: Outcomes;
+  /** The schema of the service's failure answers (one message: `{error}`, `{detail}`). */
+  errorSchema: JsonSchema;
+  /** How the service answers a body that fails its schema, or is not JSON. */
+  invalidBody: Outcomes;
+  /** How the service answers path parameters that fail their schema. */
+  invalidParams: Outcomes;
+  /** Answers to requests no operation takes, beyond the shared 404 and 405. */
+  unmatched?: Outcomes;
+}
+
+/** What the document is made from: the service's contract, its routes, and how it words failures. */
+export interface DocumentedService {
+  contract: Contract;
+  routes: Route[];
+  answerFor(error: unknown): ErrorAnswer;
+  /** A path with a trailing slash whose slash-less form exists is redirected there, as Starlette does. */
+  redirectTrailingSlash?: boolean;
 }
 
 const SESSION_SCHEME = 'sessionCookie';
 const LICENSE = { name: 'MIT', identifier: 'MIT' };
 
-/** What Node's HTTP server answers itself, before any service sees the request. */
-const ANSWERED_BY_NODE: Outcomes = {
-  431: { description: 'The request headers are larger than 16 KiB (answered by Node before the service reads the request; no body)' },
-};
-
-/** The schema of an answer that is one message under `key` (`{error: "…"}`, `{detail: "…"}`). */
-export const messageSchema = (title: string, key: string): JsonSchema => ({
-  type: 'object',
-  title,
-  properties: { [key]: { type: 'string', title: titleOf(key) } },
-  required: [key],
-});
+/**
+ * Answers whose body is one message under `key` (`{error: "…"}`, `{detail: "…"}`): their schema,
+ * titled `title`, and an outcome maker for the document.
+ */
+export function messageAnswers(title: string, key: string) {
+  const schema: JsonSchema = { type: 'object', title, properties: { [key]: { type: 'string', title: titleOf(key) } }, required: [key] };
+  return { schema, outcome: (description: string, example: string): Outcome => ({ description, schema, example: { [key]: example } }) };
+}
 
 /**
- * The OpenAPI 3.1 document of a service, from its routes and contract. Request bodies and path
- * parameters are described from the yup schemas that validate them. Every schema with a
- * `title` is a named component, referenced wherever it is used, as FastAPI lists its models.
+ * The answers the shared machinery gives, each documented with the status and body the
+ * service's own `answerFor` gives it: the document says what the code does.
  */
-export function openApiDocument(contract: Contract, routes: Route[]) {
+function sharedOutcomes({ contract, answerFor, redirectTrailingSlash }: DocumentedService) {
+  const outcome = (description: string, error: unknown, headers?: Outcome['headers']): Outcomes => {
+    const { status, body } = answerFor(error);
+    return { [status]: { description, schema: contract.errorSchema, example: body, ...(headers && { headers }) } };
+  };
+  return {
+    everyOperation: {
+      ...outcome('An unexpected failure, or the store failed (for example, the database is unreachable)', new Error('unexpected')),
+      431: { description: 'The request headers are larger than 16 KiB (answered by Node before the service reads the request; no body)' },
+    },
+    withBody: merge(
+      outcome('The body could not be read (an unknown Content-Encoding, say)', badRequest('Request body could not be read')),
+      outcome('The body is larger than the limit', payloadTooLarge()),
+      outcome('The body declares a charset other than UTF-8', unsupportedMediaType('Unsupported charset "latin1"')),
+      contract.invalidBody,
+    ),
+    unmatched: merge(
+      outcome('No such path', notFound()),
+      outcome('The path does not take this method', methodNotAllowed(['GET']), {
+        Allow: { description: 'The methods the path takes', schema: { type: 'string' } },
+      }),
+      redirectTrailingSlash ? TRAILING_SLASH_REDIRECT : {},
+      contract.unmatched ?? {},
+    ),
+  };
+}
+
+const TRAILING_SLASH_REDIRECT: Outcomes = {
+  307: {
+    description: 'A path with a trailing slash whose slash-less form exists: redirected there',
+    headers: { Location: { description: 'The same path without the trailing slash, and the same query', schema: { type: 'string' } } },
+  },
+};
+
+/** Outcomes of several sources; where two share a status, the answer is either, and the first example stands. */
+function merge(...sources: Outcomes[]): Outcomes {
+  const merged: Outcomes = {};
+  for (const source of sources) {
+    for (const [status, outcome] of Object.entries(source) as [string, Outcome][]) {
+      const known = merged[Number(status)];
+      merged[Number(status)] = known ? { ...outcome, ...known, description: `${known.description}; or: ${outcome.description}` } : outcome;
+    }
+  }
+  return merged;
+}
+
+/**
+ * The OpenAPI 3.1 document of a service. Request bodies and path parameters are described from
+ * the yup schemas that validate them. Every schema with a `title` is a named component,
+ * referenced wherever it is used, as FastAPI lists its models.
+ */
+export function openApiDocument(service: DocumentedService) {
+  const { contract } = service;
+  const shared = sharedOutcomes(service);
   const components = new Components();
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes.filter((candidate) => !candidate.internal)) {
-    const responses: Outcomes = {
-      ...route.responses,
-      ...(route.params && contract.withParams),
-      ...(route.body && contract.withBody),
-      ...contract.everyOperation,
-      ...ANSWERED_BY_NODE,
-    };
+  const documented = service.routes.filter(isDocumented);
+  for (const route of documented) {
+    const responses = merge(
+      route.responses,
+      route.params ? contract.invalidParams : {},
+      route.body ? shared.withBody : {},
+      shared.everyOperation,
+    );
     paths[route.path] ??= {};
     paths[route.path]![route.method] = {
       summary: route.summary,
@@ -63,10 +121,8 @@ export function openApiDocument(contract: Contract, routes: Route[]) {
       ),
     };
   }
-  const unmatched = Object.fromEntries(
-    Object.entries(contract.unmatched as Outcomes).map(([status, outcome]) => [status, describeOutcome(outcome, components)]),
-  );
-  const usesSession = routes.some((route) => route.session && !route.internal);
+  const unmatched = Object.fromEntries(Object.entries(shared.unmatched).map(([status, outcome]) => [status, describeOutcome(outcome, components)]));
+  const usesSession = documented.some((route) => route.session);
   return {
     openapi: '3.1.0',
     info: { title: contract.title, version: contract.version, description: contract.description, license: LICENSE },

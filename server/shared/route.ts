@@ -30,33 +30,52 @@ export interface Input<Params, Body> {
   body(): Promise<Body>;
 }
 
-/**
- * One endpoint: its route line, input schemas, documented outcomes and handler, in one place.
- * `path` is written as OpenAPI writes it (`/notes/{id}`); the router gets the same path.
- */
-export interface Route<P extends yup.AnyObjectSchema | undefined = any, B extends yup.Schema | undefined = any> {
-  method: Method;
-  path: string;
+/** What an endpoint says about itself in the service's OpenAPI document. */
+interface Documented {
   summary: string;
   description?: string;
-  /** Path parameters, validated (and converted) before the handler runs. */
-  params?: P;
-  /** The JSON body the handler may ask for. */
-  body?: B;
   /** What the route itself answers; the service adds what every route of it can answer. */
   responses: Outcomes;
   /** Authenticated by the session cookie (documented as the operation's security). */
   session?: boolean;
-  /** Not part of the API contract (pages, the document itself): left out of the OpenAPI document. */
-  internal?: boolean;
-  handler(ctx: Context, input: Input<Infer<P>, Infer<B>>): unknown;
+  internal?: false;
 }
 
-/** Declares a route; its schemas type the handler's input. */
+export const isDocumented = (route: Route): route is Route & Documented => !route.internal;
+
+/** Not part of the API contract (pages, the document itself): left out of the OpenAPI document. */
+interface Internal {
+  internal: true;
+}
+
+export type RouteSpec<P, B> = {
+  /** Path parameters, validated (and converted) before the handler runs. */
+  params?: P;
+  /** The JSON body the handler may ask for. */
+  body?: B;
+} & (Documented | Internal);
+
+export type Handler<P, B> = (ctx: Context, input: Input<Infer<P>, Infer<B>>) => unknown;
+
+/** One endpoint: its route line, input schemas, documented outcomes and handler. */
+export type Route<P extends yup.AnyObjectSchema | undefined = any, B extends yup.Schema | undefined = any> = RouteSpec<P, B> & {
+  method: Method;
+  /** Written as OpenAPI writes it (`/notes/{id}`); the router gets the same path. */
+  path: string;
+  handler: Handler<P, B>;
+};
+
+/**
+ * Declares an endpoint in one place: `route('PUT /notes/{id}', { params, body, responses… }, handler)`.
+ * The schemas type the handler's input.
+ */
 export function route<P extends yup.AnyObjectSchema | undefined = undefined, B extends yup.Schema | undefined = undefined>(
-  definition: Route<P, B>,
+  line: `${'GET' | 'POST' | 'PUT' | 'DELETE'} /${string}`,
+  spec: RouteSpec<P, B>,
+  handler: Handler<P, B>,
 ): Route<P, B> {
-  return definition;
+  const [method, path] = line.split(' ') as [Uppercase<Method>, string];
+  return { ...spec, method: method.toLowerCase() as Method, path, handler };
 }
 
 /** The body did not satisfy the route's schema (`validation`), or was not sent as JSON at all (no `validation`). */

@@ -1,10 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import { bodyReader, type ReadBody } from './body.js';
+import type { Database } from './database.js';
 import { contractRoutes } from './docs.js';
-import { methodNotAllowed, notFound } from './errors.js';
+import { methodNotAllowed, notFound, type ErrorAnswer } from './errors.js';
 import { requestLogger, type Logger } from './logger.js';
-import { openApiDocument, type Contract } from './openapi.js';
+import { openApiDocument, type DocumentedService } from './openapi.js';
 import { InvalidRequestError, validateBody, validateParams, type Route } from './route.js';
 
 /**
@@ -18,16 +20,17 @@ export interface ServiceDescriptor<Deps> {
   createApp(deps: Deps): Koa;
 }
 
-/** What a service answers for a failure: its status, its body in the service's shape, headers. */
-export interface ErrorAnswer {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
+/** What a service that keeps its data in PostgreSQL and reads JSON bodies is given. */
+export interface StoredServiceDeps {
+  db: Database;
+  logger: Logger;
+  bodyLimitBytes: number;
 }
 
-export interface ServiceDefinition {
-  contract: Contract;
-  routes: Route[];
+/** A service's own PostgreSQL schema, named after it, with the migrations in `migrations/` beside its front door. */
+export const ownSchema = (name: string, frontDoor: string) => ({ schema: name, migrations: fileURLToPath(new URL('./migrations', frontDoor)) });
+
+export interface ServiceDefinition extends DocumentedService {
   logger: Logger;
   /** Words every thrown failure in the service's own shape. */
   answerFor(error: unknown): ErrorAnswer;
@@ -36,8 +39,6 @@ export interface ServiceDefinition {
   before?: Middleware[];
   /** Tried when no route takes the request, before it is answered as unmatched (static files, say). */
   fallback?: Middleware;
-  /** A path with a trailing slash whose slash-less form exists is redirected there, as Starlette does. */
-  redirectTrailingSlash?: boolean;
 }
 
 /**
@@ -47,7 +48,7 @@ export interface ServiceDefinition {
  */
 export function buildApp(service: ServiceDefinition): Koa {
   const { contract, logger, answerFor } = service;
-  const routes = [...service.routes, ...contractRoutes(contract.title, openApiDocument(contract, service.routes))];
+  const routes = [...service.routes, ...contractRoutes(contract.title, openApiDocument(service))];
   const readBody = bodyReader({ limitBytes: service.bodyLimitBytes });
   // A path is what it says, as in FastAPI and Echo: `/notes/` is not `/notes`, nor is `/NOTES`.
   const router = new Router({ strict: true, sensitive: true });

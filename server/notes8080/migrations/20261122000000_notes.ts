@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * The `notes` table is created if it does not exist; an existing table only gets its missing
- * columns added, and nothing it already has is changed (spec section 1). Unqualified: the
+ * columns added, and nothing it already has is changed (docs/specs/notes-service-8080.md, section 1). Unqualified: the
  * connection's search_path is the service's schema.
  */
 const COLUMNS: Record<string, (table: Knex.AlterTableBuilder, knex: Knex) => void> = {
