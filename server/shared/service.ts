@@ -69,10 +69,25 @@ export function buildApp(service: ServiceDefinition): Koa {
     }
   });
   for (const middleware of service.before ?? []) app.use(middleware);
-  app.use(router.routes());
+  app.use(dispatch(router));
   if (service.fallback) app.use(service.fallback);
   app.use(unmatched(router, service.redirectTrailingSlash ?? false));
   return app;
+}
+
+/**
+ * Runs the handler of the route the router matches. Each path and method has exactly one route
+ * with one handler, so it is called directly, without the middleware chain `router.routes()`
+ * composes for every request (about a tenth of the CPU time of a request as small as GET /api/me).
+ */
+function dispatch(router: Router): Middleware {
+  return (ctx, next) => {
+    const { route, pathAndMethod } = router.match(ctx.path, ctx.method);
+    if (!route) return next();
+    const layer = pathAndMethod[pathAndMethod.length - 1]!;
+    ctx.params = layer.params(ctx.path, layer.captures(ctx.path));
+    return (layer.stack[0] as Middleware)(ctx, next);
+  };
 }
 
 /** `/notes/{id}` → `/notes/:id`. */
