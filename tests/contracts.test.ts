@@ -10,6 +10,7 @@ import { notes8000 } from '../server/notes8000/index.js';
 import { notes8080 } from '../server/notes8080/index.js';
 import { loadConfig } from '../server/shared/config.js';
 import { ROOT } from '../harness/processes.js';
+import { browserAvailable, launchBrowser } from './support/browser.js';
 import { startTestService } from './support/services.js';
 
 // Every service publishes its contract at /openapi.json. The three documents must be valid
@@ -17,6 +18,7 @@ import { startTestService } from './support/services.js';
 
 type Document = Record<string, any>;
 const documents = new Map<string, Document>();
+const urls = new Map<string, string>();
 const stops: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
@@ -29,6 +31,7 @@ beforeAll(async () => {
   ];
   for (const [name, service] of [['notes8080', started[0]], ['notes8000', started[1]], ['auth', started[2]]] as const) {
     stops.push(service.close);
+    urls.set(name, service.url);
     const response = await fetch(`${service.url}/openapi.json`);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     documents.set(name, (await response.json()) as Document);
@@ -98,6 +101,31 @@ describe('the published OpenAPI documents', () => {
     expect(statuses(documents.get('auth')!, '/api/login', 'post')).toEqual(['200', '400', '401', '403', '413', '415', '429', '431', '500']);
     for (const document of documents.values()) {
       expect(Object.keys(document['x-unmatched'])).toEqual(expect.arrayContaining(['404', '405']));
+    }
+  });
+});
+
+describe.skipIf(!browserAvailable)('Swagger UI at /docs', () => {
+  test.each(['notes8080', 'notes8000', 'auth'])('%s: lists every operation of its document, from its own files only', async (name) => {
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      const foreign: string[] = [];
+      page.on('request', (request) => {
+        if (!request.url().startsWith(urls.get(name)!) && !request.url().startsWith('data:')) foreign.push(request.url());
+      });
+      await page.goto(`${urls.get(name)}/docs`);
+      await page.locator('.opblock').first().waitFor();
+      const listed = await page
+        .locator('.opblock')
+        .evaluateAll((blocks) => blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`));
+      const documented = Object.entries(documents.get(name)!.paths as Document).flatMap(([route, methods]) =>
+        Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
+      );
+      expect(listed.sort()).toEqual(documented.sort());
+      expect(foreign).toEqual([]);
+    } finally {
+      await browser.close();
     }
   });
 });
