@@ -1,12 +1,11 @@
+import { send } from '../harness/http.js';
+import { hashPassword, matchesHash } from '../server/auth/accounts.js';
 import type { AuthConfig } from '../server/shared/config.js';
-import { hashLimit } from './limits.js';
-import { measureHttpTogether, type HttpLoad } from './load.js';
-import { rssBytes, sampleRss } from './proc.js';
-import type { Measurement } from './results.js';
-import { measureScenario, withComposedLimit, type Round } from './scenario.js';
+import { measureWork, type HttpLoad } from './load.js';
+import { measureScenario, withOtherPart, type Measurement, type Round } from './scenario.js';
 
 /** Connections for reads of the in-memory session table. */
-export const ME_CONNECTIONS = 10;
+const ME_CONNECTIONS = 10;
 /** One login per libuv thread-pool thread (4 by default), where each password check runs. */
 export const LOGIN_CONNECTIONS = 4;
 
@@ -14,46 +13,35 @@ export const LOGIN_CONNECTIONS = 4;
 export async function authRound(round: Round, config: AuthConfig): Promise<Measurement[]> {
   const url = round.urls.auth;
   const account = config.accounts[0]!;
-  const cookie = await sessionCookie(url, account);
-  const me: HttpLoad = { url, path: '/api/me', headers: { cookie }, connections: ME_CONNECTIONS };
+  const credentials = { email: account.email, password: account.password };
+  const me: HttpLoad = { url, path: '/api/me', headers: { cookie: await sessionCookie(url, credentials) }, connections: ME_CONNECTIONS };
   const login: HttpLoad = {
     url,
     method: 'POST',
     path: '/api/login',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: account.email, password: account.password }),
+    body: JSON.stringify(credentials),
     connections: LOGIN_CONNECTIONS,
   };
 
-  const meAlone = await measureScenario(round, { service: 'auth', scenario: 'GET /api/me', load: me, koaFloor: true });
-
+  const meAlone = await measureScenario(round, { service: 'auth', scenario: 'GET /api/me', load: me, limit: 'koa' });
   const logins = await measureScenario(round, { service: 'auth', scenario: 'POST /api/login', load: login });
-  const hashing = await hashLimit(account.password, config.passwordHashCost, LOGIN_CONNECTIONS, round.timing);
+  // The second part of the login's limit: its password check, with the service's own code and cost.
+  const stored = hashPassword(account.password, config.passwordHashCost);
+  const check = async () => {
+    if (!(await matchesHash(account.password, stored))) throw new Error('password check failed');
+  };
+  const hashing = await measureWork(check, LOGIN_CONNECTIONS, round.timing);
 
   // The reader uses one connection: its latency then shows only what the logins cost it.
-  const rssBeforeBytes = await rssBytes(round.serverPid);
-  const sampler = sampleRss(round.serverPid);
-  const [meDuringLogins] = await measureHttpTogether([{ ...me, connections: 1 }, login], round.timing);
-  const underLogins: Measurement = {
-    id: 'auth GET /api/me during logins',
-    service: 'auth',
-    scenario: `GET /api/me during logins (${LOGIN_CONNECTIONS} login connections)`,
-    connections: 1,
-    load: meDuringLogins!,
-    rssBeforeBytes,
-    peakRssBytes: await sampler.stop(),
-    warnings: [],
-  };
-  return [meAlone, withComposedLimit(logins, 'password hash', hashing), underLogins];
+  const scenario = `GET /api/me during logins (${LOGIN_CONNECTIONS} login connections)`;
+  const underLogins = await measureScenario(round, { service: 'auth', scenario, load: { ...me, connections: 1 }, limit: 'none', alongside: login });
+  return [meAlone, withOtherPart(logins, 'password hash', hashing), underLogins];
 }
 
-async function sessionCookie(url: string, account: { email: string; password: string }): Promise<string> {
-  const response = await fetch(`${url}/api/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: account.email, password: account.password }),
-  });
-  const token = /(?:^|,\s*)token=([^;]+)/.exec(response.headers.get('set-cookie') ?? '')?.[1];
-  if (!response.ok || !token) throw new Error(`login for the benchmark failed: ${response.status} ${await response.text()}`);
+async function sessionCookie(url: string, credentials: { email: string; password: string }): Promise<string> {
+  const reply = await send(url, { method: 'POST', path: '/api/login', json: credentials });
+  const token = /(?:^|;\s*)token=([^;]+)/.exec((reply.headers['set-cookie'] ?? []).join(';'))?.[1];
+  if (reply.status !== 200 || !token) throw new Error(`login for the benchmark failed: ${reply.status} ${reply.text}`);
   return `token=${token}`;
 }

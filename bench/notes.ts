@@ -1,100 +1,151 @@
-import type pg from 'pg';
-import { statementsFor, type NotesOperation, type StatementRecorder, type StatementTemplate } from './capture.js';
-import { databaseLimit } from './limits.js';
-import { EDITED_TITLE, noteJson, type NotesService } from './notesServices.js';
-import type { Measurement } from './results.js';
-import { measureScenario, withComposedLimit, type Round } from './scenario.js';
-import { addNotes, cycle, once, resetNotes } from './seed.js';
+import pg from 'pg';
+import { send } from '../harness/http.js';
+import type { ServiceUrls } from '../harness/processes.js';
+import { notes8000 } from '../server/notes8000/index.js';
+import { notes8080 } from '../server/notes8080/index.js';
+import type { Config } from '../server/shared/config.js';
+import type { ServiceDescriptor, StoredServiceDeps } from '../server/shared/service.js';
+import { measureScenario, withOtherPart, type Measurement, type Round } from './scenario.js';
+import { databaseLimit, startStatementRecorder, statementsFor, type StatementRecorder, type StatementTemplate } from './statements.js';
 
-/** Connections for the throughput scenarios: one per pooled database connection (DB_POOL_MAX default). */
+export interface NotesService {
+  label: 'notes-8080' | 'notes-8000';
+  descriptor: ServiceDescriptor<StoredServiceDeps>;
+  /** The column (and JSON field) holding a note's text. */
+  textField: 'body' | 'content';
+}
+
+export const NOTES_SERVICES: NotesService[] = [
+  { label: 'notes-8080', descriptor: notes8080, textField: 'body' },
+  { label: 'notes-8000', descriptor: notes8000, textField: 'content' },
+];
+
+/** One connection per pooled database connection (DB_POOL_MAX's default). */
 export const NOTES_CONNECTIONS = 10;
-export const SMALL_LIST = 100;
 export const LARGE_LIST = 10_000;
+const SMALL_LIST = 100;
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
+const NOTE_TEXT =
+  'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris.';
+const note = (service: NotesService, title = 'Benchmark note') => ({ title, [service.textField]: NOTE_TEXT });
+const edited = (service: NotesService) => note(service, 'Benchmark note, edited');
+
+export type PreparedNotes = Awaited<ReturnType<typeof prepareNotes>>;
+
+/**
+ * A notes service ready for its rounds: a pg Pool on its schema (for seeding and for the database
+ * limit) and its statements recorded, each request made for two notes of a fresh table.
+ */
+export async function prepareNotes(service: NotesService, url: string, config: Config, onPoolError: (error: Error) => void) {
+  const { poolMax, timeoutMs } = config.database;
+  const pool = new pg.Pool({ connectionString: url, max: poolMax, options: `-c search_path=${service.descriptor.database!.schema}` });
+  // An idle connection the server drops must not end the benchmark. Once ending, the pool has
+  // resolved `end()` before its sockets are closed: the server's shutdown may still reach them.
+  pool.on('error', (error) => pool.ending || onPoolError(error));
+  let recorder: StatementRecorder | undefined;
+  const close = async () => {
+    await recorder?.close();
+    await pool.end();
+  };
+  try {
+    recorder = await startStatementRecorder(service.descriptor, url, { poolMax, timeoutMs, bodyLimitBytes: config.bodyLimitBytes });
+    const [a, b] = await resetNotes(pool, service, SMALL_LIST);
+    const show = await recorder.record('GET', [`/notes/${a}`, `/notes/${b}`]);
+    const update = await recorder.record('PUT', [`/notes/${a}`, `/notes/${b}`], edited(service));
+    const create = await recorder.record('POST', ['/notes', '/notes'], note(service));
+    const remove = await recorder.record('DELETE', [`/notes/${create.created[0]}`, `/notes/${create.created[1]}`]);
+    const list = await recordList(recorder);
+    const templates = { list, show: show.template, update: update.template, create: create.template, delete: remove.template };
+    return { service, templates, round: (round: Round) => notesRound(round, service, pool, templates, recorder!), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The list reads in batches: its statements depend on the table's size, so they are recorded on each. */
+async function recordList(recorder: StatementRecorder): Promise<StatementTemplate> {
+  return (await recorder.record('GET', ['/notes', '/notes'])).template;
+}
 
 /**
  * One round of a notes service: each endpoint under load, each followed by its database limit
- * (the same statements through a pg Pool, same concurrency) on the same data.
+ * (the same statements through the pool, same concurrency) on the same data.
  */
-export async function notesRound(
-  round: Round,
-  service: NotesService,
-  pool: pg.Pool,
-  templates: Record<NotesOperation, StatementTemplate>,
-  recorder: StatementRecorder,
-): Promise<Measurement[]> {
-  const url = round.urls[service.urlKey];
+async function notesRound(round: Round, service: NotesService, pool: pg.Pool, templates: Record<'show' | 'update' | 'create' | 'delete', StatementTemplate>, recorder: StatementRecorder): Promise<Measurement[]> {
+  const url = round.urls[service.descriptor.name as keyof ServiceUrls];
   const results: Measurement[] = [];
   let fastest = 0;
-
   const run = async (
     scenario: string,
     template: StatementTemplate,
     connections: number,
-    http: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; body?: string; path: string; nextId?: () => number },
-    nextDatabaseId: (() => number) | undefined = http.nextId,
+    http: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; json?: object; path: string; nextId?: () => number },
+    nextDatabaseId = http.nextId,
   ) => {
-    const { nextId } = http;
-    const measured = await measureScenario(round, {
-      service: service.name,
-      scenario,
-      load: {
-        url,
-        method: http.method,
-        path: http.path,
-        body: http.body,
-        headers: http.body ? JSON_HEADERS : undefined,
-        connections,
-        nextPath: nextId && (() => http.path.replace('{id}', String(nextId()))),
-      },
-    });
-    const database = await databaseLimit(
-      pool,
-      () => statementsFor(template, nextDatabaseId?.()),
-      connections,
-      round.timing,
-    );
+    const { json, ...request } = http;
+    const body = json && JSON.stringify(json);
+    const load = { url, ...request, body, headers: body ? { 'content-type': 'application/json' } : undefined, connections };
+    const measured = await measureScenario(round, { service: service.label, scenario, load });
+    const database = await databaseLimit(pool, () => statementsFor(template, nextDatabaseId?.()), connections, round.timing);
     fastest = Math.max(fastest, measured.load.requestsPerSecond, database.requestsPerSecond);
-    const result = withComposedLimit(measured, 'database', database);
-    results.push(result);
-    return result;
+    results.push(withOtherPart(measured, 'database', database));
+    return results.at(-1)!;
   };
+  const responseBytes = async () => (await send(url, { method: 'GET', path: '/notes' })).body.length;
 
   const ids = await resetNotes(pool, service, SMALL_LIST);
-  const list = await run(`GET /notes (${SMALL_LIST} notes)`, await recorder.list(), NOTES_CONNECTIONS, { path: '/notes' });
-  list.responseBytes = await responseBytes(`${url}/notes`);
+  const list = await run(`GET /notes (${SMALL_LIST} notes)`, await recordList(recorder), NOTES_CONNECTIONS, { path: '/notes' });
+  list.responseBytes = await responseBytes();
   await run('GET /notes/{id}', templates.show, NOTES_CONNECTIONS, { path: '/notes/{id}', nextId: cycle(ids) });
-  await run('PUT /notes/{id}', templates.update, NOTES_CONNECTIONS, {
-    method: 'PUT',
-    path: '/notes/{id}',
-    body: noteJson(service, EDITED_TITLE),
-    nextId: cycle(ids),
-  });
-  await run('POST /notes', templates.create, NOTES_CONNECTIONS, { method: 'POST', path: '/notes', body: noteJson(service) });
+  await run('PUT /notes/{id}', templates.update, NOTES_CONNECTIONS, { method: 'PUT', path: '/notes/{id}', json: edited(service), nextId: cycle(ids) });
+  await run('POST /notes', templates.create, NOTES_CONNECTIONS, { method: 'POST', path: '/notes', json: note(service) });
 
   // Each delete needs a note of its own: seed more than the fastest rate seen could use up.
   const enough = Math.ceil(2 * fastest * (round.timing.warmupSeconds + round.timing.seconds)) + 1000;
   const httpVictims = once(await addNotes(pool, service, enough));
   const databaseVictims = once(await addNotes(pool, service, enough));
-  const removed = await run(
-    'DELETE /notes/{id}',
-    templates.delete,
-    NOTES_CONNECTIONS,
-    { method: 'DELETE', path: '/notes/{id}', nextId: httpVictims.next },
-    databaseVictims.next,
-  );
+  const deleteHttp = { method: 'DELETE', path: '/notes/{id}', nextId: httpVictims.next } as const;
+  const removed = await run('DELETE /notes/{id}', templates.delete, NOTES_CONNECTIONS, deleteHttp, databaseVictims.next);
   for (const [what, victims] of [['HTTP', httpVictims], ['database', databaseVictims]] as const) {
     if (victims.shortBy() > 0) removed.warnings.push(`${what} run ran out of seeded notes (${victims.shortBy()} requests)`);
   }
 
   await resetNotes(pool, service, LARGE_LIST);
-  const large = await run(`GET /notes (${LARGE_LIST.toLocaleString('en')} notes)`, await recorder.list(), 1, { path: '/notes' });
-  large.responseBytes = await responseBytes(`${url}/notes`);
+  const large = await run(`GET /notes (${LARGE_LIST.toLocaleString('en')} notes)`, await recordList(recorder), 1, { path: '/notes' });
+  large.responseBytes = await responseBytes();
   return results;
 }
 
-async function responseBytes(url: string): Promise<number> {
-  const response = await fetch(url);
-  return (await response.arrayBuffer()).byteLength;
+/** 8000's health check: a route that only answers, held to Koa alone. */
+export async function healthRound(round: Round): Promise<Measurement[]> {
+  const load = { url: round.urls.notes8000, path: '/health', connections: NOTES_CONNECTIONS };
+  return [await measureScenario(round, { service: 'notes-8000', scenario: 'GET /health', load, limit: 'koa' })];
+}
+
+/** Empties the table and fills it with `count` notes; their ids, ascending. */
+async function resetNotes(pool: pg.Pool, service: NotesService, count: number): Promise<number[]> {
+  await pool.query('TRUNCATE notes RESTART IDENTITY');
+  return addNotes(pool, service, count);
+}
+
+/** Timestamps come from the columns' defaults, as for a note created through the API. */
+async function addNotes(pool: pg.Pool, service: NotesService, count: number): Promise<number[]> {
+  const { rows } = await pool.query<{ id: number }>(
+    `INSERT INTO notes (title, ${service.textField}) SELECT 'Seeded note ' || i, $1 FROM generate_series(1, $2::int) AS i RETURNING id`,
+    [NOTE_TEXT, count],
+  );
+  return rows.map((row) => row.id).sort((a, b) => a - b);
+}
+
+/** Ids handed out in turn, over and over. */
+function cycle(ids: number[]): () => number {
+  let next = 0;
+  return () => ids[next++ % ids.length]!;
+}
+
+/** Ids handed out once each (for deletes); counts the requests that found none left. */
+function once(ids: number[]): { next(): number; shortBy(): number } {
+  let next = 0;
+  return { next: () => ids[Math.min(next++, ids.length - 1)]!, shortBy: () => Math.max(0, next - ids.length) };
 }

@@ -1,22 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Timing } from './load.js';
 
-export const GROUPS = ['pages', 'startup', 'auth', 'health', 'notes-8080', 'notes-8000'] as const;
+const GROUPS = ['pages', 'startup', 'auth', 'health', 'notes-8080', 'notes-8000'] as const;
 export type Group = (typeof GROUPS)[number];
-
-export interface BenchOptions {
-  quick: boolean;
-  /** Rounds of every load scenario; the report shows their medians. */
-  rounds: number;
-  timing: Timing;
-  /** Cold/warm start pairs, and login page loads in the browser. */
-  startRuns: number;
-  pageLoads: number;
-  groups: Set<Group>;
-  cpuProfile: boolean;
-  /** Where the Markdown report goes; undefined: not written. */
-  reportFile?: string;
-}
 
 const USAGE = `npm run bench [-- options]
   --quick            smoke check: 1 round, short runs, no thresholds, no BENCHMARKS.md
@@ -28,7 +14,7 @@ const USAGE = `npm run bench [-- options]
   --report FILE      write the Markdown report there (default BENCHMARKS.md; quick: none)
   --no-report        write no Markdown report`;
 
-export function parseOptions(argv: string[]): BenchOptions {
+export function parseOptions(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -47,28 +33,27 @@ export function parseOptions(argv: string[]): BenchOptions {
     console.log(USAGE);
     process.exit(0);
   }
-  const quick = values.quick;
-  const number = (value: string | undefined, fallback: number, name: string) => {
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!Number.isFinite(parsed) || parsed < 0) throw new Error(`--${name} needs a number, got ${value}\n${USAGE}`);
-    return parsed;
+  const { quick } = values;
+  const whole = (name: 'rounds' | 'seconds' | 'warmup', fallback: number, least: number) => {
+    const parsed = Number(values[name] ?? fallback);
+    if (!Number.isFinite(parsed) || parsed < 0) throw new Error(`--${name} needs a number, got ${values[name]}\n${USAGE}`);
+    return Math.max(least, Math.round(parsed));
   };
-  const groups = values.only ? values.only.split(',').map((group) => group.trim()) : [...GROUPS];
-  for (const group of groups) {
-    if (!(GROUPS as readonly string[]).includes(group)) throw new Error(`unknown group ${group}\n${USAGE}`);
-  }
+  const groups = values.only?.split(',').map((group) => group.trim()) ?? [...GROUPS];
+  const unknown = groups.find((group) => !(GROUPS as readonly string[]).includes(group));
+  if (unknown) throw new Error(`unknown group ${unknown}\n${USAGE}`);
+  const timing: Timing = { warmupSeconds: whole('warmup', quick ? 0 : 1, 0), seconds: whole('seconds', quick ? 1 : 5, 1) };
   return {
     quick,
-    rounds: Math.max(1, Math.round(number(values.rounds, quick ? 1 : 3, 'rounds'))),
-    timing: {
-      warmupSeconds: Math.round(number(values.warmup, quick ? 0 : 1, 'warmup')),
-      seconds: Math.max(1, Math.round(number(values.seconds, quick ? 1 : 5, 'seconds'))),
-    },
+    /** Rounds of every load scenario; the report shows their medians. */
+    rounds: whole('rounds', quick ? 1 : 3, 1),
+    timing,
+    /** Cold/warm start pairs, and login page loads in the browser. */
     startRuns: quick ? 1 : 3,
     pageLoads: quick ? 1 : 5,
     groups: new Set(groups as Group[]),
     cpuProfile: values['cpu-prof'],
+    /** Where the Markdown report goes; undefined: not written. */
     reportFile: values['no-report'] ? undefined : (values.report ?? (quick ? undefined : 'BENCHMARKS.md')),
   };
 }

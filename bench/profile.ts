@@ -1,45 +1,41 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-/** Reads V8 `.cpuprofile` files (from `node --cpu-prof`) and lists where the time went. */
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
+/** Where the time went, from V8 `.cpuprofile` files (`node --cpu-prof`): self time by package and by function. */
 
 interface CpuProfile {
-  nodes: ProfileNode[];
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
   samples: number[];
   timeDeltas: number[];
 }
 
-export interface ProfileSummary {
-  totalMs: number;
-  /** Self time by function, highest first. */
-  functions: { name: string; ms: number }[];
-  /** Self time by package (or node internals / project code), highest first. */
-  packages: { name: string; ms: number }[];
-}
-
-export async function summarizeProfile(file: string, top = 20): Promise<ProfileSummary> {
-  const profile = JSON.parse(await fs.readFile(file, 'utf8')) as CpuProfile;
-  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-  const functions = new Map<string, number>();
-  const packages = new Map<string, number>();
-  let totalUs = 0;
-  profile.samples.forEach((id, index) => {
-    const us = profile.timeDeltas[index] ?? 0;
-    const { functionName, url, lineNumber } = nodes.get(id)!.callFrame;
-    const where = url ? `${shorten(url)}:${lineNumber + 1}` : '';
-    const name = `${functionName || '(anonymous)'}${where ? ` ${where}` : ''}`;
-    functions.set(name, (functions.get(name) ?? 0) + us);
-    packages.set(packageOf(url, functionName), (packages.get(packageOf(url, functionName)) ?? 0) + us);
-    totalUs += us;
-  });
-  const ranked = (map: Map<string, number>) =>
-    [...map].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, us]) => ({ name, ms: us / 1000 }));
-  return { totalMs: totalUs / 1000, functions: ranked(functions), packages: ranked(packages) };
+/** Prints the summary of every profile in `dir`. */
+export async function printProfiles(dir: string, top = 20): Promise<void> {
+  const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((entry) => entry.endsWith('.cpuprofile'));
+  if (files.length === 0) console.log(`\nno CPU profile was written to ${dir}`);
+  for (const file of files.map((entry) => path.join(dir, entry))) {
+    const profile = JSON.parse(await fs.readFile(file, 'utf8')) as CpuProfile;
+    const nodes = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
+    const functions = new Map<string, number>();
+    const packages = new Map<string, number>();
+    let totalUs = 0;
+    profile.samples.forEach((id, index) => {
+      const us = profile.timeDeltas[index] ?? 0;
+      const { functionName, url, lineNumber } = nodes.get(id)!;
+      const name = `${functionName || '(anonymous)'}${url ? ` ${shorten(url)}:${lineNumber + 1}` : ''}`;
+      functions.set(name, (functions.get(name) ?? 0) + us);
+      packages.set(packageOf(url, functionName), (packages.get(packageOf(url, functionName)) ?? 0) + us);
+      totalUs += us;
+    });
+    const ranked = (map: Map<string, number>) =>
+      [...map]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, top)
+        .map(([name, us]) => `${(us / 1000).toFixed(0).padStart(8)} ms ${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${name}`);
+    console.log(
+      ['', `${file}: ${(totalUs / 1000).toFixed(0)} ms sampled`, 'Self time by package:', ...ranked(packages), 'Self time by function:', ...ranked(functions)].join('\n'),
+    );
+  }
 }
 
 function shorten(url: string): string {
@@ -52,23 +48,5 @@ function packageOf(url: string, functionName: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : '(native)';
   const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (match) return match[1]!;
-  if (url.startsWith('node:')) return 'node internals';
-  return 'project code';
-}
-
-export async function profilesIn(dir: string): Promise<string[]> {
-  const entries = await fs.readdir(dir).catch(() => [] as string[]);
-  return entries.filter((entry) => entry.endsWith('.cpuprofile')).map((entry) => path.join(dir, entry));
-}
-
-export function formatProfile(file: string, summary: ProfileSummary): string {
-  const line = ({ name, ms }: { name: string; ms: number }) =>
-    `${ms.toFixed(0).padStart(8)} ms ${((100 * ms) / summary.totalMs).toFixed(1).padStart(5)}%  ${name}`;
-  return [
-    `${file}: ${summary.totalMs.toFixed(0)} ms sampled`,
-    'Self time by package:',
-    ...summary.packages.map(line),
-    'Self time by function:',
-    ...summary.functions.map(line),
-  ].join('\n');
+  return url.startsWith('node:') ? 'node internals' : 'project code';
 }

@@ -1,78 +1,110 @@
-import { measureHttp, type HttpLoad, type LoadResult, type Timing } from './load.js';
-import { rssBytes, sampleRss } from './proc.js';
-import type { Limit, Measurement } from './results.js';
-import type { ServiceUrls } from './services.js';
-import { composedLimit } from './stats.js';
+import { spawn } from 'node:child_process';
+import { ROOT, rssBytes, sampleRss, type RunningProcess, type ServiceUrls } from '../harness/processes.js';
+import { measureHttp, measureHttpTogether, type HttpLoad, type LoadResult, type Timing } from './load.js';
 
-/** What every scenario of one round shares. */
+/** What every scenario of one round shares: where the services are, and the HTTP limits for a load. */
 export interface Round {
   urls: ServiceUrls;
-  /** The process that runs the three services. */
   serverPid: number;
   timing: Timing;
-  /**
-   * The bare HTTP limit for this load: the same requests (method, paths, headers, body,
-   * connections) sent to the bare server, measured now (or earlier this round, in a quick run).
-   */
   httpLimit(load: HttpLoad): Promise<LoadResult>;
-  /** The same requests answered by Koa alone (one middleware, the same fixed body). */
-  koaFloor(load: HttpLoad): Promise<LoadResult>;
+  koaAlone(load: HttpLoad): Promise<LoadResult>;
 }
 
-export interface ScenarioSpec {
+/** One scenario measured once (one round), with the limits measured next to it. */
+export interface Measurement {
+  /** The same in every round, e.g. `notes-8080 GET /notes/{id}`. */
+  id: string;
   service: string;
   scenario: string;
-  load: HttpLoad;
-  /** Measure the HTTP limit right before the scenario (default true). */
-  limit?: boolean;
-  /** Also measure Koa alone for the same requests (for routes held to the bare HTTP limit). */
-  koaFloor?: boolean;
+  connections: number;
+  load: LoadResult;
+  http?: LoadResult;
+  koa?: LoadResult;
+  /** The part of the work that is not HTTP, for a composed limit. */
+  other?: { name: 'database' | 'password hash'; result: LoadResult };
+  rssBeforeBytes: number;
+  peakRssBytes: number;
+  /** Size of one response body, for list scenarios. */
+  responseBytes?: number;
+  /** Problems of the measurement itself (ran out of seeded notes, say). */
+  warnings: string[];
 }
 
 /**
- * Runs one HTTP scenario (warm-up, then measured) while watching the server's memory, right
- * after the bare HTTP limit for the same requests, so that both see the same machine.
+ * The HTTP limits, for all rounds: a bare node:http server answering a small fixed JSON body, and
+ * Koa alone answering the same body from one middleware (the floor no Koa route can go below),
+ * each in its own process like the services.
  */
-export async function measureScenario(round: Round, spec: ScenarioSpec): Promise<Measurement> {
-  const http = spec.limit === false ? undefined : await round.httpLimit(limitLoad(spec.load));
-  const koa = spec.koaFloor ? await round.koaFloor(limitLoad(spec.load)) : undefined;
-  const rssBeforeBytes = await rssBytes(round.serverPid);
-  const sampler = sampleRss(round.serverPid);
-  const load = await measureHttp(spec.load, round.timing, round.serverPid);
+export async function startHttpLimits(services: RunningProcess, timing: Timing, { quick }: { quick: boolean }) {
+  const bare = await startReferenceServer('node:http');
+  const koa = await startReferenceServer('koa');
   return {
-    id: `${spec.service} ${spec.scenario}`,
-    service: spec.service,
-    scenario: spec.scenario,
-    connections: spec.load.connections,
-    load,
-    limit: http && { kind: 'http', requestsPerSecond: http.requestsPerSecond, http: http.requestsPerSecond, httpCpuUs: http.cpuUs },
-    koaFloor: koa && { requestsPerSecond: koa.requestsPerSecond, cpuUs: koa.cpuUs },
-    rssBeforeBytes,
-    peakRssBytes: await sampler.stop(),
-    warnings: [],
+    round(): Round {
+      // A quick run measures the bare limit once per round and connection count, to stay short.
+      const known = new Map<number, Promise<LoadResult>>();
+      const bareLimit = (load: HttpLoad) => {
+        if (!quick) return httpLimit(bare, load, timing);
+        if (!known.has(load.connections)) known.set(load.connections, httpLimit(bare, load, timing));
+        return known.get(load.connections)!;
+      };
+      return { urls: services.urls, serverPid: services.pid, timing, httpLimit: bareLimit, koaAlone: (load) => httpLimit(koa, load, timing) };
+    },
+    stop: () => Promise.all([bare.stop(), koa.stop()]),
+  };
+}
+
+async function startReferenceServer(framework: 'node:http' | 'koa') {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bareHttpServer.ts', framework], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      if (output.includes('\n')) resolve(Number(output.trim()));
+    });
+    child.once('exit', (code) => reject(new Error(`the ${framework} server exited (${code})`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
 
 /**
- * The scenario's requests for the bare server: paths made the same way, from the same `{id}`
- * template, but from a counter of its own, so that the limit uses up none of the scenario's notes.
+ * The scenario's own requests sent to a reference server (which answers every request alike),
+ * with ids from a counter of its own so that the limit uses up none of the scenario's notes.
  */
-function limitLoad(load: HttpLoad): HttpLoad {
-  if (!load.nextPath) return load;
+function httpLimit(server: { url: string; pid: number }, load: HttpLoad, timing: Timing): Promise<LoadResult> {
   let id = 0;
-  return { ...load, nextPath: () => load.path.replace('{id}', String(++id)) };
+  return measureHttp({ ...load, url: server.url, nextId: load.nextId && (() => ++id) }, timing, server.pid);
+}
+
+/**
+ * Runs one HTTP scenario while watching the server's memory, right after the bare HTTP limit
+ * (and Koa alone, when that is the limit) for the same requests, so that both see the machine in
+ * the same state. `alongside`: another load running at the same time, not measured itself.
+ */
+export async function measureScenario(
+  round: Round,
+  spec: { service: string; scenario: string; load: HttpLoad; limit?: 'http' | 'koa' | 'none'; alongside?: HttpLoad },
+): Promise<Measurement> {
+  const { service, scenario, load, limit = 'http', alongside } = spec;
+  const http = limit === 'none' ? undefined : await round.httpLimit(load);
+  const koa = limit === 'koa' ? await round.koaAlone(load) : undefined;
+  const rssBeforeBytes = await rssBytes(round.serverPid);
+  const sampler = sampleRss(round.serverPid);
+  const result = alongside ? (await measureHttpTogether([load, alongside], round.timing))[0]! : await measureHttp(load, round.timing, round.serverPid);
+  const peakRssBytes = await sampler.stop();
+  return { id: `${service} ${scenario}`, service, scenario, connections: load.connections, load: result, http, koa, rssBeforeBytes, peakRssBytes, warnings: [] };
 }
 
 /** Adds the second part of a composed limit (database or password hash) to a measured scenario. */
-export function withComposedLimit(measurement: Measurement, name: 'database' | 'password hash', other: LoadResult): Measurement {
-  const { http, httpCpuUs } = measurement.limit!;
-  const limit: Limit = {
-    kind: 'composed',
-    requestsPerSecond: composedLimit(http, other.requestsPerSecond),
-    http,
-    httpCpuUs,
-    other: { name, requestsPerSecond: other.requestsPerSecond, p50: other.p50, p99: other.p99, cpuUs: other.cpuUs },
-  };
-  const warnings = other.errors > 0 ? [`${other.errors} errors in the ${name} limit run`] : [];
-  return { ...measurement, limit, warnings: [...measurement.warnings, ...warnings] };
+export function withOtherPart(measurement: Measurement, name: 'database' | 'password hash', result: LoadResult): Measurement {
+  const warnings = result.errors > 0 ? [`${result.errors} errors in the ${name} limit run`] : [];
+  return { ...measurement, other: { name, result }, warnings: [...measurement.warnings, ...warnings] };
 }

@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StartedService } from '../harness/service.js';
-import { notes8000, type Notes8000Deps } from '../server/notes8000/index.js';
+import { notes8000 } from '../server/notes8000/index.js';
+import type { StoredServiceDeps } from '../server/shared/service.js';
 import { loadConfig } from '../server/shared/config.js';
 import { browserAvailable, launchBrowser } from './support/browser.js';
 import { startTestService } from './support/services.js';
@@ -21,7 +22,7 @@ const OPERATIONS = [
 
 type JsonObject = Record<string, any>;
 
-let service: StartedService<Notes8000Deps>;
+let service: StartedService<StoredServiceDeps>;
 
 beforeAll(async () => {
   service = await startTestService(notes8000, { deps: { bodyLimitBytes: loadConfig({}).bodyLimitBytes } });

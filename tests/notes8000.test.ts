@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Reply, Request } from '../harness/http.js';
 import type { StartedService } from '../harness/service.js';
-import { notes8000, type Notes8000Deps } from '../server/notes8000/index.js';
+import { notes8000 } from '../server/notes8000/index.js';
+import type { StoredServiceDeps } from '../server/shared/service.js';
 import { loadConfig } from '../server/shared/config.js';
 import { notesColumns, serviceDatabase, unreachableDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
 import { startTestService } from './support/services.js';
@@ -26,7 +27,7 @@ interface Note {
   updated_at: string;
 }
 
-type Service = StartedService<Notes8000Deps>;
+type Service = StartedService<StoredServiceDeps>;
 type Options = Omit<Request, 'method' | 'path'>;
 
 /** Text sent as it is, with `contentType` (none when null). */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StartedService } from '../harness/service.js';
-import { notes8080, type Notes8080Deps } from '../server/notes8080/index.js';
+import { notes8080 } from '../server/notes8080/index.js';
+import type { StoredServiceDeps } from '../server/shared/service.js';
 import { loadConfig } from '../server/shared/config.js';
 import type { Database } from '../server/shared/database.js';
 import { notesColumns, serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
@@ -32,14 +33,14 @@ async function freshDatabase(): Promise<ServiceDatabase> {
 }
 
 /** Starts the service on a pool of `database` the way the process does: migrations first, then the app. */
-async function startService(database: ServiceDatabase, db: Database = database.connect()): Promise<StartedService<Notes8080Deps>> {
+async function startService(database: ServiceDatabase, db: Database = database.connect()): Promise<StartedService<StoredServiceDeps>> {
   await database.migrate();
   const service = await startTestService(notes8080, { db, deps });
   cleanups.push(service.close);
   return service;
 }
 
-async function createNote(service: StartedService<Notes8080Deps>, note: object): Promise<Note> {
+async function createNote(service: StartedService<StoredServiceDeps>, note: object): Promise<Note> {
   const response = await service.request('POST', '/notes', { json: note });
   expect(response.status).toBe(201);
   return response.json as Note;

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Request } from '../harness/http.js';
 import { withClient } from '../harness/postgres.js';
 import type { StartedService } from '../harness/service.js';
-import { notes8080, type Notes8080Deps } from '../server/notes8080/index.js';
+import { notes8080 } from '../server/notes8080/index.js';
+import type { StoredServiceDeps } from '../server/shared/service.js';
 import { loadConfig } from '../server/shared/config.js';
 import type { Database } from '../server/shared/database.js';
 import { freeLoopbackPort } from '../server/shared/embeddedPostgres.js';
@@ -20,7 +21,7 @@ interface Note {
   created_at: string;
 }
 
-type Service = StartedService<Notes8080Deps>;
+type Service = StartedService<StoredServiceDeps>;
 type Options = Omit<Request, 'method' | 'path'>;
 
 const NOT_FOUND = { error: 'ノートが見つかりません' };

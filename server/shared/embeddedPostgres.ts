@@ -77,6 +77,17 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   };
 }
 
+/**
+ * The URL of the embedded server running on `dataDir` (its generated password, and the port its
+ * `postmaster.pid` records on the 4th line), for tools that connect beside the services.
+ */
+export async function embeddedPostgresUrl(dataDir: string): Promise<string> {
+  const password = (await fs.readFile(path.join(dataDir, 'postgres.password'), 'utf8')).trim();
+  const port = Number((await fs.readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[3]);
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`no port in ${dataDir}/postgres/postmaster.pid`);
+  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+}
+
 interface Owner {
   uid: number;
   gid: number;
