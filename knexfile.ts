@@ -1,25 +1,22 @@
 import type { Knex } from 'knex';
+import { SERVICES } from './server/services.js';
 
 /**
- * For operators running migrations by hand with the knex CLI (the services run them
- * themselves at start-up): `DATABASE_URL=... npm run migrate -- --env notes8080`.
- * Each notes service keeps its table in a schema of its own.
+ * For operators who drive the knex CLI themselves (status, rollback):
+ * `DATABASE_URL=… npx knex --knexfile knexfile.ts migrate:status --env notes8080`, under tsx.
+ * `npm run migrate` and the services' own start-up migrate without it. Each service keeps its
+ * tables, and its migrations table, in a schema of its own.
  */
-const connection = process.env.DATABASE_URL;
-
-const forSchema = (schema: string): Knex.Config => ({
+const forSchema = ({ schema, migrations }: { schema: string; migrations: string }): Knex.Config => ({
   client: 'pg',
-  connection,
+  connection: process.env.DATABASE_URL,
   searchPath: [schema],
   // The migrations table lives in the schema, so the schema must exist before knex looks.
   pool: {
     afterCreate: (conn: { query: (sql: string, done: (error?: Error) => void) => void }, done: (error: Error | undefined, conn: unknown) => void) =>
       conn.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`, (error) => done(error, conn)),
   },
-  migrations: { directory: `./server/${schema}/migrations`, schemaName: schema, loadExtensions: ['.ts'] },
+  migrations: { directory: migrations, schemaName: schema, loadExtensions: ['.ts'] },
 });
 
-export default {
-  notes8080: forSchema('notes8080'),
-  notes8000: forSchema('notes8000'),
-};
+export default Object.fromEntries(SERVICES.flatMap((service) => (service.database ? [[service.name, forSchema(service.database)]] : [])));

@@ -41,15 +41,26 @@ export interface ProcessOptions {
   form?: 'source' | 'compiled' | 'npm';
   /** Extra Node flags for the server process (`--cpu-prof`, say); not with `npm`. */
   nodeFlags?: string[];
+  /** Where it runs: the repository, or a copy of it. */
+  cwd?: string;
+  /** In a process group of its own, as a terminal starts it (so that the group can be signalled). */
+  ownGroup?: boolean;
 }
 
 const READY_TIMEOUT_MS = 120_000;
 
-/**
- * Starts the server's entry point on free loopback ports, and waits until every service
- * answers HTTP. A process that exits first rejects with what it printed.
- */
-export async function startProcess({ dataDir, env = {}, form = 'source', nodeFlags = [] }: ProcessOptions): Promise<RunningProcess> {
+interface Spawned {
+  child: ChildProcess;
+  urls: ServiceUrls;
+  output(): string;
+  exited: Promise<number | string>;
+  /** performance.now() when it was spawned. */
+  startedAt: number;
+  entry: string;
+}
+
+/** The server's entry point spawned in the given form on free loopback ports. */
+async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags = [], cwd = ROOT, ownGroup = false }: ProcessOptions): Promise<Spawned> {
   const ports = {
     NOTES8080_PORT: await freeLoopbackPort(),
     NOTES8000_PORT: await freeLoopbackPort(),
@@ -67,39 +78,53 @@ export async function startProcess({ dataDir, env = {}, form = 'source', nodeFla
   };
   const start = await startScript();
   if (form === 'compiled') await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
-  const started = performance.now();
+  const startedAt = performance.now();
   const child =
     form === 'npm'
-      ? spawn('npm', ['start'], { cwd: ROOT, env: environment, stdio: ['ignore', 'pipe', 'pipe'] })
+      ? spawn('npm', ['start'], { cwd, env: environment, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup })
       : spawn(process.execPath, form === 'compiled' ? [...nodeFlags, start.entry] : [...nodeFlags, '--import', 'tsx', 'server/main.ts'], {
-          cwd: ROOT,
+          cwd,
           env: form === 'compiled' ? { ...environment, ...start.env } : environment,
           stdio: ['ignore', 'pipe', 'pipe'],
+          detached: ownGroup,
         });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-
-  const urls: ServiceUrls = {
-    notes8080: `http://127.0.0.1:${ports.NOTES8080_PORT}`,
-    notes8000: `http://127.0.0.1:${ports.NOTES8000_PORT}`,
-    auth: `http://127.0.0.1:${ports.AUTH_PORT}`,
+  return {
+    child,
+    urls: {
+      notes8080: `http://127.0.0.1:${ports.NOTES8080_PORT}`,
+      notes8000: `http://127.0.0.1:${ports.NOTES8000_PORT}`,
+      auth: `http://127.0.0.1:${ports.AUTH_PORT}`,
+    },
+    output: () => output,
+    exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'))),
+    startedAt,
+    entry: start.entry,
   };
+}
+
+/**
+ * Starts the server's entry point on free loopback ports, and waits until every service
+ * answers HTTP. A process that exits first rejects with what it printed.
+ */
+export async function startProcess(options: ProcessOptions): Promise<RunningProcess> {
+  const { child, urls, output, exited, startedAt, entry } = await spawnEntryPoint(options);
   try {
-    await waitUntilAnswering(Object.values(urls), child, () => output);
+    await waitUntilAnswering(Object.values(urls), child, output);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
   }
-  const startMs = performance.now() - started;
-  const pid = form === 'npm' ? await serverProcessBelow(child.pid!, start.entry) : child.pid!;
+  const startMs = performance.now() - startedAt;
+  const pid = options.form === 'npm' ? await serverProcessBelow(child.pid!, entry) : child.pid!;
   return {
     child,
     pid,
     urls,
     startMs,
-    output: () => output,
+    output,
     exited,
     async stop(graceMs = 15_000) {
       if (child.exitCode !== null || child.signalCode !== null) return exited;
@@ -115,6 +140,15 @@ export async function startProcess({ dataDir, env = {}, form = 'source', nodeFla
       }
     },
   };
+}
+
+/** A start that is expected to end by itself (refused, failed): how it ended, what it printed, how long it took. */
+export async function runUntilExit(options: ProcessOptions, timeoutMs = 30_000): Promise<{ code: number | string; output: string; ms: number }> {
+  const { child, output, exited, startedAt } = await spawnEntryPoint(options);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await exited;
+  clearTimeout(timer);
+  return { code, output: output(), ms: performance.now() - startedAt };
 }
 
 function signal(pid: number, name: NodeJS.Signals) {
@@ -151,8 +185,8 @@ async function waitUntilAnswering(urls: string[], child: ChildProcess, output: (
  */
 async function startScript(): Promise<{ env: Record<string, string>; entry: string }> {
   const { scripts } = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const start = /^((?:\w+=\S+ )*)node (\S+)$/.exec(scripts.start ?? '');
-  if (!start) throw new Error(`the start script is not "NAME=value … node <file>": ${scripts.start}`);
+  const start = /^((?:\w+=\S+ )*)(?:exec )?node (\S+)$/.exec(scripts.start ?? '');
+  if (!start) throw new Error(`the start script is not "NAME=value … [exec] node <file>": ${scripts.start}`);
   const env = Object.fromEntries(start[1]!.split(' ').filter(Boolean).map((setting) => setting.split('=') as [string, string]));
   return { env, entry: start[2]! };
 }

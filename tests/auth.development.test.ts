@@ -12,7 +12,7 @@ describe('development mode', () => {
   let service: StartedService<AuthDeps>;
 
   beforeAll(async () => {
-    spa = await developmentSpa({ hmr: false });
+    spa = await developmentSpa();
     const config = loadConfig({ NODE_ENV: 'development', PASSWORD_HASH_COST: '1024' }).auth;
     service = await startService(auth, { deps: { config, spa } });
   });

@@ -68,12 +68,12 @@ describe('the published OpenAPI documents', () => {
       Object.entries(document.paths as Document).flatMap(([route, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`));
     for (const document of documents.values()) expect(document.openapi).toBe('3.1.0');
     expect(operations(documents.get('notes8080')!).sort()).toEqual(
-      ['GET /notes', 'POST /notes', 'GET /notes/{id}', 'PUT /notes/{id}', 'DELETE /notes/{id}'].sort(),
+      ['GET /notes', 'POST /notes', 'GET /notes/{id}', 'PUT /notes/{id}', 'DELETE /notes/{id}', 'GET /ready'].sort(),
     );
     expect(operations(documents.get('notes8000')!).sort()).toEqual(
-      ['GET /health', 'GET /notes', 'POST /notes', 'GET /notes/{note_id}', 'PUT /notes/{note_id}', 'DELETE /notes/{note_id}'].sort(),
+      ['GET /health', 'GET /notes', 'POST /notes', 'GET /notes/{note_id}', 'PUT /notes/{note_id}', 'DELETE /notes/{note_id}', 'GET /ready'].sort(),
     );
-    expect(operations(documents.get('auth')!).sort()).toEqual(['POST /api/login', 'GET /api/me', 'POST /api/logout'].sort());
+    expect(operations(documents.get('auth')!).sort()).toEqual(['POST /api/login', 'GET /api/me', 'POST /api/logout', 'GET /ready'].sort());
   });
 
   test('the login service documents its cookie as the security scheme of GET /api/me', () => {

@@ -10,7 +10,7 @@ import { loadConfig } from '../server/shared/config.js';
 import { browserAvailable, launchBrowser } from './support/browser.js';
 import { startTestService } from './support/services.js';
 
-/** Every operation of the spec's endpoint table, as OpenAPI names it. */
+/** Every operation of the spec's endpoint table, and the readiness check, as OpenAPI names them. */
 const OPERATIONS = [
   ['get', '/health'],
   ['get', '/notes'],
@@ -18,6 +18,7 @@ const OPERATIONS = [
   ['get', '/notes/{note_id}'],
   ['put', '/notes/{note_id}'],
   ['delete', '/notes/{note_id}'],
+  ['get', '/ready'],
 ];
 
 type JsonObject = Record<string, any>;

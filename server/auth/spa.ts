@@ -2,10 +2,10 @@
  * The React pages (`web/`, built by Vite) as the auth app serves them.
  *
  *   Production and `npm start`:  const spa = await prepareSpa({ development: false, logger });
- *       builds `dist/web` first when it is missing or older than `web/` or `vite.config.ts`
- *       (ensureSpaBuilt), then serves it: hashed files under /assets through koa-static.
- *   Development (`npm run dev`): const spa = await prepareSpa({ development: true, logger });
- *       Vite in middleware mode inside Koa, with hot reload (HMR socket on Vite's port 24678).
+ *       builds `dist/web` first, in a child process, when it is missing or older than `web/` or
+ *       `vite.config.ts` (ensureSpaBuilt), then serves it: hashed files under /assets through koa-static.
+ *   Development (`npm run dev`): const spa = await prepareSpa({ development: true, hmrPort, logger });
+ *       Vite in middleware mode inside Koa, with hot reload (its socket on HMR_PORT).
  *   Tests:                       await ensureSpaBuilt(); const spa = await builtSpa();
  *   Shutdown:                    await spa.close();   (stops Vite's dev server; nothing to do otherwise)
  *
@@ -13,11 +13,16 @@
  * `/dashboard` runs before any HTML is sent — and asks `spa.page(url)` for the document;
  * `spa.assets` serves what the document loads.
  */
+import { execFile } from 'node:child_process';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import net from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { Middleware } from 'koa';
 import serveStatic from 'koa-static';
 import type { ViteDevServer } from 'vite';
+import { StartupError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { REPOSITORY_ROOT } from '../shared/paths.js';
 
@@ -37,6 +42,7 @@ export interface Spa {
   close(): Promise<void>;
 }
 
+const require = createRequire(import.meta.url);
 const SOURCE_DIR = path.join(REPOSITORY_ROOT, 'web');
 const VITE_CONFIG = path.join(REPOSITORY_ROOT, 'vite.config.ts');
 const BUILD_DIR = path.join(REPOSITORY_ROOT, 'dist', 'web');
@@ -44,8 +50,8 @@ const LOCK_DIR = `${BUILD_DIR}.lock`;
 /** A lock older than this was left by a build that died. */
 const STALE_LOCK_MS = 5 * 60 * 1000;
 
-export async function prepareSpa({ development, logger }: { development: boolean; logger?: Logger }): Promise<Spa> {
-  if (development) return developmentSpa();
+export async function prepareSpa({ development, hmrPort, logger }: { development: boolean; hmrPort?: number; logger?: Logger }): Promise<Spa> {
+  if (development) return developmentSpa({ hmrPort });
   await ensureSpaBuilt({ logger });
   return builtSpa();
 }
@@ -65,13 +71,18 @@ export async function builtSpa(): Promise<Spa> {
   };
 }
 
-/** Vite's dev server in middleware mode: modules transformed on request, hot reload. */
-export async function developmentSpa({ hmr = true }: { hmr?: boolean } = {}): Promise<Spa> {
+/**
+ * Vite's dev server in middleware mode: modules transformed on request, hot reload on a socket
+ * of its own at `hmrPort` (none when undefined). Vite only logs a busy port and goes on without
+ * hot reload, so the port is tried first and a busy one stops the start with a clear line.
+ */
+export async function developmentSpa({ hmrPort }: { hmrPort?: number } = {}): Promise<Spa> {
+  if (hmrPort !== undefined) await assertPortFree(hmrPort);
   const { createServer } = await import('vite');
   const vite = await createServer({
     configFile: VITE_CONFIG,
     appType: 'custom',
-    server: { middlewareMode: true, hmr },
+    server: { middlewareMode: true, hmr: hmrPort === undefined ? false : { port: hmrPort } },
   });
   return {
     page: async (url) => vite.transformIndexHtml(url, await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8')),
@@ -116,19 +127,28 @@ export async function ensureSpaBuilt({ logger }: { logger?: Logger } = {}): Prom
   });
 }
 
+/**
+ * `vite build` in a child process: Vite, Rollup and the build's memory stay out of the server,
+ * which would otherwise keep about 160 MB more for its whole life. Vite picks React's production
+ * or development build (and JSX runtime) from NODE_ENV, which the server may run under as 'test'
+ * or 'development': the pages are always built for production.
+ */
 async function viteBuild(outDir: string): Promise<void> {
-  const { build } = await import('vite');
-  // Vite picks React's production or development build (and JSX runtime) from NODE_ENV, which
-  // the server may run under as 'test' or 'development'. The pages are always built for
-  // production, and the server's own NODE_ENV is put back afterwards.
-  const nodeEnv = process.env.NODE_ENV;
-  process.env.NODE_ENV = 'production';
-  try {
-    await build({ configFile: VITE_CONFIG, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
-  } finally {
-    if (nodeEnv === undefined) delete process.env.NODE_ENV;
-    else process.env.NODE_ENV = nodeEnv;
-  }
+  const vite = path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js');
+  await promisify(execFile)(process.execPath, [vite, 'build', '--config', VITE_CONFIG, '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], {
+    cwd: REPOSITORY_ROOT,
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+}
+
+function assertPortFree(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new StartupError(`HMR_PORT=${port} is already in use (another npm run dev?): set HMR_PORT to a free port`) : error),
+    );
+    probe.listen(port, () => probe.close(() => resolve()));
+  });
 }
 
 async function isBuildFresh(): Promise<boolean> {

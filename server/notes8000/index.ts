@@ -13,7 +13,15 @@ export const notes8000: ServiceDescriptor<StoredServiceDeps> = {
   name: 'notes8000',
   database: ownSchema('notes8000', import.meta.url),
   createApp: ({ db, logger, bodyLimitBytes }) =>
-    buildApp({ contract, routes: noteRoutes(db), logger, answerFor, bodyLimitBytes, redirectTrailingSlash: true }),
+    buildApp({
+      contract,
+      routes: noteRoutes(db),
+      logger,
+      answerFor,
+      bodyLimitBytes,
+      ready: () => db.query('SELECT 1'),
+      redirectTrailingSlash: true,
+    }),
 };
 
 const HTTPValidationError: JsonSchema = {

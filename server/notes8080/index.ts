@@ -8,7 +8,8 @@ import { ErrorBody, failure, NOTE_NOT_FOUND, noteRoutes } from './routes.js';
 export const notes8080: ServiceDescriptor<StoredServiceDeps> = {
   name: 'notes8080',
   database: ownSchema('notes8080', import.meta.url),
-  createApp: ({ db, logger, bodyLimitBytes }) => buildApp({ contract, routes: noteRoutes(db), logger, answerFor, bodyLimitBytes }),
+  createApp: ({ db, logger, bodyLimitBytes }) =>
+    buildApp({ contract, routes: noteRoutes(db), logger, answerFor, bodyLimitBytes, ready: () => db.query('SELECT 1') }),
 };
 
 const contract: Contract = {

@@ -1,14 +1,24 @@
 import path from 'node:path';
 import * as yup from 'yup';
+import { StartupError } from './errors.js';
 
 /**
  * Every environment variable the project reads, parsed and validated here and nowhere else.
- * The README's configuration table lists the same variables with the same defaults.
+ * The README's configuration table lists the same variables with the same defaults. Each rule's
+ * message says what is expected, so that a bad value gets one readable line.
  */
 
-const port = (fallback: number) => yup.number().integer().min(0).max(65535).default(fallback);
-const positiveInt = (fallback: number) => yup.number().integer().min(1).default(fallback);
-const byteSize = (fallback: number) => yup.number().integer().min(1).default(fallback);
+const wholeNumber = (least: number, fallback: number) => {
+  const expected = `a whole number, at least ${least}`;
+  return yup.number().typeError(expected).integer(expected).min(least, expected).default(fallback);
+};
+const port = (fallback: number) => {
+  const expected = 'a port number from 0 to 65535';
+  return yup.number().typeError(expected).integer(expected).min(0, expected).max(65535, expected).default(fallback);
+};
+const oneOf = <T extends string>(values: readonly T[], fallback: T) =>
+  yup.string().oneOf(values, `one of ${values.join(', ')}`).default(fallback);
+const email = (fallback: string) => yup.string().email('an email address').default(fallback);
 
 function isPostgresUrl(value: string): boolean {
   try {
@@ -19,50 +29,54 @@ function isPostgresUrl(value: string): boolean {
 }
 
 const envSchema = yup.object({
-  NODE_ENV: yup.string().oneOf(['development', 'production', 'test']).default('development'),
-  LOG_LEVEL: yup
-    .string()
-    .oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-    .default('info'),
+  NODE_ENV: oneOf(['development', 'production', 'test'], 'development'),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  /** `pretty`: readable lines; `json`: one JSON object per line. Unset: pretty at a terminal, JSON otherwise. */
+  LOG_FORMAT: yup.string().oneOf(['pretty', 'json'], 'one of pretty, json').optional(),
 
   // yup's url() knows only http(s) and ftp: a connection string is checked by its own scheme.
   DATABASE_URL: yup
     .string()
     .optional()
-    .test('postgres-url', '${path} must be a postgres:// or postgresql:// URL', (value) => value === undefined || isPostgresUrl(value)),
+    .test('postgres-url', 'a postgres:// or postgresql:// URL', (value) => value === undefined || isPostgresUrl(value)),
   DATA_DIR: yup.string().default('.data'),
-  DB_POOL_MAX: positiveInt(10),
+  DB_POOL_MAX: wholeNumber(1, 10),
   /**
    * Longest a request waits for a pooled connection, and then for its query, before it answers
    * 500: twice this bounds a request when the database stops answering.
    */
-  DB_TIMEOUT_MS: positiveInt(2000),
-  /** How long start-up keeps retrying an unreachable database before giving up. */
-  DB_STARTUP_RETRY_MS: yup.number().integer().min(0).default(30000),
+  DB_TIMEOUT_MS: wholeNumber(1, 2000),
+  /** How long start-up keeps retrying a database that refuses connections before giving up. */
+  DB_STARTUP_RETRY_MS: wholeNumber(0, 30000),
 
   NOTES8080_HOST: yup.string().default('0.0.0.0'),
   NOTES8080_PORT: port(8080),
   NOTES8000_HOST: yup.string().default('127.0.0.1'),
   NOTES8000_PORT: port(8000),
-  /** `vite`: pages served by Vite's dev server with hot reload (`npm run dev`); `built`: the Vite build. */
-  SPA_MODE: yup.string().oneOf(['built', 'vite']).default('built'),
   AUTH_HOST: yup.string().default('0.0.0.0'),
   AUTH_PORT: port(3000),
+  /** `vite`: pages served by Vite's dev server with hot reload (`npm run dev`); `built`: the Vite build. */
+  SPA_MODE: oneOf(['built', 'vite'], 'built'),
+  /** Vite's hot-reload socket in `npm run dev`. */
+  HMR_PORT: port(24678),
 
   /** Largest accepted request body for the notes services, in bytes (1 MiB). */
-  BODY_LIMIT_BYTES: byteSize(1024 * 1024),
+  BODY_LIMIT_BYTES: wholeNumber(1, 1024 * 1024),
 
-  AUTH_USER_EMAIL: yup.string().email().default('user@example.com'),
-  AUTH_USER_PASSWORD: yup.string().min(1).default('user-password'),
-  AUTH_ADMIN_EMAIL: yup.string().email().default('admin@example.com'),
-  AUTH_ADMIN_PASSWORD: yup.string().min(1).default('admin-password'),
-  SESSION_TTL_SECONDS: positiveInt(3600),
-  SESSION_MAX: positiveInt(100_000),
+  AUTH_USER_EMAIL: email('user@example.com'),
+  AUTH_USER_PASSWORD: yup.string().default('user-password'),
+  AUTH_ADMIN_EMAIL: email('admin@example.com'),
+  AUTH_ADMIN_PASSWORD: yup.string().default('admin-password'),
+  SESSION_TTL_SECONDS: wholeNumber(1, 3600),
+  SESSION_MAX: wholeNumber(1, 100_000),
   /** scrypt cost parameter N (a power of two); turned down only by tests and benchmarks. */
-  PASSWORD_HASH_COST: positiveInt(16384),
+  PASSWORD_HASH_COST: wholeNumber(2, 16384).test('power-of-two', 'a power of two', (value) => (value & (value - 1)) === 0),
 });
 
 type Env = yup.InferType<typeof envSchema>;
+
+/** Variables whose values are never repeated in a message. */
+const SECRETS = new Set(['AUTH_USER_PASSWORD', 'AUTH_ADMIN_PASSWORD', 'DATABASE_URL']);
 
 export interface DatabaseConfig {
   /** Absent: the project starts its own embedded PostgreSQL under `dataDir`. */
@@ -79,7 +93,6 @@ export interface Listen {
 }
 
 export interface AuthConfig {
-  listen: Listen;
   production: boolean;
   accounts: { email: string; password: string; role: 'user' | 'admin' }[];
   usingDefaultPasswords: boolean;
@@ -90,33 +103,44 @@ export interface AuthConfig {
 
 export interface Config {
   logLevel: Env['LOG_LEVEL'];
+  /** Undefined: pretty at a terminal, JSON otherwise. */
+  logFormat?: 'pretty' | 'json';
   database: DatabaseConfig;
   bodyLimitBytes: number;
-  spaMode: Env['SPA_MODE'];
-  notes8080: Listen;
-  notes8000: Listen;
+  spa: { mode: Env['SPA_MODE']; hmrPort: number };
+  /** Where each service listens: `<NAME>_HOST` and `<NAME>_PORT` of the service's name. */
+  listen: Record<'notes8080' | 'notes8000' | 'auth', Listen>;
   auth: AuthConfig;
 }
 
-export class ConfigError extends Error {}
+/** A setting the process cannot run with; `message` is one line per problem, for a person. */
+export class ConfigError extends StartupError {
+  name = 'ConfigError';
+}
+
+/** The variables that say where `service` listens, for messages. */
+export const listenVariables = (service: string) => ({ host: `${service.toUpperCase()}_HOST`, port: `${service.toUpperCase()}_PORT` });
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  // Empty variables count as unset, so `FOO= npm start` falls back to the default.
+  const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ''));
   let env: Env;
   try {
-    // Empty variables count as unset, so `FOO= npm start` falls back to the default.
-    const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ''));
     env = envSchema.validateSync(present, { abortEarly: false, stripUnknown: true });
   } catch (error) {
-    if (error instanceof yup.ValidationError) {
-      throw new ConfigError(`Invalid configuration: ${error.errors.join('; ')}`);
-    }
-    throw error;
+    if (!(error instanceof yup.ValidationError)) throw error;
+    const lines = error.inner.map(({ path = '', message }) => {
+      const shown = SECRETS.has(path) ? '(not shown)' : JSON.stringify(present[path]);
+      return `${path}=${shown} is not valid: expected ${message}`;
+    });
+    throw new ConfigError([...new Set(lines)].join('\n'));
   }
 
   const production = env.NODE_ENV === 'production';
   const defaults = envSchema.getDefault();
   return {
     logLevel: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT as Config['logFormat'],
     database: {
       url: env.DATABASE_URL,
       dataDir: path.resolve(env.DATA_DIR),
@@ -125,19 +149,20 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       startupRetryMs: env.DB_STARTUP_RETRY_MS,
     },
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
-    spaMode: env.SPA_MODE,
-    notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },
-    notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
+    spa: { mode: env.SPA_MODE, hmrPort: env.HMR_PORT },
+    listen: {
+      notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },
+      notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
+      auth: { host: env.AUTH_HOST, port: env.AUTH_PORT },
+    },
     auth: {
-      listen: { host: env.AUTH_HOST, port: env.AUTH_PORT },
       production,
       accounts: [
         { email: env.AUTH_USER_EMAIL, password: env.AUTH_USER_PASSWORD, role: 'user' },
         { email: env.AUTH_ADMIN_EMAIL, password: env.AUTH_ADMIN_PASSWORD, role: 'admin' },
       ],
       usingDefaultPasswords:
-        env.AUTH_USER_PASSWORD === defaults.AUTH_USER_PASSWORD ||
-        env.AUTH_ADMIN_PASSWORD === defaults.AUTH_ADMIN_PASSWORD,
+        env.AUTH_USER_PASSWORD === defaults.AUTH_USER_PASSWORD || env.AUTH_ADMIN_PASSWORD === defaults.AUTH_ADMIN_PASSWORD,
       sessionTtlSeconds: env.SESSION_TTL_SECONDS,
       sessionMax: env.SESSION_MAX,
       passwordHashCost: env.PASSWORD_HASH_COST,

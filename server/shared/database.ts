@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { DatabaseConfig } from './config.js';
+import { StartupError } from './errors.js';
 import type { Logger } from './logger.js';
 
 /**
@@ -74,21 +75,40 @@ export async function* batchesById<Row extends pg.QueryResultRow & { id: number 
   }
 }
 
+/** Connection failures that pass by themselves: nothing listens yet, the network is slow, the server is starting. */
+function isTransient(error: unknown): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', '57P03'].includes(code ?? '') ||
+    /timeout|Connection terminated unexpectedly/i.test(message ?? '')
+  );
+}
+
 /**
- * Waits until the database answers, retrying with backoff (250 ms doubling to 5 s) for up to
- * `retryMs`, logging each refusal, so that a service started before its database comes up
- * instead of exiting on the first refusal.
+ * Waits until the database at `url` answers, retrying refused and timed-out connections with
+ * backoff (250 ms doubling to 5 s) for up to `retryMs`, one log line each, so that the services
+ * can start before their database. A failure that waiting cannot mend (no such database, a wrong
+ * password, a host that does not exist) ends the start at once, worded for a person.
  */
-export async function waitForDatabase(db: Database, retryMs: number, logger: Logger): Promise<void> {
+export async function waitForDatabase(url: string, { retryMs, timeoutMs, logger, source }: { retryMs: number; timeoutMs: number; logger: Logger; source: string }): Promise<void> {
+  const { hostname, port, pathname } = new URL(url);
+  const where = `the database ${pathname.slice(1) || '(default)'} at ${hostname}:${port || 5432} (${source})`;
   const deadline = Date.now() + retryMs;
   for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+    client.on('error', () => undefined);
     try {
-      await db.query('SELECT 1');
+      await client.connect();
+      await client.query('SELECT 1');
       return;
     } catch (error) {
-      if (Date.now() + delay > deadline) throw error;
-      logger.warn({ err: (error as Error).message, retryInMs: delay }, 'database not reachable yet');
+      const reason = (error as Error).message;
+      if (!isTransient(error)) throw new StartupError(`Cannot use ${where}: ${reason}`);
+      if (Date.now() + delay > deadline) throw new StartupError(`Cannot reach ${where} within ${retryMs} ms (DB_STARTUP_RETRY_MS): ${reason}`);
+      logger.warn({ err: reason, retryInMs: delay }, 'database not reachable yet');
       await new Promise((resolve) => setTimeout(resolve, delay));
+    } finally {
+      await client.end().catch(() => undefined);
     }
   }
 }

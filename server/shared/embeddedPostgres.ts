@@ -38,6 +38,11 @@ export interface RunningPostgres {
 const SUPERUSER = 'postgres';
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
+/** The first pause before an exited server is started again; it doubles while crashes follow each other. */
+const RESTART_DELAY_MS = 500;
+const MAX_RESTART_DELAY_MS = 30_000;
+/** A server that ran this long before it exited starts the back-off afresh. */
+const STABLE_MS = 60_000;
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   const { logger } = options;
@@ -55,21 +60,50 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await stopStalePostmaster(clusterDir, logger);
 
   const port = options.port ?? (await freeLoopbackPort());
-  const child = spawn(
-    path.join(bin, 'postgres'),
-    ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-      ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [])],
-    { ...owner, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
-  );
+  const launch = () =>
+    spawn(
+      path.join(bin, 'postgres'),
+      ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+        ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [])],
+      { ...owner, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
+    );
+  let child = launch();
   // Should this process die without stopping the server, the signal still goes out.
   const stopOnExit = () => child.kill('SIGINT');
   process.once('exit', stopOnExit);
   await waitUntilReady(child, logger);
   logger.info({ port, clusterDir }, 'embedded PostgreSQL started');
 
+  // The server is this process's to keep running: when it exits on its own (a crash, a kill), it
+  // is started again over the same folder and port, where PostgreSQL's crash recovery replays
+  // what was committed. Crashes that follow each other back off, up to half a minute apart.
+  let stopping = false;
+  let restarts = 0;
+  let startedAt = Date.now();
+  const supervise = (running: ChildProcess) =>
+    running.once('exit', (code, signal) => {
+      if (stopping) return;
+      restarts = Date.now() - startedAt > STABLE_MS ? 1 : restarts + 1;
+      const delay = Math.min(RESTART_DELAY_MS * 2 ** (restarts - 1), MAX_RESTART_DELAY_MS);
+      logger.error({ code, signal, restartInMs: delay, restarts }, 'embedded PostgreSQL exited unexpectedly; starting it again');
+      setTimeout(() => {
+        if (stopping) return;
+        child = launch();
+        startedAt = Date.now();
+        supervise(child);
+        waitUntilReady(child, logger).then(
+          () => logger.info({ port }, 'embedded PostgreSQL running again'),
+          // Its exit is handled above: it is started again after a longer pause.
+          (error: Error) => logger.error({ err: error.message }, 'embedded PostgreSQL did not start'),
+        );
+      }, delay).unref();
+    });
+  supervise(child);
+
   return {
     url: `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/postgres`,
     async stop() {
+      stopping = true;
       process.off('exit', stopOnExit);
       await stopChild(child);
       logger.info('embedded PostgreSQL stopped');

@@ -36,6 +36,8 @@ export function found<T>(value: T | undefined, message?: string): T {
   return value;
 }
 
+export const serviceUnavailable = (message?: string) => new HttpError(503, message);
+
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new HttpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
 
@@ -60,4 +62,12 @@ export function describeServerError(error: unknown): string {
     (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|57P0[1-3]|57014|08\w{3})$/.test(code)) ||
     /Connection terminated|timeout exceeded|Query read timeout|connection timeout/i.test(String((error as Error)?.message));
   return unreachable ? 'database unavailable' : 'internal server error';
+}
+
+/**
+ * A reason the process cannot start (a setting, a busy port, a database that does not exist),
+ * worded for a person: printed as it is, one line per problem, with no stack.
+ */
+export class StartupError extends Error {
+  name = 'StartupError';
 }

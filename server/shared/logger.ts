@@ -1,10 +1,17 @@
 import type { Middleware } from 'koa';
 import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger };
 
-export function createLogger(level: string): Logger {
-  return pino({ level });
+/**
+ * The process's logger: readable lines for a person at a terminal (pino-pretty, in this thread
+ * rather than a worker: lines stay in order with what else the process prints), one JSON object
+ * per line for everything else. `format` overrides the choice.
+ */
+export function createLogger(level: string, format: 'pretty' | 'json' = process.stdout.isTTY ? 'pretty' : 'json'): Logger {
+  if (format === 'json') return pino({ level });
+  return pino({ level }, pretty({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
 }
 
 /** One structured line per request: method, path, status and duration in milliseconds. */

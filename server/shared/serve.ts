@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
-import type { Listen } from './config.js';
+import { listenVariables, type Listen } from './config.js';
+import { StartupError } from './errors.js';
 
 export interface RunningServer {
   url: string;
@@ -47,3 +48,28 @@ export function listen(app: Koa, { host, port }: Listen): Promise<RunningServer>
     });
   });
 }
+
+/**
+ * Binds every service's address before any is announced: when one cannot listen, the others are
+ * closed again and the start fails with a line per address that failed, naming its variables.
+ */
+export async function listenAll(services: { name: string; app: Koa; address: Listen }[]): Promise<RunningServer[]> {
+  const results = await Promise.allSettled(services.map(({ app, address }) => listen(app, address)));
+  const failures = results.flatMap((result, index) => {
+    if (result.status === 'fulfilled') return [];
+    const { name, address } = services[index]!;
+    const { host, port } = listenVariables(name);
+    const reason = LISTEN_FAILURES[(result.reason as NodeJS.ErrnoException).code ?? ''] ?? (result.reason as Error).message;
+    return [`${name} cannot listen on ${address.host}:${address.port} (${host}, ${port}): ${reason}`];
+  });
+  const servers = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  if (failures.length === 0) return servers;
+  await Promise.all(servers.map((server) => server.close(0)));
+  throw new StartupError(failures.join('\n'));
+}
+
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use (another instance, or another program)',
+  EACCES: 'not allowed to use this port (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'no network interface of this machine has this address',
+};

@@ -4,10 +4,10 @@ import Koa, { type Middleware } from 'koa';
 import { bodyReader, type ReadBody } from './body.js';
 import type { Database } from './database.js';
 import { contractRoutes } from './docs.js';
-import { methodNotAllowed, notFound, type ErrorAnswer } from './errors.js';
+import { methodNotAllowed, notFound, serviceUnavailable, type ErrorAnswer } from './errors.js';
 import { requestLogger, type Logger } from './logger.js';
 import { openApiDocument, type DocumentedService } from './openapi.js';
-import { InvalidRequestError, validateBody, validateParams, type Route } from './route.js';
+import { InvalidRequestError, route, validateBody, validateParams, type Route } from './route.js';
 
 /**
  * A service as the process, the tests and the benchmark see it: its name, where it keeps its
@@ -39,6 +39,8 @@ export interface ServiceDefinition extends DocumentedService {
   before?: Middleware[];
   /** Tried when no route takes the request, before it is answered as unmatched (static files, say). */
   fallback?: Middleware;
+  /** Resolves when the service can answer requests (its database answers); `GET /ready` says so. */
+  ready?: () => Promise<unknown>;
 }
 
 /**
@@ -48,7 +50,8 @@ export interface ServiceDefinition extends DocumentedService {
  */
 export function buildApp(service: ServiceDefinition): Koa {
   const { contract, logger, answerFor } = service;
-  const routes = [...service.routes, ...contractRoutes(contract.title, openApiDocument(service))];
+  const documented = { ...service, routes: [...service.routes, readinessRoute(service)] };
+  const routes = [...documented.routes, ...contractRoutes(contract.title, openApiDocument(documented))];
   const readBody = bodyReader({ limitBytes: service.bodyLimitBytes });
   // A path is what it says, as in FastAPI and Echo: `/notes/` is not `/notes`, nor is `/NOTES`.
   const router = new Router({ strict: true, sensitive: true });
@@ -88,6 +91,29 @@ function dispatch(router: Router): Middleware {
     ctx.params = layer.params(ctx.path, layer.captures(ctx.path));
     return (layer.stack[0] as Middleware)(ctx, next);
   };
+}
+
+/** `GET /ready`: 200 when the service can answer requests now, 503 in its own error shape when not. */
+function readinessRoute({ ready, contract, answerFor }: ServiceDefinition): Route {
+  const unavailable = serviceUnavailable('database unavailable');
+  const READY = { type: 'object', title: 'Ready', properties: { status: { const: 'ready' } }, required: ['status'] };
+  return route(
+    'GET /ready',
+    {
+      summary: 'Readiness',
+      description: 'Whether the service can answer requests now (its database answers), for load balancers and orchestrators.',
+      responses: {
+        200: { description: 'Ready', schema: READY },
+        503: { description: 'Not ready: the database does not answer', schema: contract.errorSchema, example: answerFor(unavailable).body },
+      },
+    },
+    async (ctx) => {
+      await ready?.().catch(() => {
+        throw unavailable;
+      });
+      ctx.body = { status: 'ready' };
+    },
+  );
 }
 
 /** `/notes/{id}` → `/notes/:id`. */

@@ -1,0 +1,66 @@
+import { StartupError } from './errors.js';
+import type { Logger } from './logger.js';
+
+/** Longest a stop may take before the process exits anyway. */
+const STOP_DEADLINE_MS = 12_000;
+
+/**
+ * The process's life: what was started is stopped in the reverse order, once, on SIGINT,
+ * SIGTERM or SIGHUP (a closed terminal), or when the npm process that started it is gone (npm
+ * killed, its terminal closed), then the process exits.
+ */
+export class Lifecycle {
+  readonly #closers: (() => Promise<unknown>)[] = [];
+  #stopping: Promise<never> | undefined;
+
+  constructor(private readonly logger: Logger) {
+    // `on`, not `once`: Ctrl-C can deliver SIGINT twice (the terminal's, and npm's forwarded
+    // copy); the second must not end the process half-way through its shutdown.
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void this.stop(signal));
+    if (process.env.npm_lifecycle_event) this.#watchParent();
+  }
+
+  /** Runs `close` when the process stops, before whatever was deferred earlier. */
+  defer(close: () => Promise<unknown>): void {
+    this.#closers.push(close);
+  }
+
+  stop(reason: string): Promise<never> {
+    if (this.#stopping) return this.#stopping;
+    this.logger.info({ reason }, 'shutting down');
+    return this.#finish(0, () => this.logger.info('stopped'));
+  }
+
+  /**
+   * A start that could not finish: the person reads why (one line, no stack, unless it is a
+   * bug), what was started is stopped quietly, and the process exits with status 1.
+   */
+  failed(error: unknown): Promise<never> {
+    if (error instanceof StartupError) process.stderr.write(`${error.message}\n`);
+    else this.logger.fatal({ err: error }, 'start-up failed');
+    return this.#finish(1);
+  }
+
+  #finish(exitCode: number, done?: () => void): Promise<never> {
+    this.#stopping ??= (async () => {
+      setTimeout(() => {
+        this.logger.error(`shutdown took longer than ${STOP_DEADLINE_MS} ms; exiting`);
+        process.exit(1);
+      }, STOP_DEADLINE_MS).unref();
+      for (const close of this.#closers.reverse()) {
+        await close().catch((error: unknown) => this.logger.error({ err: error }, 'a step of the shutdown failed'));
+      }
+      done?.();
+      process.exit(exitCode);
+    })();
+    return this.#stopping;
+  }
+
+  /** npm forwards SIGINT and SIGTERM to the server, but not SIGHUP, and nothing when it is killed. */
+  #watchParent(): void {
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) void this.stop('the npm process that started the server is gone');
+    }, 500).unref();
+  }
+}

@@ -1,0 +1,340 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, test } from 'vitest';
+import { send } from '../harness/http.js';
+import { logLines } from '../harness/logs.js';
+import { withClient } from '../harness/postgres.js';
+import {
+  descendants,
+  postgresProcessesFor,
+  removeDataDir,
+  ROOT,
+  rssBytes,
+  runUntilExit,
+  startProcess,
+  temporaryDataDir,
+  type ProcessOptions,
+  type RunningProcess,
+} from '../harness/processes.js';
+import { freeLoopbackPort } from '../server/shared/embeddedPostgres.js';
+import { createTestDatabase, postgresUrl } from './support/services.js';
+
+// `npm start` as operators run it: one instance per data folder, every signal, a database that
+// crashes, start-up errors a person can read, migrations by hand, logs. Every test runs the real
+// entry point.
+
+const running: RunningProcess[] = [];
+const dataDirs: string[] = [];
+
+async function dataDir(): Promise<string> {
+  const dir = await temporaryDataDir();
+  dataDirs.push(dir);
+  return dir;
+}
+
+async function start(options: ProcessOptions): Promise<RunningProcess> {
+  const started = await startProcess({ form: 'compiled', ...options });
+  running.push(started);
+  return started;
+}
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((server) => server.stop(5_000)));
+  await Promise.all(dataDirs.splice(0).map(removeDataDir));
+});
+
+const EMBEDDED = { DATABASE_URL: '' };
+
+/** Every process of the run: the spawned one, what it started, and the PostgreSQL of its data folder. */
+async function processesOf(server: RunningProcess, dir: string): Promise<number[]> {
+  return [...(await descendants(server.child.pid!)), ...(await postgresProcessesFor(dir))];
+}
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  while (!(await condition())) {
+    if (performance.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return performance.now() - started;
+}
+
+const isGone = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+};
+
+async function createNote(server: RunningProcess, title: string): Promise<number> {
+  const created = await send(server.urls.notes8080, { method: 'POST', path: '/notes', json: { title } });
+  expect(created.status).toBe(201);
+  return (created.json as { id: number }).id;
+}
+
+describe('one instance per data folder', () => {
+  test('a second start refuses within 2 s in one line, touches nothing, and the first keeps serving', async () => {
+    const dir = await dataDir();
+    const first = await start({ dataDir: dir, env: EMBEDDED });
+    const before = await postgresProcessesFor(dir);
+
+    const second = await runUntilExit({ dataDir: dir, env: EMBEDDED, form: 'compiled' });
+    expect(second.code).toBe(1);
+    expect(second.ms).toBeLessThan(2_000);
+    const lines = second.output.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`pid ${first.pid}`);
+    expect(lines[0]).toContain(`DATA_DIR=${dir}`);
+    expect(lines[0]).toMatch(/another DATA_DIR and other ports \(NOTES8080_PORT, NOTES8000_PORT, AUTH_PORT\)/);
+
+    expect(await postgresProcessesFor(dir)).toEqual(before);
+    const id = await createNote(first, 'still served');
+    expect((await send(first.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).status).toBe(200);
+  });
+
+  test('of two starts at the same moment, exactly one runs and the other gets the same line', async () => {
+    const dir = await dataDir();
+    const outcomes = await Promise.allSettled([start({ dataDir: dir, env: EMBEDDED }), start({ dataDir: dir, env: EMBEDDED })]);
+    const winners = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    const losers = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    expect(winners).toHaveLength(1);
+    expect(losers).toHaveLength(1);
+    expect(String(losers[0]!.reason)).toMatch(/Another instance \(pid \d+, running since .*\) is using DATA_DIR=/);
+    expect(String(losers[0]!.reason)).not.toMatch(/\n\s+at /);
+  });
+
+  test('a start after a SIGKILLed instance takes its folder over and keeps its notes', async () => {
+    const dir = await dataDir();
+    const killed = await start({ dataDir: dir, env: EMBEDDED });
+    const id = await createNote(killed, 'before the kill');
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    expect((await postgresProcessesFor(dir)).length).toBeGreaterThan(0);
+
+    const next = await start({ dataDir: dir, env: EMBEDDED });
+    expect((await send(next.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).json).toMatchObject({ title: 'before the kill' });
+  });
+});
+
+describe('signals', () => {
+  test.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)('%s to the process group of `npm start` stops everything within 10 s', async (signal) => {
+    const dir = await dataDir();
+    const server = await start({ dataDir: dir, env: EMBEDDED, form: 'npm', ownGroup: true });
+    const all = await processesOf(server, dir);
+    process.kill(-server.child.pid!, signal);
+    await waitUntil(async () => all.every(isGone), 10_000);
+    expect(server.output()).toContain('stopped');
+  });
+
+  test('SIGTERM to npm alone stops the server and the database, the server with exit 0', async () => {
+    const dir = await dataDir();
+    const server = await start({ dataDir: dir, env: EMBEDDED, form: 'npm' });
+    const all = await processesOf(server, dir);
+    process.kill(server.child.pid!, 'SIGTERM');
+    await waitUntil(async () => all.every(isGone), 10_000);
+    expect(logLines(server.output()).map((line) => line.msg)).toContain('stopped');
+  });
+
+  test('when npm is killed, the server notices and stops everything', async () => {
+    const dir = await dataDir();
+    const server = await start({ dataDir: dir, env: EMBEDDED, form: 'npm' });
+    const all = await processesOf(server, dir);
+    process.kill(server.child.pid!, 'SIGKILL');
+    await waitUntil(async () => all.every(isGone), 10_000);
+  });
+});
+
+describe('a supervised embedded database', () => {
+  test('a SIGKILLed postmaster is started again within 5 s; requests fail fast meanwhile; no acknowledged note is lost', async () => {
+    const dir = await dataDir();
+    const server = await start({ dataDir: dir, env: EMBEDDED, form: 'source', ownGroup: false });
+    const id = await createNote(server, 'acknowledged before the crash');
+    expect((await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).json).toEqual({ status: 'ready' });
+
+    const postmaster = Number((await fs.readFile(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(postmaster, 'SIGKILL');
+    const during = await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}`, timeoutMs: 10_000 });
+    expect([200, 500]).toContain(during.status);
+    expect(during.ms).toBeLessThan(5_000);
+
+    const back = await waitUntil(async () => (await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).status === 200, 5_000);
+    expect(back).toBeLessThan(5_000);
+    expect((await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).json).toMatchObject({ title: 'acknowledged before the crash' });
+    expect(logLines(server.output()).some((line) => line.msg === 'embedded PostgreSQL exited unexpectedly; starting it again')).toBe(true);
+  });
+
+  test('GET /ready answers 503 in each service\'s shape while the database does not answer; /health still says the process runs', async () => {
+    const database = await createTestDatabase();
+    const port = await freeLoopbackPort();
+    // A proxy in front of the database that can be cut, as a network or a database outage does.
+    const target = new URL(database.url);
+    const sockets = new Set<net.Socket>();
+    let open = true;
+    const proxy = net.createServer((client) => {
+      if (!open) return client.destroy();
+      const upstream = net.connect(Number(target.port), target.hostname);
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      const close = () => [client, upstream].forEach((socket) => socket.destroy());
+      client.on('error', close).on('close', close);
+      upstream.on('error', close).on('close', close);
+    });
+    await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+    try {
+      const proxied = new URL(database.url);
+      proxied.host = `127.0.0.1:${port}`;
+      const server = await start({ dataDir: await dataDir(), env: { DATABASE_URL: proxied.toString(), DB_TIMEOUT_MS: '500' } });
+      for (const url of [server.urls.notes8080, server.urls.notes8000, server.urls.auth]) {
+        expect((await send(url, { method: 'GET', path: '/ready' })).json).toEqual({ status: 'ready' });
+      }
+      open = false;
+      sockets.forEach((socket) => socket.destroy());
+      expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'database unavailable' } });
+      expect(await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { detail: 'database unavailable' } });
+      expect((await send(server.urls.notes8000, { method: 'GET', path: '/health' })).json).toEqual({ status: 'healthy' });
+    } finally {
+      proxy.close();
+      await database.drop();
+    }
+  });
+});
+
+describe('start-up errors a person can read', () => {
+  test('invalid variables: one line each (name, value, what is expected), secrets not repeated, exit 1, no stack', async () => {
+    const result = await runUntilExit({
+      dataDir: await dataDir(),
+      env: { NOTES8080_PORT: 'eighty', DB_POOL_MAX: '0', LOG_LEVEL: 'loud', AUTH_ADMIN_PASSWORD: 'secret-value', PASSWORD_HASH_COST: '1000' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.output.trim().split('\n').sort()).toEqual([
+      'DB_POOL_MAX="0" is not valid: expected a whole number, at least 1',
+      'LOG_LEVEL="loud" is not valid: expected one of fatal, error, warn, info, debug, trace, silent',
+      'NOTES8080_PORT="eighty" is not valid: expected a port number from 0 to 65535',
+      'PASSWORD_HASH_COST="1000" is not valid: expected a power of two',
+    ]);
+  });
+
+  test('a DATABASE_URL naming a database that does not exist fails in under 5 s with one line', async () => {
+    const url = new URL(postgresUrl());
+    url.pathname = '/no_such_database';
+    const result = await runUntilExit({ dataDir: await dataDir(), env: { DATABASE_URL: url.toString() } });
+    expect(result.code).toBe(1);
+    expect(result.ms).toBeLessThan(5_000);
+    const printed = result.output.trim().split('\n').filter((line) => !line.startsWith('{'));
+    expect(printed).toEqual([expect.stringMatching(/^Cannot use the database no_such_database at 127\.0\.0\.1:\d+ \(DATABASE_URL\): database "no_such_database" does not exist$/)]);
+    expect(result.output).not.toMatch(/\n\s+at /);
+    expect(result.output).not.toContain(url.password || 'no password');
+  });
+
+  test('an address in use names the service, the address and its variables; no service announces itself', async () => {
+    const busy = net.createServer();
+    const port = await freeLoopbackPort();
+    await new Promise<void>((resolve) => busy.listen(port, '127.0.0.1', resolve));
+    try {
+      const result = await runUntilExit({ dataDir: await dataDir(), env: { ...EMBEDDED, NOTES8000_PORT: String(port) }, form: 'compiled' });
+      expect(result.code).toBe(1);
+      expect(result.output).toContain(`notes8000 cannot listen on 127.0.0.1:${port} (NOTES8000_HOST, NOTES8000_PORT): the address is already in use`);
+      expect(result.output).not.toContain('listening on');
+      expect(result.output).not.toMatch(/\n\s+at /);
+    } finally {
+      busy.close();
+    }
+  });
+
+  test('production mode with a default password refuses in one line', async () => {
+    const result = await runUntilExit({ dataDir: await dataDir(), env: { ...EMBEDDED, NODE_ENV: 'production' }, form: 'compiled' });
+    expect(result.code).toBe(1);
+    expect(result.output).toMatch(/^Refusing to start in production mode with a default account password/m);
+    expect(result.output).not.toContain('listening on');
+  });
+});
+
+describe('npm run migrate', () => {
+  const migrate = (env: Record<string, string>, ...args: string[]) =>
+    promisify(execFile)('npm', ['run', '--silent', 'migrate', ...(args.length ? ['--', ...args] : [])], { cwd: ROOT, env: { ...process.env, ...env } }).then(
+      ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
+      (failure: { code: number; stdout: string; stderr: string }) => ({ code: failure.code, output: failure.stdout + failure.stderr }),
+    );
+
+  test('says plainly that it needs DATABASE_URL', async () => {
+    const result = await migrate({ DATABASE_URL: '' });
+    expect(result).toEqual({ code: 1, output: 'npm run migrate needs DATABASE_URL, the postgres:// URL of the database to migrate\n' });
+  });
+
+  test('with no flags migrates every service\'s schema; --env picks one', async () => {
+    const database = await createTestDatabase();
+    try {
+      expect(await migrate({ DATABASE_URL: database.url }, '--env', 'notes8000')).toEqual({
+        code: 0,
+        output: 'notes8000: schema notes8000 is at its latest migration\n',
+      });
+      const all = await migrate({ DATABASE_URL: database.url });
+      expect(all.code).toBe(0);
+      expect(all.output).toContain('notes8080: schema notes8080 is at its latest migration');
+      const tables = await withClient(database.url, (client) =>
+        client.query<{ table_schema: string }>(`SELECT table_schema FROM information_schema.tables WHERE table_name = 'notes' ORDER BY 1`),
+      );
+      expect(tables.rows.map((row) => row.table_schema)).toEqual(['notes8000', 'notes8080']);
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe('logs', () => {
+  test('one JSON object per line when the output is not a terminal; LOG_FORMAT=pretty gives readable lines', async () => {
+    const json = await start({ dataDir: await dataDir(), env: EMBEDDED });
+    const lines = json.output().trim().split('\n');
+    expect(lines.every((line) => line.startsWith('{'))).toBe(true);
+
+    const pretty = await start({ dataDir: await dataDir(), env: { ...EMBEDDED, LOG_FORMAT: 'pretty' } });
+    expect(pretty.output()).toMatch(/INFO.*notes8080 listening on http:\/\/127\.0\.0\.1:\d+/);
+    expect(pretty.output()).not.toMatch(/^\{/m);
+  });
+});
+
+describe('npm run dev', () => {
+  test('an HMR_PORT already in use stops the start with a line saying so', async () => {
+    const busy = net.createServer();
+    const port = await freeLoopbackPort();
+    await new Promise<void>((resolve) => busy.listen(port, resolve));
+    try {
+      const result = await runUntilExit({ dataDir: await dataDir(), env: { ...EMBEDDED, SPA_MODE: 'vite', HMR_PORT: String(port) } });
+      expect(result.code).toBe(1);
+      expect(result.output).toContain(`HMR_PORT=${port} is already in use (another npm run dev?): set HMR_PORT to a free port`);
+    } finally {
+      busy.close();
+    }
+  });
+});
+
+describe('memory', () => {
+  test('a first start builds the pages outside the server process, which then holds what a warm start holds', async () => {
+    // A copy of the repository without built pages, so that this start has to build them.
+    await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
+    const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'first-start-'));
+    try {
+      for (const entry of ['package.json', 'vite.config.ts', 'web', 'dist/server']) {
+        await fs.cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true, dereference: true });
+      }
+      await fs.symlink(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+      const dir = await dataDir();
+      const first = await start({ dataDir: dir, env: EMBEDDED, cwd: copy });
+      await fs.access(path.join(copy, 'dist', 'web', 'index.html'));
+      const maps = await fs.readFile(`/proc/${first.pid}/maps`, 'utf8');
+      expect(maps).not.toMatch(/rollup/);
+      const firstRss = await rssBytes(first.pid);
+      await first.stop();
+      const warm = await start({ dataDir: dir, env: EMBEDDED, cwd: copy });
+      expect(firstRss).toBeLessThan((await rssBytes(warm.pid)) + 30 * 1024 * 1024);
+    } finally {
+      await fs.rm(copy, { recursive: true, force: true });
+    }
+  });
+});
