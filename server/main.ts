@@ -69,7 +69,7 @@ try {
     { name: auth.name, app: auth.createApp({ config: config.auth, logger: loggerOf(auth), spa }), address: config.listen.auth },
   ]);
   lifecycle.defer(() => Promise.all(servers.map((server) => server.close(5_000))));
-  SERVICES.forEach(({ name }, index) => logger.info({ service: name, url: servers[index]!.url }, `${name} listening on ${servers[index]!.url}`));
+  SERVICES.forEach(({ name }, index) => logger.info(`${name} listening on ${servers[index]!.url}`));
 } catch (error) {
   await lifecycle.failed(error);
 }

@@ -11,7 +11,17 @@ export type { Logger };
  */
 export function createLogger(level: string, format: 'pretty' | 'json' = process.stdout.isTTY ? 'pretty' : 'json'): Logger {
   if (format === 'json') return pino({ level });
-  return pino({ level }, pretty({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+  return pino(
+    { level },
+    pretty({
+      colorize: process.stdout.isTTY,
+      translateTime: 'SYS:HH:MM:ss.l',
+      singleLine: true,
+      // A request line reads as one: `[notes8080] GET /notes/1 → 200 (1.2 ms)`.
+      messageFormat: '{if service}[{service}] {end}{msg}{if method}{method} {path} → {status} ({ms} ms){end}',
+      ignore: 'pid,hostname,service,method,path,status,ms',
+    }),
+  );
 }
 
 /** One structured line per request: method, path, status and duration in milliseconds. */
