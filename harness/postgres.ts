@@ -46,36 +46,63 @@ export interface ThrowawayPostgres {
   stop(): Promise<void>;
 }
 
+const SOURCES = ['testcontainers', 'embedded', 'url'] as const;
+type Source = (typeof SOURCES)[number];
+
 /**
- * A PostgreSQL server to make scratch databases on: TEST_DATABASE_URL when set; else a
- * testcontainers PostgreSQL when a container runtime answers; else an embedded server in a
- * temporary folder, removed when stopped.
+ * A PostgreSQL server to make scratch databases on. `TEST_DB` forces where it comes from
+ * (`url`: TEST_DATABASE_URL; `testcontainers`: a container of TEST_POSTGRES_IMAGE, default
+ * `postgres:17-alpine`; `embedded`: an embedded server in a temporary folder), and a forced
+ * source that cannot start fails the run with a clear message. Unset, the first that is there:
+ * TEST_DATABASE_URL, a container runtime that answers, the embedded server.
  */
 export async function throwawayPostgres(): Promise<ThrowawayPostgres> {
-  if (process.env.TEST_DATABASE_URL) {
-    return { url: process.env.TEST_DATABASE_URL, source: 'TEST_DATABASE_URL', stop: async () => {} };
+  const forced = process.env.TEST_DB || undefined;
+  if (forced !== undefined && !SOURCES.includes(forced as Source)) {
+    throw new Error(`TEST_DB=${forced} is not one of ${SOURCES.join(', ')}`);
   }
+  const source = (forced as Source | undefined) ?? (process.env.TEST_DATABASE_URL ? 'url' : (await containerRuntimeAnswers()) ? 'testcontainers' : 'embedded');
+  try {
+    return await start[source]();
+  } catch (error) {
+    throw new Error(`The tests' PostgreSQL from ${source} could not start${forced ? ' (TEST_DB forces it: no other source is tried)' : ''}: ${(error as Error).message}`, { cause: error });
+  }
+}
 
+const start: Record<Source, () => Promise<ThrowawayPostgres>> = {
+  async url() {
+    const url = process.env.TEST_DATABASE_URL;
+    if (!url) throw new Error('TEST_DATABASE_URL is not set');
+    return { url, source: 'TEST_DATABASE_URL', stop: async () => {} };
+  },
+  async testcontainers() {
+    const image = process.env.TEST_POSTGRES_IMAGE || 'postgres:17-alpine';
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+    const container = await new PostgreSqlContainer(image).start();
+    return { url: container.getConnectionUri(), source: `testcontainers (${image})`, stop: async () => void (await container.stop()) };
+  },
+  async embedded() {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'throwaway-pg-'));
+    await fs.chmod(dataDir, 0o755);
+    const server = await startEmbeddedPostgres({ dataDir, logger: createLogger('warn', 'json'), durable: false });
+    return {
+      url: server.url,
+      source: 'embedded PostgreSQL',
+      stop: async () => {
+        await server.stop();
+        await fs.rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+async function containerRuntimeAnswers(): Promise<boolean> {
   const { getContainerRuntimeClient } = await import('testcontainers');
-  const runtime = await Promise.race([
-    getContainerRuntimeClient().then(() => true, () => false),
+  return Promise.race([
+    getContainerRuntimeClient().then(
+      () => true,
+      () => false,
+    ),
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
   ]);
-  if (runtime) {
-    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-    const container = await new PostgreSqlContainer('postgres:17-alpine').start();
-    return { url: container.getConnectionUri(), source: 'testcontainers', stop: async () => void (await container.stop()) };
-  }
-
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'throwaway-pg-'));
-  await fs.chmod(dataDir, 0o755);
-  const server = await startEmbeddedPostgres({ dataDir, logger: createLogger('warn'), durable: false });
-  return {
-    url: server.url,
-    source: 'embedded PostgreSQL',
-    stop: async () => {
-      await server.stop();
-      await fs.rm(dataDir, { recursive: true, force: true });
-    },
-  };
 }

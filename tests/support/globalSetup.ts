@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { throwawayPostgres } from '../../harness/postgres.js';
+import { postgresVersion, throwawayPostgres } from '../../harness/postgres.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -11,7 +11,7 @@ declare module 'vitest' {
 /** The PostgreSQL the suite runs on (see throwawayPostgres), shared by every test file. */
 export default async function setup(project: TestProject) {
   const { url, source, stop } = await throwawayPostgres();
-  console.log(`[tests] PostgreSQL from ${source}`);
+  console.log(`[tests] PostgreSQL ${await postgresVersion(url)} from ${source}, Node ${process.version}`);
   project.provide('adminDatabaseUrl', url);
   return stop;
 }
