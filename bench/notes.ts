@@ -4,13 +4,13 @@ import type { ServiceUrls } from '../harness/processes.js';
 import { notes8000 } from '../server/notes8000/index.js';
 import { notes8080 } from '../server/notes8080/index.js';
 import type { Config } from '../server/shared/config.js';
-import type { ServiceDescriptor, StoredServiceDeps } from '../server/shared/service.js';
+import type { ServiceDescriptor, NotesDeps } from '../server/shared/service.js';
 import { measureScenario, withOtherPart, type Measurement, type Round } from './scenario.js';
 import { databaseLimit, startStatementRecorder, statementsFor, type StatementRecorder, type StatementTemplate } from './statements.js';
 
 export interface NotesService {
   label: 'notes-8080' | 'notes-8000';
-  descriptor: ServiceDescriptor<StoredServiceDeps>;
+  descriptor: ServiceDescriptor<NotesDeps>;
   /** The column (and JSON field) holding a note's text. */
   textField: 'body' | 'content';
 }
@@ -48,7 +48,7 @@ export async function prepareNotes(service: NotesService, url: string, config: C
     await pool.end();
   };
   try {
-    recorder = await startStatementRecorder(service.descriptor, url, { poolMax, timeoutMs, bodyLimitBytes: config.bodyLimitBytes });
+    recorder = await startStatementRecorder(service.descriptor, url, { poolMax, timeoutMs, notes: config.notes });
     const [a, b] = await resetNotes(pool, service, SMALL_LIST);
     const show = await recorder.record('GET', [`/notes/${a}`, `/notes/${b}`]);
     const update = await recorder.record('PUT', [`/notes/${a}`, `/notes/${b}`], edited(service));

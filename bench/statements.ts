@@ -1,8 +1,9 @@
+import type { NotesConfig } from '../server/shared/config.js';
 import type pg from 'pg';
 import { captureLogs } from '../harness/logs.js';
 import { startService } from '../harness/service.js';
 import { createDatabase } from '../server/shared/database.js';
-import type { ServiceDescriptor, StoredServiceDeps } from '../server/shared/service.js';
+import type { ServiceDescriptor, NotesDeps } from '../server/shared/service.js';
 import { measureWork, type LoadResult, type Timing } from './load.js';
 
 /**
@@ -25,14 +26,14 @@ export interface StatementTemplate {
 export type StatementRecorder = Awaited<ReturnType<typeof startStatementRecorder>>;
 
 export async function startStatementRecorder(
-  descriptor: ServiceDescriptor<StoredServiceDeps>,
+  descriptor: ServiceDescriptor<NotesDeps>,
   url: string,
-  settings: { poolMax: number; timeoutMs: number; bodyLimitBytes: number },
+  settings: { poolMax: number; timeoutMs: number; notes: NotesConfig },
 ) {
   const statements = captureLogs('trace');
-  const { poolMax, timeoutMs, bodyLimitBytes } = settings;
+  const { poolMax, timeoutMs, notes } = settings;
   const db = createDatabase({ url, schema: descriptor.database!.schema, poolMax, timeoutMs, logger: statements.logger });
-  const service = await startService(descriptor, { deps: { bodyLimitBytes }, db, logLevel: 'warn' }).catch(async (error: unknown) => {
+  const service = await startService(descriptor, { deps: { config: notes }, db, logLevel: 'warn' }).catch(async (error: unknown) => {
     await db.close();
     throw error;
   });

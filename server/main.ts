@@ -7,6 +7,7 @@ import { listenVariables, loadConfig, type Config } from './shared/config.js';
 import { createDatabase, waitForDatabase, type Database } from './shared/database.js';
 import { startEmbeddedPostgres } from './shared/embeddedPostgres.js';
 import { StartupError } from './shared/errors.js';
+import { raiseFileLimit, RESERVED_DESCRIPTORS } from './shared/fileDescriptors.js';
 import { lockDataDir } from './shared/instanceLock.js';
 import { Lifecycle } from './shared/lifecycle.js';
 import { createLogger } from './shared/logger.js';
@@ -46,12 +47,26 @@ async function openDatabaseServer(): Promise<string> {
 async function databaseOf(url: string, { database }: ServiceDescriptor<unknown>): Promise<Database> {
   const { schema, migrations } = database!;
   await runMigrations({ url, schema, directory: migrations, logger });
-  const db = createDatabase({ ...config.database, url, schema, logger });
+  const db = createDatabase({ ...config.database, url, schema, maxBytes: config.notes.maxBytes, logger });
   lifecycle.defer(db.close);
   return db;
 }
 
+/** Connections each service may hold: together, they stay under the open-files limit. */
+function connectionBudget(): number {
+  const limit = raiseFileLimit(logger) ?? 10_000 * SERVICES.length + RESERVED_DESCRIPTORS;
+  const fits = Math.floor((limit - RESERVED_DESCRIPTORS) / SERVICES.length);
+  const { max } = config.connections;
+  if (max !== undefined && max > fits) {
+    throw new StartupError(
+      `MAX_CONNECTIONS=${max} is too many: ${SERVICES.length} services × ${max} connections and ${RESERVED_DESCRIPTORS} other files do not fit in the open-files limit (${limit}); set it to at most ${fits}`,
+    );
+  }
+  return max ?? fits;
+}
+
 try {
+  const limits = { maxConnections: connectionBudget(), idleTimeoutMs: config.connections.idleTimeoutMs };
   const url = await openDatabaseServer();
   const source = config.database.url ? 'DATABASE_URL' : 'the embedded PostgreSQL';
   await waitForDatabase(url, { retryMs: config.database.startupRetryMs, timeoutMs: config.database.timeoutMs, logger, source });
@@ -61,13 +76,15 @@ try {
     prepareSpa({ development: config.spa.mode === 'vite', hmrPort: config.spa.hmrPort, logger }),
   ]);
   lifecycle.defer(spa.close);
-  const { bodyLimitBytes } = config;
   const loggerOf = (service: { name: string }) => logger.child({ service: service.name });
-  const servers = await listenAll([
-    { name: notes8080.name, app: notes8080.createApp({ db: db8080, bodyLimitBytes, logger: loggerOf(notes8080) }), address: config.listen.notes8080 },
-    { name: notes8000.name, app: notes8000.createApp({ db: db8000, bodyLimitBytes, logger: loggerOf(notes8000) }), address: config.listen.notes8000 },
-    { name: auth.name, app: auth.createApp({ config: config.auth, logger: loggerOf(auth), spa }), address: config.listen.auth },
-  ]);
+  const servers = await listenAll(
+    [
+      { name: notes8080.name, app: notes8080.createApp({ db: db8080, config: config.notes, logger: loggerOf(notes8080) }), address: config.listen.notes8080 },
+      { name: notes8000.name, app: notes8000.createApp({ db: db8000, config: config.notes, logger: loggerOf(notes8000) }), address: config.listen.notes8000 },
+      { name: auth.name, app: auth.createApp({ config: config.auth, logger: loggerOf(auth), spa }), address: config.listen.auth },
+    ],
+    limits,
+  );
   lifecycle.defer(() => Promise.all(servers.map((server) => server.close(5_000))));
   SERVICES.forEach(({ name }, index) => logger.info(`${name} listening on ${servers[index]!.url}`));
 } catch (error) {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Reply, Request } from '../harness/http.js';
 import type { StartedService } from '../harness/service.js';
 import { notes8000 } from '../server/notes8000/index.js';
-import type { StoredServiceDeps } from '../server/shared/service.js';
+import type { NotesDeps } from '../server/shared/service.js';
 import { loadConfig } from '../server/shared/config.js';
 import { notesColumns, serviceDatabase, unreachableDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
 import { startTestService } from './support/services.js';
@@ -11,8 +11,8 @@ import { startTestService } from './support/services.js';
 // answer is also checked against the service's own OpenAPI document (service.request).
 
 const SCHEMA = notes8000.database!.schema;
-const BODY_LIMIT = loadConfig({}).bodyLimitBytes;
-const deps = { bodyLimitBytes: BODY_LIMIT };
+const BODY_LIMIT = loadConfig({}).notes.bodyLimitBytes;
+const deps = { config: loadConfig({}).notes };
 const JSON_TYPE = 'application/json';
 
 /** ISO 8601 without offset, with six fraction digits unless the fraction is zero (Python's isoformat). */
@@ -27,7 +27,7 @@ interface Note {
   updated_at: string;
 }
 
-type Service = StartedService<StoredServiceDeps>;
+type Service = StartedService<NotesDeps>;
 type Options = Omit<Request, 'method' | 'path'>;
 
 /** Text sent as it is, with `contentType` (none when null). */

@@ -4,7 +4,7 @@ import type { Request } from '../harness/http.js';
 import { withClient } from '../harness/postgres.js';
 import type { StartedService } from '../harness/service.js';
 import { notes8080 } from '../server/notes8080/index.js';
-import type { StoredServiceDeps } from '../server/shared/service.js';
+import type { NotesDeps } from '../server/shared/service.js';
 import { loadConfig } from '../server/shared/config.js';
 import type { Database } from '../server/shared/database.js';
 import { freeLoopbackPort } from '../server/shared/embeddedPostgres.js';
@@ -21,14 +21,14 @@ interface Note {
   created_at: string;
 }
 
-type Service = StartedService<StoredServiceDeps>;
+type Service = StartedService<NotesDeps>;
 type Options = Omit<Request, 'method' | 'path'>;
 
 const NOT_FOUND = { error: 'ノートが見つかりません' };
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const JSON_TYPE = /^application\/json/;
-const BODY_LIMIT = loadConfig({}).bodyLimitBytes;
-const deps = { bodyLimitBytes: BODY_LIMIT };
+const BODY_LIMIT = loadConfig({}).notes.bodyLimitBytes;
+const deps = { config: loadConfig({}).notes };
 /** Raw JSON text, sent as it is with a JSON content type. */
 const jsonText = (body: string, contentType = 'application/json'): Options => ({ body, headers: { 'content-type': contentType } });
 

@@ -1,7 +1,8 @@
 import { describeServerError, HttpError, MalformedJsonError, type ErrorAnswer } from '../shared/errors.js';
+import { IdempotencyConflict } from '../shared/idempotency.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError, type JsonSchema } from '../shared/route.js';
-import { buildApp, ownSchema, type ServiceDescriptor, type StoredServiceDeps } from '../shared/service.js';
+import { buildApp, ownSchema, type ServiceDescriptor, type NotesDeps } from '../shared/service.js';
 import { malformedJsonEntry, validationEntries } from './pydantic.js';
 import { HTTPError, noteRoutes } from './routes.js';
 
@@ -9,16 +10,16 @@ import { HTTPError, noteRoutes } from './routes.js';
  * The notes service of docs/specs/notes-service-8000.md, answering as FastAPI does: `{detail}`
  * bodies, 422 validation failures in Pydantic's shape, `/docs`, a trailing slash redirected away.
  */
-export const notes8000: ServiceDescriptor<StoredServiceDeps> = {
+export const notes8000: ServiceDescriptor<NotesDeps> = {
   name: 'notes8000',
   database: ownSchema('notes8000', import.meta.url),
-  createApp: ({ db, logger, bodyLimitBytes }) =>
+  createApp: ({ db, logger, config }) =>
     buildApp({
       contract,
-      routes: noteRoutes(db),
+      routes: noteRoutes(db, config),
       logger,
       answerFor,
-      bodyLimitBytes,
+      bodyLimitBytes: config.bodyLimitBytes,
       ready: () => db.query('SELECT 1'),
       redirectTrailingSlash: true,
     }),
@@ -63,6 +64,7 @@ const contract: Contract = {
 function answerFor(error: unknown): ErrorAnswer {
   if (error instanceof InvalidRequestError) return { status: 422, body: { detail: validationEntries(error) } };
   if (error instanceof MalformedJsonError) return { status: 422, body: { detail: [malformedJsonEntry(error)] } };
+  if (error instanceof IdempotencyConflict) return { status: 422, body: { detail: error.message } };
   if (error instanceof HttpError) return { status: error.status, body: { detail: error.message }, headers: error.headers };
   return { status: 500, body: { detail: describeServerError(error) } };
 }

@@ -1,6 +1,8 @@
 import * as yup from 'yup';
 import type { Database } from '../shared/database.js';
-import { found, notFound } from '../shared/errors.js';
+import type { NotesConfig } from '../shared/config.js';
+import { found, insufficientStorage, notFound } from '../shared/errors.js';
+import { createOnce, IDEMPOTENCY_KEY, IdempotencyConflict, idempotencyKey } from '../shared/idempotency.js';
 import { maxChars, text } from '../shared/fields.js';
 import { respondWithArray } from '../shared/jsonArray.js';
 import { messageAnswers } from '../shared/openapi.js';
@@ -90,12 +92,13 @@ function presentNote(row: NoteRow) {
 const pythonIsoformat = (timestamp: string) => timestamp.replace(/\.000000$/, '');
 
 const missing = { 404: message('No note has this id', NOTE_NOT_FOUND) };
+const capped = { 507: message('The storage limit (NOTES_MAX_BYTES) would be passed: nothing was stored', insufficientStorage().message) };
 
 /**
  * The endpoints, answering as FastAPI does. Each handler reads its body before anything else:
  * FastAPI validates the whole request before the endpoint runs.
  */
-export function noteRoutes(db: Database) {
+export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig) {
   const store = noteStore(db);
   return [
     route('GET /health', { summary: 'Health', description: 'Reports that the process is running.', responses: { 200: success(Health) } }, (ctx) => {
@@ -106,11 +109,28 @@ export function noteRoutes(db: Database) {
       respondWithArray(ctx, store.list(), presentNote),
     ),
 
-    route('POST /notes', { summary: 'Create Note', body: NoteCreate, responses: { 201: success(Note) } }, async (ctx, { body }) => {
-      const { title, content } = await body();
-      ctx.status = 201;
-      ctx.body = presentNote(await store.create({ title, content }));
-    }),
+    route(
+      'POST /notes',
+      {
+        summary: 'Create Note',
+        body: NoteCreate,
+        headers: [IDEMPOTENCY_KEY],
+        responses: {
+          201: success(Note),
+          400: message('The Idempotency-Key is malformed', 'Idempotency-Key must be 1 to 255 visible ASCII characters'),
+          422: message('The Idempotency-Key was used with another body', new IdempotencyConflict().message),
+          ...capped,
+        },
+      },
+      async (ctx, { body }) => {
+        const key = idempotencyKey(ctx);
+        const { title, content } = await body();
+        const fields = { title, content };
+        const note = key ? await createOnce(db, key, fields, idempotencyTtlSeconds, store.recorded(fields)) : await store.create(fields);
+        ctx.status = 201;
+        ctx.body = presentNote(note);
+      },
+    ),
 
     route('GET /notes/{note_id}', { summary: 'Get Note', params: NoteId, responses: { 200: success(Note), ...missing } }, async (ctx, { params }) => {
       ctx.body = presentNote(found(await store.find(params.note_id), NOTE_NOT_FOUND));
@@ -123,7 +143,7 @@ export function noteRoutes(db: Database) {
         description: 'Partial update: a field left out or null keeps its value.',
         params: NoteId,
         body: NoteUpdate,
-        responses: { 200: success(Note), ...missing },
+        responses: { 200: success(Note), ...missing, ...capped },
       },
       async (ctx, { params, body }) => {
         const { title, content } = await body();

@@ -1,4 +1,5 @@
-import { batchesById, type Database } from '../shared/database.js';
+import { batchesById, batchStatement, type Database } from '../shared/database.js';
+import { recordCreated, type Recorded } from '../shared/idempotency.js';
 
 /**
  * A note as the store returns it. The timestamps are already text (ISO 8601 in UTC, with the
@@ -20,16 +21,14 @@ export interface NoteChanges {
 /** The largest value of the `id` column (PostgreSQL `serial`, i.e. `integer`). */
 const MAX_ID = 2_147_483_647;
 
-/** Notes per statement when the list is read (each batch is also one chunk of the response). */
-const LIST_BATCH = 250;
-
 const utcTimestamp = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') AS ${column}`;
 
 const COLUMNS = `id, title, content, ${utcTimestamp('created_at')}, ${utcTimestamp('updated_at')}`;
 const SQL = {
-  list: `SELECT ${COLUMNS} FROM notes WHERE id < $1::bigint ORDER BY id DESC LIMIT $2`,
+  list: batchStatement('notes', COLUMNS, 'octet_length(title) + octet_length(content)'),
   find: `SELECT ${COLUMNS} FROM notes WHERE id = $1`,
   insert: `INSERT INTO notes (title, content) VALUES ($1, $2) RETURNING ${COLUMNS}`,
+  insertRecorded: recordCreated(`INSERT INTO notes (title, content) VALUES ($3, $4) RETURNING ${COLUMNS}`),
   // A null parameter keeps the stored value: the partial update of the spec.
   update: `UPDATE notes SET title = coalesce($2, title), content = coalesce($3, content) WHERE id = $1 RETURNING ${COLUMNS}`,
   delete: 'DELETE FROM notes WHERE id = $1',
@@ -48,10 +47,18 @@ export function noteStore(db: Database) {
     find,
 
     /** Every note, newest first, a batch at a time. */
-    list: () => batchesById<NoteRow>(db, SQL.list, LIST_BATCH),
+    list: () => batchesById<NoteRow>(db, SQL.list),
 
     async create({ title, content }: Required<NoteChanges>): Promise<NoteRow> {
       return (await db.query<NoteRow>(SQL.insert, [title, content])).rows[0]!;
+    },
+
+    /** The create of a note, recorded under an idempotency key (see createOnce); the row is already JSON-ready text. */
+    recorded({ title, content }: Required<NoteChanges>): Recorded<NoteRow> {
+      return {
+        create: async (key, fingerprint) => (await db.query<NoteRow>(SQL.insertRecorded, [key, fingerprint, title, content])).rows[0]!,
+        replay: (recorded) => recorded as NoteRow,
+      };
     },
 
     /** The note after the changes, or undefined when there is no such note. */

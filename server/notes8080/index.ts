@@ -1,15 +1,16 @@
 import { describeServerError, HttpError, MalformedJsonError, type ErrorAnswer } from '../shared/errors.js';
+import { IdempotencyConflict } from '../shared/idempotency.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
-import { buildApp, ownSchema, type ServiceDescriptor, type StoredServiceDeps } from '../shared/service.js';
+import { buildApp, ownSchema, type ServiceDescriptor, type NotesDeps } from '../shared/service.js';
 import { ErrorBody, failure, NOTE_NOT_FOUND, noteRoutes } from './routes.js';
 
 /** The notes service of docs/specs/notes-service-8080.md: CRUD on `/notes`, `{error}` bodies on failure. */
-export const notes8080: ServiceDescriptor<StoredServiceDeps> = {
+export const notes8080: ServiceDescriptor<NotesDeps> = {
   name: 'notes8080',
   database: ownSchema('notes8080', import.meta.url),
-  createApp: ({ db, logger, bodyLimitBytes }) =>
-    buildApp({ contract, routes: noteRoutes(db), logger, answerFor, bodyLimitBytes, ready: () => db.query('SELECT 1') }),
+  createApp: ({ db, logger, config }) =>
+    buildApp({ contract, routes: noteRoutes(db, config), logger, answerFor, bodyLimitBytes: config.bodyLimitBytes, ready: () => db.query('SELECT 1') }),
 };
 
 const contract: Contract = {
@@ -40,6 +41,7 @@ function answerFor(error: unknown): ErrorAnswer {
   if (error instanceof MalformedJsonError) {
     return answer(400, `Request body is not valid JSON: ${error.reason} (at character ${error.position})`);
   }
+  if (error instanceof IdempotencyConflict) return answer(400, error.message);
   if (error instanceof HttpError) return answer(error.status, error.message, error.headers);
   return answer(500, describeServerError(error));
 }

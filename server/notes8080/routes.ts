@@ -1,6 +1,8 @@
 import * as yup from 'yup';
 import type { Database } from '../shared/database.js';
-import { found, notFound } from '../shared/errors.js';
+import type { NotesConfig } from '../shared/config.js';
+import { found, insufficientStorage, notFound } from '../shared/errors.js';
+import { createOnce, IDEMPOTENCY_KEY, IdempotencyConflict, idempotencyKey } from '../shared/idempotency.js';
 import { maxChars, text } from '../shared/fields.js';
 import { respondWithArray } from '../shared/jsonArray.js';
 import { messageAnswers } from '../shared/openapi.js';
@@ -74,19 +76,36 @@ function presentNote(row: NoteRow) {
 }
 
 const missing = { 404: failure('No note has this id', NOTE_NOT_FOUND) };
+const capped = { 507: failure('The storage limit (NOTES_MAX_BYTES) would be passed: nothing was stored', insufficientStorage().message) };
 
-export function noteRoutes(db: Database) {
+export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig) {
   const store = noteStore(db);
   return [
     route('GET /notes', { summary: 'List Notes', description: 'Every note, newest `id` first.', responses: { 200: notes('All notes') } }, (ctx) =>
       respondWithArray(ctx, store.list(), presentNote),
     ),
 
-    route('POST /notes', { summary: 'Create Note', body: NoteInput, responses: { 201: note('The stored note') } }, async (ctx, { body }) => {
-      const { title, body: text } = await body();
-      ctx.status = 201;
-      ctx.body = presentNote(await store.insert({ title, body: text ?? '' }));
-    }),
+    route(
+      'POST /notes',
+      {
+        summary: 'Create Note',
+        body: NoteInput,
+        headers: [IDEMPOTENCY_KEY],
+        responses: {
+          201: note('The stored note (or, for a retry with the same Idempotency-Key and body, the one stored the first time)'),
+          400: failure('The Idempotency-Key is malformed, or was used with another body', new IdempotencyConflict().message),
+          ...capped,
+        },
+      },
+      async (ctx, { body }) => {
+        const key = idempotencyKey(ctx);
+        const { title, body: text } = await body();
+        const fields = { title, body: text ?? '' };
+        const note = key ? await createOnce(db, key, fields, idempotencyTtlSeconds, store.recorded(fields)) : await store.insert(fields);
+        ctx.status = 201;
+        ctx.body = presentNote(note);
+      },
+    ),
 
     route('GET /notes/{id}', { summary: 'Get Note', params: NoteId, responses: { 200: note('The note'), ...missing } }, async (ctx, { params }) => {
       ctx.body = presentNote(found(await store.find(params.id), NOTE_NOT_FOUND));
@@ -99,7 +118,7 @@ export function noteRoutes(db: Database) {
         description: 'Replaces the title and the body; an omitted body becomes empty. A missing note is reported before an invalid body.',
         params: NoteId,
         body: NoteInput,
-        responses: { 200: note('The note as replaced'), ...missing },
+        responses: { 200: note('The note as replaced'), ...missing, ...capped },
       },
       async (ctx, { params, body }) => {
         found(await store.find(params.id), NOTE_NOT_FOUND);

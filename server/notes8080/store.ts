@@ -1,4 +1,5 @@
-import { batchesById, type Database } from '../shared/database.js';
+import { batchesById, batchStatement, type Database } from '../shared/database.js';
+import { recordCreated, type Recorded } from '../shared/idempotency.js';
 
 /** A row of the `notes` table. */
 export interface NoteRow {
@@ -13,15 +14,13 @@ export interface NoteFields {
   body: string;
 }
 
-/** Notes per statement when the list is read (each batch is also one chunk of the response). */
-const LIST_BATCH = 250;
-
 // The columns are named, as a table completed at start-up may hold others.
 const COLUMNS = 'id, title, body, created_at';
 const SQL = {
-  list: `SELECT ${COLUMNS} FROM notes WHERE id < $1::bigint ORDER BY id DESC LIMIT $2`,
+  list: batchStatement('notes', COLUMNS, 'octet_length(title) + octet_length(body)'),
   find: `SELECT ${COLUMNS} FROM notes WHERE id = $1`,
   insert: `INSERT INTO notes (title, body) VALUES ($1, $2) RETURNING ${COLUMNS}`,
+  insertRecorded: recordCreated(`INSERT INTO notes (title, body) VALUES ($3, $4) RETURNING ${COLUMNS}`),
   replace: `UPDATE notes SET title = $2, body = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
   delete: 'DELETE FROM notes WHERE id = $1',
 };
@@ -29,7 +28,7 @@ const SQL = {
 export function noteStore(db: Database) {
   return {
     /** Every note, newest first, a batch at a time. */
-    list: () => batchesById<NoteRow>(db, SQL.list, LIST_BATCH),
+    list: () => batchesById<NoteRow>(db, SQL.list),
 
     async find(id: number): Promise<NoteRow | undefined> {
       return (await db.query<NoteRow>(SQL.find, [id])).rows[0];
@@ -37,6 +36,17 @@ export function noteStore(db: Database) {
 
     async insert({ title, body }: NoteFields): Promise<NoteRow> {
       return (await db.query<NoteRow>(SQL.insert, [title, body])).rows[0]!;
+    },
+
+    /** The insert of `fields`, recorded under an idempotency key (see createOnce). */
+    recorded({ title, body }: NoteFields): Recorded<NoteRow> {
+      return {
+        create: async (key, fingerprint) => (await db.query<NoteRow>(SQL.insertRecorded, [key, fingerprint, title, body])).rows[0]!,
+        replay: (recorded) => {
+          const row = recorded as Omit<NoteRow, 'created_at'> & { created_at: string };
+          return { ...row, created_at: new Date(row.created_at) };
+        },
+      };
     },
 
     /** The replaced note, or undefined when it no longer exists (deleted meanwhile). */

@@ -60,8 +60,17 @@ const envSchema = yup.object({
   /** Vite's hot-reload socket in `npm run dev`. */
   HMR_PORT: port(24678),
 
+  /** Open connections each service keeps at most; unset: the open-files limit, less a reserve, shared by the services. */
+  MAX_CONNECTIONS: yup.number().typeError('a whole number, at least 1').integer('a whole number, at least 1').min(1, 'a whole number, at least 1').optional(),
+  /** A connection on which no byte moves for this long is closed (a client that stopped reading an answer, say). */
+  CLIENT_IDLE_TIMEOUT_MS: wholeNumber(1000, 30_000),
+
   /** Largest accepted request body for the notes services, in bytes (1 MiB). */
   BODY_LIMIT_BYTES: wholeNumber(1, 1024 * 1024),
+  /** Most bytes of text each notes service stores (its notes, and the answers kept for idempotency keys): 1 GiB. */
+  NOTES_MAX_BYTES: wholeNumber(1, 1024 ** 3),
+  /** How long a notes service remembers an Idempotency-Key and its answer. */
+  IDEMPOTENCY_TTL_SECONDS: wholeNumber(1, 24 * 3600),
 
   AUTH_USER_EMAIL: email('user@example.com'),
   AUTH_USER_PASSWORD: yup.string().default('user-password'),
@@ -101,12 +110,20 @@ export interface AuthConfig {
   passwordHashCost: number;
 }
 
+export interface NotesConfig {
+  bodyLimitBytes: number;
+  /** Enforced by the pool's connections (see storageCap.ts). */
+  maxBytes: number;
+  idempotencyTtlSeconds: number;
+}
+
 export interface Config {
   logLevel: Env['LOG_LEVEL'];
   /** Undefined: pretty at a terminal, JSON otherwise. */
   logFormat?: 'pretty' | 'json';
   database: DatabaseConfig;
-  bodyLimitBytes: number;
+  notes: NotesConfig;
+  connections: { max?: number; idleTimeoutMs: number };
   spa: { mode: Env['SPA_MODE']; hmrPort: number };
   /** Where each service listens: `<NAME>_HOST` and `<NAME>_PORT` of the service's name. */
   listen: Record<'notes8080' | 'notes8000' | 'auth', Listen>;
@@ -148,7 +165,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: env.DB_TIMEOUT_MS,
       startupRetryMs: env.DB_STARTUP_RETRY_MS,
     },
-    bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    notes: { bodyLimitBytes: env.BODY_LIMIT_BYTES, maxBytes: env.NOTES_MAX_BYTES, idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS },
+    connections: { max: env.MAX_CONNECTIONS, idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS },
     spa: { mode: env.SPA_MODE, hmrPort: env.HMR_PORT },
     listen: {
       notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { DatabaseConfig } from './config.js';
-import { StartupError } from './errors.js';
+import { insufficientStorage, StartupError } from './errors.js';
 import type { Logger } from './logger.js';
 
 /**
@@ -21,24 +21,29 @@ export interface Database {
 export interface DatabaseOptions extends Pick<DatabaseConfig, 'poolMax' | 'timeoutMs'> {
   url: string;
   schema: string;
+  /** The storage cap the schema's triggers enforce (see storageCap.ts); none when undefined. */
+  maxBytes?: number;
   logger: Logger;
 }
 
 /**
- * Every wait is bounded by `timeoutMs`: for a pooled connection, and for each statement, both on
- * the server (`statement_timeout`, so a statement given up on does not run on) and in the client
- * (`query_timeout`, for a server that stops answering at all). A lost database answers an
- * error, never a hang. With LOG_LEVEL=trace every statement is logged with its values.
+ * Every wait is bounded: for a pooled connection by `timeoutMs`, and each statement both on the
+ * server (`statement_timeout`) and in the client (`query_timeout`, for a server that stops
+ * answering at all). The server's bound is the shorter, so that a statement the client gives up
+ * on is cancelled by the server too, as soon as it runs again (a frozen database that thaws):
+ * an answer of 500 for a write means it was not applied, wherever PostgreSQL can still say so.
+ * A lost database answers an error, never a hang. With LOG_LEVEL=trace every statement is
+ * logged with its values.
  */
-export function createDatabase({ url, schema, poolMax, timeoutMs, logger }: DatabaseOptions): Database {
+export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logger }: DatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
     connectionTimeoutMillis: timeoutMs,
-    statement_timeout: timeoutMs,
+    statement_timeout: Math.max(1, timeoutMs - SERVER_BOUND_MARGIN_MS),
     query_timeout: timeoutMs,
     application_name: schema,
-    options: `-c search_path=${schema}`,
+    options: `-c search_path=${schema}${maxBytes === undefined ? '' : ` -c storage.max_bytes=${maxBytes}`}`,
   });
   // A pooled connection that fails while idle (the server restarted, say) is dropped by the
   // pool; without a listener the failure would end the process.
@@ -48,29 +53,57 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, logger }: Data
   return {
     query(text, values = []) {
       if (traced) logger.trace({ sql: text, values }, 'statement');
-      return pool.query(text, values);
+      return pool.query(text, values).catch(refusedForSpace);
     },
     close: () => pool.end(),
   };
 }
 
+/** How much sooner the server gives up on a statement than the client does. */
+const SERVER_BOUND_MARGIN_MS = 250;
+
+/** A write the storage cap refused (PostgreSQL's `disk_full`, see storageCap.ts) is the client's 507. */
+function refusedForSpace(error: { code?: string }): never {
+  if (error.code === '53100') throw insufficientStorage();
+  throw error;
+}
+
+/** What one batch of a list may hold: this many rows, or about this many bytes of text, whichever comes first. */
+const BATCH_ROWS = 250;
+const BATCH_BYTES = 1024 * 1024;
+
 /**
- * Every row of a statement that reads rows newest first, `batchSize` at a time: `text` takes
- * `$1`, the id the rows must be below, and `$2`, the batch size, and orders by id descending.
- * Each batch is a statement of its own (keyset paging), so a long list holds no connection while
- * its reader is slow; a row changed while the list is read appears at most once.
+ * The statement behind `batchesById`: the rows of `table` below the id `$1`, newest first, as
+ * many as fit in `$3` bytes of text (`bytes` measures a row, without reading it out of TOAST)
+ * but never more than `$2` rows, and at least one. Each row says how many rows were candidates,
+ * so the caller knows whether the table goes on.
  */
-export async function* batchesById<Row extends pg.QueryResultRow & { id: number }>(
-  db: Database,
-  text: string,
-  batchSize: number,
-): AsyncGenerator<Row[]> {
+export function batchStatement(table: string, columns: string, bytes: string): string {
+  return `WITH candidates AS (
+    SELECT id, sum(${bytes}) OVER (ORDER BY id DESC) AS running, count(*) OVER () AS candidates
+    FROM (SELECT * FROM ${table} WHERE id < $1::bigint ORDER BY id DESC LIMIT $2) AS newest
+  )
+  SELECT ${columns}, candidates
+  FROM candidates JOIN ${table} USING (id)
+  WHERE running <= $3 OR id = (SELECT max(id) FROM candidates)
+  ORDER BY id DESC`;
+}
+
+/**
+ * Every row of `statement` (from `batchStatement`), a batch at a time. Each batch is a statement
+ * of its own (keyset paging) bounded in rows and in bytes, so a long list of large rows holds
+ * one batch's worth of memory and no database connection while its reader is slow, and each
+ * statement stays short under the pool's timeouts; a row changed while the list is read appears
+ * at most once.
+ */
+export async function* batchesById<Row extends pg.QueryResultRow & { id: number }>(db: Database, statement: string): AsyncGenerator<Row[]> {
   // Above any id: `$1` is compared as bigint, so this is valid for integer and bigint columns.
   let below = Number.MAX_SAFE_INTEGER;
   for (;;) {
-    const { rows } = await db.query<Row>(text, [below, batchSize]);
-    if (rows.length > 0) yield rows;
-    if (rows.length < batchSize) return;
+    const { rows } = await db.query<Row & { candidates: string }>(statement, [below, BATCH_ROWS, BATCH_BYTES]);
+    if (rows.length === 0) return;
+    yield rows;
+    if (rows.length === Number(rows[0]!.candidates) && rows.length < BATCH_ROWS) return;
     below = rows[rows.length - 1]!.id;
   }
 }

@@ -37,6 +37,7 @@ export function found<T>(value: T | undefined, message?: string): T {
 }
 
 export const serviceUnavailable = (message?: string) => new HttpError(503, message);
+export const insufficientStorage = () => new HttpError(507, 'Storage limit reached: delete notes to make room');
 
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new HttpError(429, message, { 'Retry-After': String(retryAfterSeconds) });

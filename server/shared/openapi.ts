@@ -76,16 +76,26 @@ const TRAILING_SLASH_REDIRECT: Outcomes = {
   },
 };
 
-/** Outcomes of several sources; where two share a status, the answer is either, and the first example stands. */
+/** Outcomes of several sources; where two share a status, the answer is either (its body under either schema), and the first example stands. */
 function merge(...sources: Outcomes[]): Outcomes {
   const merged: Outcomes = {};
   for (const source of sources) {
     for (const [status, outcome] of Object.entries(source) as [string, Outcome][]) {
       const known = merged[Number(status)];
-      merged[Number(status)] = known ? { ...outcome, ...known, description: `${known.description}; or: ${outcome.description}` } : outcome;
+      merged[Number(status)] = known ? either(known, outcome) : outcome;
     }
   }
   return merged;
+}
+
+function either(first: Outcome, second: Outcome): Outcome {
+  const same = JSON.stringify(first.schema) === JSON.stringify(second.schema);
+  return {
+    ...second,
+    ...first,
+    description: `${first.description}; or: ${second.description}`,
+    ...(!same && first.schema && second.schema && { schema: { anyOf: [first.schema, second.schema] } }),
+  };
 }
 
 /**
@@ -112,7 +122,7 @@ export function openApiDocument(service: DocumentedService) {
       ...(route.description && { description: route.description }),
       operationId: `${route.summary.toLowerCase().replaceAll(' ', '_')}${route.path}_${route.method}`.replace(/\W/g, '_'),
       security: route.session ? [{ [SESSION_SCHEME]: [] }] : [],
-      ...(route.params && { parameters: parametersOf(route.params) }),
+      ...((route.params || route.headers) && { parameters: [...(route.params ? parametersOf(route.params) : []), ...(route.headers ?? [])] }),
       ...(route.body && { requestBody: { required: true, content: json(components.use(yupJsonSchema(route.body))) } }),
       responses: Object.fromEntries(
         Object.entries(responses)

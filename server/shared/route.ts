@@ -38,7 +38,17 @@ interface Documented {
   responses: Outcomes;
   /** Authenticated by the session cookie (documented as the operation's security). */
   session?: boolean;
+  /** Request headers the handler reads, as OpenAPI parameters. */
+  headers?: readonly HeaderParameter[];
   internal?: false;
+}
+
+export interface HeaderParameter {
+  name: string;
+  in: 'header';
+  required: boolean;
+  description: string;
+  schema: JsonSchema;
 }
 
 export const isDocumented = (route: Route): route is Route & Documented => !route.internal;

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import { listenVariables, type Listen } from './config.js';
 import { StartupError } from './errors.js';
@@ -10,20 +10,51 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export function listen(app: Koa, { host, port }: Listen): Promise<RunningServer> {
-  const server = http.createServer(app.callback());
-  // Slow or idle clients cannot hold a socket forever.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
+/** What one service lets its clients hold. */
+export interface ConnectionLimits {
+  /** Open connections at most; past it the oldest connection with no request in flight is closed. */
+  maxConnections: number;
+  /** A connection on which no byte moves for this long is closed (a client that stopped reading, say). */
+  idleTimeoutMs: number;
+}
+
+const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 10_000, idleTimeoutMs: 30_000 };
+
+/**
+ * Serves `app` at `address`, with every client-held resource bounded: the time to send headers
+ * (10 s) and a whole request (30 s), idle keep-alive (5 s), a connection on which nothing moves,
+ * and the number of connections. Node checks the first two every second rather than every 30 s,
+ * so they fire on time. A connection past the budget closes the oldest one that has no request
+ * in flight (idle, or still sending its headers) instead of refusing the newcomer: connections
+ * opened and left idle cannot lock clients out.
+ */
+export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimits = DEFAULT_LIMITS): Promise<RunningServer> {
+  const server = http.createServer(
+    { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 },
+    app.callback(),
+  );
+  server.timeout = limits.idleTimeoutMs;
+
+  // Requests in flight per connection, in the order the connections were opened.
+  const inFlight = new Map<Socket, number>();
+  server.on('connection', (socket: Socket) => {
+    inFlight.set(socket, 0);
+    socket.once('close', () => inFlight.delete(socket));
+    if (inFlight.size > limits.maxConnections) closeOldestIdle(inFlight, socket);
+  });
   // Once closing, every answer not yet sent ends its connection, so kept-alive clients cannot
   // start new requests on old connections and close() ends as soon as the last answer is out.
   let closing = false;
   const open = new Set<http.ServerResponse>();
-  server.on('request', (_req, res: http.ServerResponse) => {
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (closing) res.setHeader('Connection', 'close');
     open.add(res);
-    res.once('close', () => open.delete(res));
+    const socket = req.socket;
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      open.delete(res);
+      if (inFlight.has(socket)) inFlight.set(socket, inFlight.get(socket)! - 1);
+    });
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -49,12 +80,23 @@ export function listen(app: Koa, { host, port }: Listen): Promise<RunningServer>
   });
 }
 
+/** Makes room for `newcomer`: the oldest connection with no request in flight goes, or, when every one is busy, the newcomer. */
+function closeOldestIdle(inFlight: Map<Socket, number>, newcomer: Socket): void {
+  for (const [socket, requests] of inFlight) {
+    if (requests === 0 && socket !== newcomer) {
+      socket.destroy();
+      return;
+    }
+  }
+  newcomer.destroy();
+}
+
 /**
  * Binds every service's address before any is announced: when one cannot listen, the others are
  * closed again and the start fails with a line per address that failed, naming its variables.
  */
-export async function listenAll(services: { name: string; app: Koa; address: Listen }[]): Promise<RunningServer[]> {
-  const results = await Promise.allSettled(services.map(({ app, address }) => listen(app, address)));
+export async function listenAll(services: { name: string; app: Koa; address: Listen }[], limits: ConnectionLimits): Promise<RunningServer[]> {
+  const results = await Promise.allSettled(services.map(({ app, address }) => listen(app, address, limits)));
   const failures = results.flatMap((result, index) => {
     if (result.status === 'fulfilled') return [];
     const { name, address } = services[index]!;

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import { bodyReader, type ReadBody } from './body.js';
+import type { NotesConfig } from './config.js';
 import type { Database } from './database.js';
 import { contractRoutes } from './docs.js';
 import { methodNotAllowed, notFound, serviceUnavailable, type ErrorAnswer } from './errors.js';
@@ -20,11 +21,11 @@ export interface ServiceDescriptor<Deps> {
   createApp(deps: Deps): Koa;
 }
 
-/** What a service that keeps its data in PostgreSQL and reads JSON bodies is given. */
-export interface StoredServiceDeps {
+/** What a notes service is given: its pool (on its own schema) and its settings. */
+export interface NotesDeps {
   db: Database;
   logger: Logger;
-  bodyLimitBytes: number;
+  config: NotesConfig;
 }
 
 /** A service's own PostgreSQL schema, named after it, with the migrations in `migrations/` beside its front door. */

@@ -90,7 +90,7 @@ describe('hostile input', () => {
 
   beforeAll(async () => {
     // Logged at error level only: a 500's cause, without a line kept per request.
-    const options = { deps: { bodyLimitBytes: 1024 * 1024 }, pool: { poolMax: 10, timeoutMs: 5_000 }, logLevel: 'error' };
+    const options = { deps: { config: loadConfig({}).notes }, pool: { poolMax: 10, timeoutMs: 5_000 }, logLevel: 'error' };
     services.notes8080 = await startTestService(notes8080, options);
     services.notes8000 = await startTestService(notes8000, options);
     await ensureSpaBuilt();
