@@ -1,5 +1,7 @@
 import { randomBytes, scrypt, scryptSync, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { ConfigError, type AuthConfig } from '../shared/config.js';
+import { HttpError } from '../shared/errors.js';
+import { messages } from './messages.js';
 
 /** A user as clients see it: never the password or its hash. */
 export interface User {
@@ -31,11 +33,12 @@ export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Acco
   // An unknown email is checked against this hash of a random password, so that it costs the
   // same work as a wrong password and response times do not reveal which emails exist.
   const decoy = hashPassword(randomBytes(32).toString('hex'), passwordHashCost);
+  const inTurn = checkQueue({ running: 2, waiting: 64 });
 
   return {
     async authenticate(email, password) {
       const account = byEmail.get(normalizeEmail(email));
-      const matches = await matchesHash(password, account?.hash ?? decoy);
+      const matches = await inTurn(() => matchesHash(password, account?.hash ?? decoy));
       return matches && account ? account.user : undefined;
     },
   };
@@ -71,4 +74,28 @@ export function matchesHash(password: string, hash: PasswordHash): Promise<boole
       else resolve(timingSafeEqual(key, hash.key));
     });
   });
+}
+
+/**
+ * scrypt runs on libuv's thread pool (4 threads), which the database pools' connection
+ * handshakes (SCRAM) and file reads need too: a flood of logins that took every thread would
+ * starve the notes services of new connections. So at most `running` checks run at once, and
+ * `waiting` more wait their turn; past that a login is told to come back in a second (503).
+ */
+function checkQueue({ running: most, waiting: queued }: { running: number; waiting: number }) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(check: () => Promise<T>): Promise<T> => {
+    if (running >= most) {
+      if (waiting.length >= queued) throw new HttpError(503, messages.busy, { 'Retry-After': '1' });
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+    running++;
+    try {
+      return await check();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
 }

@@ -10,6 +10,7 @@ export const messages = {
   bodyTooLarge: 'リクエスト本文が大きすぎます',
   foreignOrigin: '他のサイトからのログイン要求は受け付けません',
   tooManyAttempts: 'ログインの試行回数が多すぎます。しばらくしてから再度お試しください',
+  busy: 'ログインが混み合っています。しばらくしてから再度お試しください',
   notFound: 'not found',
   methodNotAllowed: 'method not allowed',
   internalError: 'internal server error',

@@ -87,6 +87,10 @@ export function authRoutes({ accounts, sessions, throttle, cookie, spa }: AuthRo
             ...failure('Too many failed logins for this email or from this address', messages.tooManyAttempts),
             headers: { 'Retry-After': { description: 'Seconds until another attempt is admitted', schema: { type: 'integer' } } },
           },
+          503: {
+            ...failure('Too many logins are being checked at once: try again in a second', messages.busy),
+            headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+          },
         },
       },
       async (ctx, { body }) => {

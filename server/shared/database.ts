@@ -14,6 +14,13 @@ import type { Logger } from './logger.js';
 export interface Database {
   /** Sends one parameterized statement on a pooled connection. */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>>;
+  /**
+   * Sends a statement that changes data, with the moment the client stops waiting for it as its
+   * last parameter: the statement checks it with `inTime($n)` (see writeFence.ts) and fails,
+   * changing nothing, when it runs later than that, so that an answer of 500 for a write means it
+   * was not applied, even by a database that was frozen and runs the statement when it thaws.
+   */
+  write<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>>;
   /** Ends every connection; pending statements finish first. */
   close(): Promise<void>;
 }
@@ -54,6 +61,9 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
     query(text, values = []) {
       if (traced) logger.trace({ sql: text, values }, 'statement');
       return pool.query(text, values).catch(refusedForSpace);
+    },
+    write(text, values = []) {
+      return this.query(text, [...values, new Date(Date.now() + timeoutMs)]);
     },
     close: () => pool.end(),
   };
