@@ -1,7 +1,7 @@
 import { createDatabase, type Database } from '../server/shared/database.js';
 import type { Logger } from '../server/shared/logger.js';
 import { runMigrations } from '../server/shared/migrations.js';
-import { listen } from '../server/shared/serve.js';
+import { listen, type ConnectionLimits } from '../server/shared/serve.js';
 import type { ServiceDescriptor } from '../server/shared/service.js';
 import { contractChecker } from './contract.js';
 import { send, type Reply, type Request } from './http.js';
@@ -29,8 +29,10 @@ export interface StartOptions<Deps> {
   postgresUrl?: string;
   /** A pool to use instead of a scratch database (one that fails on purpose, say); no migrations run. */
   db?: Database;
-  /** Pool settings for the scratch database's pool. */
-  pool?: { poolMax?: number; timeoutMs?: number };
+  /** Settings of the scratch database's pool (NOTES_MAX_BYTES's cap among them). */
+  pool?: { poolMax?: number; timeoutMs?: number; maxBytes?: number };
+  /** What clients may hold (connections, timeouts); Node's defaults otherwise. */
+  limits?: ConnectionLimits;
   logLevel?: string;
 }
 
@@ -57,7 +59,7 @@ export async function startService<Deps extends { logger: Logger }>(
   }
   // The one place the harness must trust its caller: `Deps` is `deps` plus the logger and pool made here.
   const app = descriptor.createApp({ ...options.deps, logger: logs.logger, ...(db && { db }) } as unknown as Deps);
-  const server = await listen(app, { host: '127.0.0.1', port: 0 });
+  const server = await listen(app, { host: '127.0.0.1', port: 0 }, options.limits);
   cleanups.unshift(() => server.close(1_000));
   const check = contractChecker((await send(server.url, { method: 'GET', path: '/openapi.json' })).json as Parameters<typeof contractChecker>[0]);
 

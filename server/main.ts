@@ -66,7 +66,8 @@ function connectionBudget(): number {
 }
 
 try {
-  const limits = { maxConnections: connectionBudget(), idleTimeoutMs: config.connections.idleTimeoutMs };
+  const { idleTimeoutMs, headersTimeoutMs } = config.connections;
+  const limits = { maxConnections: connectionBudget(), idleTimeoutMs, headersTimeoutMs };
   const url = await openDatabaseServer();
   const source = config.database.url ? 'DATABASE_URL' : 'the embedded PostgreSQL';
   await waitForDatabase(url, { retryMs: config.database.startupRetryMs, timeoutMs: config.database.timeoutMs, logger, source });

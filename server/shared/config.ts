@@ -64,6 +64,8 @@ const envSchema = yup.object({
   MAX_CONNECTIONS: yup.number().typeError('a whole number, at least 1').integer('a whole number, at least 1').min(1, 'a whole number, at least 1').optional(),
   /** A connection on which no byte moves for this long is closed (a client that stopped reading an answer, say). */
   CLIENT_IDLE_TIMEOUT_MS: wholeNumber(1000, 30_000),
+  /** Time a client has to send a request's headers, from its connection or the previous answer. */
+  HEADERS_TIMEOUT_MS: wholeNumber(1000, 10_000),
 
   /** Largest accepted request body for the notes services, in bytes (1 MiB). */
   BODY_LIMIT_BYTES: wholeNumber(1, 1024 * 1024),
@@ -123,7 +125,7 @@ export interface Config {
   logFormat?: 'pretty' | 'json';
   database: DatabaseConfig;
   notes: NotesConfig;
-  connections: { max?: number; idleTimeoutMs: number };
+  connections: { max?: number; idleTimeoutMs: number; headersTimeoutMs: number };
   spa: { mode: Env['SPA_MODE']; hmrPort: number };
   /** Where each service listens: `<NAME>_HOST` and `<NAME>_PORT` of the service's name. */
   listen: Record<'notes8080' | 'notes8000' | 'auth', Listen>;
@@ -166,7 +168,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       startupRetryMs: env.DB_STARTUP_RETRY_MS,
     },
     notes: { bodyLimitBytes: env.BODY_LIMIT_BYTES, maxBytes: env.NOTES_MAX_BYTES, idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS },
-    connections: { max: env.MAX_CONNECTIONS, idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS },
+    connections: { max: env.MAX_CONNECTIONS, idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS, headersTimeoutMs: env.HEADERS_TIMEOUT_MS },
     spa: { mode: env.SPA_MODE, hmrPort: env.HMR_PORT },
     listen: {
       notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },

@@ -16,13 +16,15 @@ export interface ConnectionLimits {
   maxConnections: number;
   /** A connection on which no byte moves for this long is closed (a client that stopped reading, say). */
   idleTimeoutMs: number;
+  /** Time to send a request's headers, counted from the connection or the previous answer. */
+  headersTimeoutMs: number;
 }
 
-const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 10_000, idleTimeoutMs: 30_000 };
+const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 10_000, idleTimeoutMs: 30_000, headersTimeoutMs: 10_000 };
 
 /**
  * Serves `app` at `address`, with every client-held resource bounded: the time to send headers
- * (10 s) and a whole request (30 s), idle keep-alive (5 s), a connection on which nothing moves,
+ * and a whole request (30 s at least), idle keep-alive (5 s), a connection on which nothing moves,
  * and the number of connections. Node checks the first two every second rather than every 30 s,
  * so they fire on time. A connection past the budget closes the oldest one that has no request
  * in flight (idle, or still sending its headers) instead of refusing the newcomer: connections
@@ -30,7 +32,12 @@ const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 10_000, idleTimeoutMs
  */
 export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimits = DEFAULT_LIMITS): Promise<RunningServer> {
   const server = http.createServer(
-    { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 },
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: Math.max(30_000, limits.headersTimeoutMs),
+      keepAliveTimeout: 5_000,
+      connectionsCheckingInterval: 1_000,
+    },
     app.callback(),
   );
   server.timeout = limits.idleTimeoutMs;

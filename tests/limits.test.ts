@@ -1,0 +1,184 @@
+import net from 'node:net';
+import { afterEach, describe, expect, test } from 'vitest';
+import { send } from '../harness/http.js';
+import type { StartedService } from '../harness/service.js';
+import { notes8000 } from '../server/notes8000/index.js';
+import { notes8080 } from '../server/notes8080/index.js';
+import { loadConfig } from '../server/shared/config.js';
+import type { NotesDeps, ServiceDescriptor } from '../server/shared/service.js';
+import { startTestService } from './support/services.js';
+
+// What a client can make a notes service spend, and what it can trust: idempotent creates, a
+// storage cap, a bounded number of connections, timeouts that fire on time.
+
+const config = loadConfig({}).notes;
+const started: StartedService<NotesDeps>[] = [];
+
+async function start(descriptor: ServiceDescriptor<NotesDeps>, options: Partial<Parameters<typeof startTestService<NotesDeps>>[1]> = {}) {
+  const service = await startTestService(descriptor, { deps: { config }, ...options });
+  started.push(service);
+  return service;
+}
+
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((service) => service.close()));
+});
+
+const SERVICES = [
+  { name: 'notes8080', descriptor: notes8080, note: (title: string, text = 'x') => ({ title, body: text }), conflict: 400, error: 'error' },
+  { name: 'notes8000', descriptor: notes8000, note: (title: string, text = 'x') => ({ title, content: text }), conflict: 422, error: 'detail' },
+] as const;
+
+const count = async (service: StartedService<NotesDeps>, title: string) =>
+  (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM notes WHERE title = $1', [title])).rows[0]!.n;
+
+describe.each(SERVICES)('$name: Idempotency-Key on POST /notes', ({ descriptor, note, conflict, error }) => {
+  test('a retry with the same key and body gets the original answer and creates nothing', async () => {
+    const service = await start(descriptor);
+    const headers = { 'idempotency-key': 'retry-1' };
+    const first = await service.request('POST', '/notes', { json: note('once'), headers });
+    const again = await service.request('POST', '/notes', { json: note('once'), headers });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.json).toEqual(first.json);
+    expect(await count(service, 'once')).toBe(1);
+  });
+
+  test('the same key with another body is refused in the service\'s shape and creates nothing', async () => {
+    const service = await start(descriptor);
+    const headers = { 'idempotency-key': 'retry-2' };
+    expect((await service.request('POST', '/notes', { json: note('first body'), headers })).status).toBe(201);
+    const other = await service.request('POST', '/notes', { json: note('another body'), headers });
+    expect(other.status).toBe(conflict);
+    expect(other.json).toEqual({ [error]: 'This Idempotency-Key was already used with another request body' });
+    expect(await count(service, 'another body')).toBe(0);
+  });
+
+  test('different keys create different notes; requests without a key are not deduplicated', async () => {
+    const service = await start(descriptor);
+    await service.request('POST', '/notes', { json: note('keyed'), headers: { 'idempotency-key': 'a' } });
+    await service.request('POST', '/notes', { json: note('keyed'), headers: { 'idempotency-key': 'b' } });
+    await service.request('POST', '/notes', { json: note('keyed') });
+    await service.request('POST', '/notes', { json: note('keyed') });
+    expect(await count(service, 'keyed')).toBe(4);
+  });
+
+  test('parallel requests with one key create one note, and all get its answer', async () => {
+    const service = await start(descriptor);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => service.request('POST', '/notes', { json: note('raced'), headers: { 'idempotency-key': 'race' } })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(201));
+    expect(new Set(answers.map((answer) => answer.text)).size).toBe(1);
+    expect(await count(service, 'raced')).toBe(1);
+  });
+
+  test('a malformed key is refused with 400 and creates nothing', async () => {
+    const service = await start(descriptor);
+    const answer = await service.request('POST', '/notes', { json: note('bad key'), headers: { 'idempotency-key': 'x'.repeat(256) } });
+    expect(answer.status).toBe(400);
+    expect(answer.json).toEqual({ [error]: 'Idempotency-Key must be 1 to 255 visible ASCII characters' });
+    expect(await count(service, 'bad key')).toBe(0);
+  });
+
+  test('a key is forgotten after IDEMPOTENCY_TTL_SECONDS', async () => {
+    const service = await start(descriptor, { deps: { config: { ...config, idempotencyTtlSeconds: 1 } } });
+    const headers = { 'idempotency-key': 'short-lived' };
+    await service.request('POST', '/notes', { json: note('remembered') , headers });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await service.request('POST', '/notes', { json: note('remembered'), headers })).status).toBe(201);
+    expect(await count(service, 'remembered')).toBe(2);
+  });
+});
+
+describe.each(SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', ({ descriptor, note, error }) => {
+  const CAP = 10_000;
+  const full = { [error]: 'Storage limit reached: delete notes to make room' };
+
+  test('a create or an update that would pass it answers 507 and stores nothing; deleting makes room again', async () => {
+    const service = await start(descriptor, { pool: { maxBytes: CAP } });
+    const kept = await service.request('POST', '/notes', { json: note('kept', 'k'.repeat(4_000)) });
+    expect(kept.status).toBe(201);
+    const second = await service.request('POST', '/notes', { json: note('second', 's'.repeat(4_000)) });
+    expect(second.status).toBe(201);
+
+    const over = await service.request('POST', '/notes', { json: note('over', 'o'.repeat(4_000)) });
+    expect(over.status).toBe(507);
+    expect(over.json).toEqual(full);
+    expect(await count(service, 'over')).toBe(0);
+
+    const { id } = kept.json as { id: number };
+    const grown = await service.request('PUT', `/notes/${id}`, { json: note('kept', 'g'.repeat(9_000)) });
+    expect(grown.status).toBe(507);
+    expect(grown.json).toEqual(full);
+    expect((await service.request('GET', `/notes/${id}`)).json).toMatchObject(note('kept', 'k'.repeat(4_000)));
+
+    expect((await service.request('DELETE', `/notes/${(second.json as { id: number }).id}`)).status).toBeLessThan(300);
+    expect((await service.request('POST', '/notes', { json: note('fits again', 'f'.repeat(4_000)) })).status).toBe(201);
+  });
+
+  test('answers kept for idempotency keys count too', async () => {
+    const service = await start(descriptor, { pool: { maxBytes: CAP } });
+    const big = 'b'.repeat(4_000);
+    const first = await service.request('POST', '/notes', { json: note('keyed', big), headers: { 'idempotency-key': 'k1' } });
+    expect(first.status).toBe(201);
+    await service.request('DELETE', `/notes/${(first.json as { id: number }).id}`);
+    // The note is gone, but the answer kept for its key still takes its bytes.
+    const second = await service.request('POST', '/notes', { json: note('keyed', big), headers: { 'idempotency-key': 'k2' } });
+    expect(second.status).toBe(507);
+  });
+});
+
+describe('connections', () => {
+  test('past the budget the oldest idle connection is closed, and a new client is served', async () => {
+    const service = await start(notes8080, { limits: { maxConnections: 20, idleTimeoutMs: 30_000, headersTimeoutMs: 10_000 } });
+    const { port } = new URL(service.url);
+    const idle = await Promise.all(Array.from({ length: 40 }, () => openIdle(Number(port))));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const answer = await service.request('GET', '/ready');
+    expect(answer.status).toBe(200);
+    const open = idle.filter((socket) => !socket.closed);
+    expect(open.length).toBeLessThanOrEqual(20);
+    // The oldest went first: the ones still open are the newest.
+    expect(idle.slice(-open.length).every((socket) => !socket.closed)).toBe(true);
+    idle.forEach((socket) => socket.destroy());
+  });
+
+  test('a connection that sends nothing is closed within the header timeout, ± 1 s', async () => {
+    const service = await start(notes8080, { limits: { maxConnections: 100, idleTimeoutMs: 30_000, headersTimeoutMs: 1_500 } });
+    const socket = await openIdle(Number(new URL(service.url).port));
+    const opened = performance.now();
+    const closedAfter = await new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now() - opened)));
+    expect(closedAfter).toBeGreaterThan(1_000);
+    expect(closedAfter).toBeLessThan(2_500);
+  });
+
+  test('a client that stops reading a long answer is cut off after the idle timeout', async () => {
+    const service = await start(notes8080, { limits: { maxConnections: 100, idleTimeoutMs: 1_500, headersTimeoutMs: 10_000 } });
+    await service.db.query(`INSERT INTO notes (title, body) SELECT 'n' || i, repeat('x', 50000) FROM generate_series(1, 400) AS i`);
+    const socket = await openIdle(Number(new URL(service.url).port));
+    socket.pause();
+    socket.write(`GET /notes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    // Not reading for longer than the idle timeout, then reading what is left: a cut answer ends
+    // early, with far less than the 20 MB the list takes.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.resume();
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(received).toBeGreaterThan(0);
+    expect(received).toBeLessThan(15_000_000);
+    // The service goes on serving others.
+    expect((await send(service.url, { method: 'GET', path: '/ready' })).status).toBe(200);
+  });
+});
+
+/** A connection that sends nothing (and reads, and so sees its end, whatever the server sends). */
+function openIdle(port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+    socket.resume();
+    socket.on('error', () => undefined);
+    socket.once('error', reject);
+  });
+}
