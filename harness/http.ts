@@ -11,6 +11,8 @@ export interface Request {
   /** Sent as JSON text with `Content-Type: application/json` (unless `headers` name another). */
   json?: unknown;
   agent?: http.Agent;
+  /** The address the request leaves from (127.0.0.2, say: another client of the same machine). */
+  localAddress?: string;
   /** A request without an answer by then rejects with a `TimeoutError`: a hang, not a slow answer. */
   timeoutMs?: number;
 }
@@ -42,7 +44,7 @@ export function send(baseUrl: string, request: Request): Promise<Reply> {
   }
   const startedAt = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: hostname, port, method: request.method, path: request.path, headers, agent: request.agent ?? false }, (res) => {
+    const req = http.request({ host: hostname, port, method: request.method, path: request.path, headers, agent: request.agent ?? false, localAddress: request.localAddress }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', reject);

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import type { Logger } from '../server/shared/logger.js';
+import { loggerOptions, type Logger } from '../server/shared/logger.js';
 
 export interface LogLine {
   level: number;
@@ -20,7 +20,7 @@ export interface LogCapture {
 /** A pino logger at `level` that keeps its lines, to see what a service logs. */
 export function captureLogs(level = 'info'): LogCapture {
   const lines: LogLine[] = [];
-  const logger = pino({ level }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+  const logger = pino(loggerOptions(level), { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
   return {
     logger,
     lines,

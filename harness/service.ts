@@ -1,3 +1,4 @@
+import type { Edge } from '../server/shared/config.js';
 import { createDatabase, type Database } from '../server/shared/database.js';
 import type { Logger } from '../server/shared/logger.js';
 import { runMigrations } from '../server/shared/migrations.js';
@@ -23,8 +24,10 @@ export interface StartedService<Deps> {
 }
 
 export interface StartOptions<Deps> {
-  /** What the service depends on besides its logger and pool. */
-  deps: Omit<Deps, 'logger' | 'db'>;
+  /** What the service depends on besides its logger, pool and edge. */
+  deps: Omit<Deps, 'logger' | 'db' | 'edge'>;
+  /** Allowed hosts, trusted proxies, production mode: none, none, development unless given. */
+  edge?: Edge;
   /** The server a scratch database is made on (services with a database). */
   postgresUrl?: string;
   /** A pool to use instead of a scratch database (one that fails on purpose, say); no migrations run. */
@@ -41,7 +44,7 @@ export interface StartOptions<Deps> {
  * migrations applied, a logger whose lines are kept, and its published contract to check
  * answers against.
  */
-export async function startService<Deps extends { logger: Logger }>(
+export async function startService<Deps extends { logger: Logger; edge: Edge }>(
   descriptor: ServiceDescriptor<Deps>,
   options: StartOptions<Deps>,
 ): Promise<StartedService<Deps>> {
@@ -57,11 +60,15 @@ export async function startService<Deps extends { logger: Logger }>(
     db = createDatabase({ url: scratch.url, schema, poolMax: 10, timeoutMs: 2_000, ...options.pool, logger: logs.logger });
     cleanups.push(db.close);
   }
-  // The one place the harness must trust its caller: `Deps` is `deps` plus the logger and pool made here.
-  const app = descriptor.createApp({ ...options.deps, logger: logs.logger, ...(db && { db }) } as unknown as Deps);
+  // The one place the harness must trust its caller: `Deps` is `deps` plus the logger, pool and edge made here.
+  const edge = options.edge ?? { production: false };
+  const app = descriptor.createApp({ ...options.deps, logger: logs.logger, edge, ...(db && { db }) } as unknown as Deps);
   const server = await listen(app, { host: '127.0.0.1', port: 0 }, options.limits);
   cleanups.unshift(() => server.close(1_000));
-  const check = contractChecker((await send(server.url, { method: 'GET', path: '/openapi.json' })).json as Parameters<typeof contractChecker>[0]);
+  // Asked under a name the service answers, should it answer only some.
+  const host = edge.allowedHosts?.[0];
+  const document = await send(server.url, { method: 'GET', path: '/openapi.json', headers: host ? { host } : {} });
+  const check = contractChecker(document.json as Parameters<typeof contractChecker>[0]);
 
   return {
     url: server.url,

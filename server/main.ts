@@ -80,9 +80,21 @@ try {
   const loggerOf = (service: { name: string }) => logger.child({ service: service.name });
   const servers = await listenAll(
     [
-      { name: notes8080.name, app: notes8080.createApp({ db: db8080, config: config.notes, logger: loggerOf(notes8080) }), address: config.listen.notes8080 },
-      { name: notes8000.name, app: notes8000.createApp({ db: db8000, config: config.notes, logger: loggerOf(notes8000) }), address: config.listen.notes8000 },
-      { name: auth.name, app: auth.createApp({ config: config.auth, logger: loggerOf(auth), spa }), address: config.listen.auth },
+      {
+        name: notes8080.name,
+        app: notes8080.createApp({ db: db8080, config: config.notes, edge: config.edge.notes8080, logger: loggerOf(notes8080) }),
+        address: config.listen.notes8080,
+      },
+      {
+        name: notes8000.name,
+        app: notes8000.createApp({ db: db8000, config: config.notes, edge: config.edge.notes8000, logger: loggerOf(notes8000) }),
+        address: config.listen.notes8000,
+      },
+      {
+        name: auth.name,
+        app: auth.createApp({ config: config.auth, edge: config.edge.auth, logger: loggerOf(auth), spa }),
+        address: config.listen.auth,
+      },
     ],
     limits,
   );

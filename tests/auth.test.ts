@@ -34,7 +34,7 @@ const authConfig = (env: Record<string, string> = {}) => loadConfig({ NODE_ENV: 
  */
 async function start(env: Record<string, string> = {}) {
   let time = START;
-  const service = await startService(auth, { deps: { config: authConfig(env), spa, now: () => time } });
+  const service = await startService(auth, { deps: { config: authConfig(env), spa, now: () => time }, edge: loadConfig({ PASSWORD_HASH_COST: '1024', ...env }).edge.auth });
   services.push(service);
   const { url, request } = service;
 
@@ -50,8 +50,8 @@ async function start(env: Record<string, string> = {}) {
     page: (path: string, headers: Record<string, string> = {}) => send(url, { method: 'GET', path, headers }),
     postLogin: (body: string, headers: Record<string, string> = {}) =>
       request('POST', '/api/login', { headers: { 'content-type': 'application/json', ...headers }, body }),
-    login: (credentials: { email: string; password: string }, token?: string) =>
-      request('POST', '/api/login', { json: credentials, headers: withToken(token) }),
+    login: (credentials: { email: string; password: string }, token?: string, from?: string) =>
+      request('POST', '/api/login', { json: credentials, headers: withToken(token), localAddress: from }),
     me: (token?: string) => request('GET', '/api/me', { headers: withToken(token) }),
     logout: (token?: string, headers: Record<string, string> = {}) => request('POST', '/api/logout', { headers: withToken(token, headers) }),
     dashboard: (token?: string) => send(url, { method: 'GET', path: '/dashboard', headers: withToken(token) }),
@@ -69,6 +69,13 @@ function tokenFrom(reply: Reply): string {
   return token;
 }
 
+/** The device cookie a login set (see DeviceTrust). */
+function deviceFrom(reply: Reply): string {
+  const device = /^device=([^;]+)/.exec(setCookies(reply).find((line) => line.startsWith('device=')) ?? '')?.[1];
+  if (!device) throw new Error(`no device cookie in ${JSON.stringify(setCookies(reply))}`);
+  return device;
+}
+
 async function signIn(service: Service, credentials = USER): Promise<string> {
   const reply = await service.login(credentials);
   expect(reply.status).toBe(200);
@@ -83,10 +90,26 @@ describe('POST /api/login', () => {
     const reply = await service.login(USER);
     expect(reply.status).toBe(200);
     expect(reply.json).toEqual({ ok: true });
-    const [cookie, ...others] = setCookies(reply);
-    expect(others).toEqual([]);
+    const [cookie, device, ...others] = setCookies(reply);
     expect(cookie).toMatch(/^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax$/);
     expect(tokenFrom(reply)).toMatch(UUID);
+    // Beside it, the device cookie of the throttling scheme, sent back to the login endpoint only.
+    expect(device).toMatch(/^device=[^;]+; Max-Age=31536000; Path=\/api\/login; HttpOnly; SameSite=Lax$/);
+    expect(others).toEqual([]);
+  });
+
+  it('answers 400 {error} for an email over 254 characters, checking nothing', async () => {
+    const service = await start();
+    const reply = await service.login({ email: `${'a'.repeat(243)}@example.com`, password: 'whatever' });
+    expect(reply.status).toBe(400);
+    expect(reply.json).toEqual({ error: messages.invalidLoginBody });
+  });
+
+  it('sends no device cookie again to a browser that showed a valid one', async () => {
+    const service = await start();
+    const device = deviceFrom(await service.login(USER));
+    const again = await service.request('POST', '/api/login', { json: USER, headers: { cookie: `device=${device}` } });
+    expect(setCookies(again).filter((line) => line.startsWith('device='))).toEqual([]);
   });
 
   it('logs in either account, and /api/me then returns it', async () => {
@@ -199,76 +222,103 @@ describe('POST /api/login', () => {
 });
 
 describe('login throttling', () => {
-  const fail = (service: Service, email = USER.email) => service.login({ email, password: 'wrong' });
+  const fail = (service: Service, email = USER.email, from = '127.0.0.1') => service.login({ email, password: 'wrong' }, undefined, from);
 
-  it('blocks an email after 10 failures in 15 minutes, even with the right password, until the window frees', async () => {
+  it('blocks an account and client address pair after 5 failures in 15 minutes, even with the right password, until the window frees', async () => {
     const service = await start();
-    for (let attempt = 1; attempt <= 10; attempt++) {
+    for (let attempt = 1; attempt <= 5; attempt++) {
       expect((await fail(service)).status).toBe(401);
       service.advance(1);
     }
     const blocked = await service.login(USER);
     expect(blocked.status).toBe(429);
     expect(blocked.json).toEqual({ error: messages.tooManyAttempts });
-    // The first failure, 10 s ago, leaves the 15-minute window in 890 s.
-    expect(blocked.headers['retry-after']).toBe('890');
+    // The first failure, 5 s ago, leaves the 15-minute window in 895 s.
+    expect(blocked.headers['retry-after']).toBe('895');
     expect(setCookies(blocked)).toEqual([]);
 
-    service.advance(889);
+    service.advance(894);
     expect((await service.login(USER)).status).toBe(429);
     service.advance(1);
     expect((await service.login(USER)).status).toBe(200);
   });
 
-  it('counts attempts still being checked, so parallel guesses cannot pass the limit', async () => {
+  it('admits the right password from another address while one address is blocked for the account', async () => {
+    const service = await start();
+    for (let attempt = 1; attempt <= 10; attempt++) await fail(service, USER.email, '127.0.0.2');
+    expect((await service.login(USER, undefined, '127.0.0.2')).status).toBe(429);
+    expect((await service.login(USER, undefined, '127.0.0.3')).status).toBe(200);
+    expect((await service.login(USER)).status).toBe(200);
+  });
+
+  it('bounds guessing at 100 failures an hour per account over all addresses; past it only a browser that logged in before gets in', async () => {
+    const service = await start();
+    const owner = await service.login(USER, undefined, '127.0.0.99');
+    const device = deviceFrom(owner);
+    let failures = 0;
+    for (let address = 2; address <= 30; address++) {
+      for (let attempt = 1; attempt <= 5; attempt++) if ((await fail(service, USER.email, `127.0.1.${address}`)).status === 401) failures++;
+    }
+    expect(failures).toBe(100);
+    const fresh = await service.login(USER, undefined, '127.0.2.1');
+    expect(fresh.status).toBe(429);
+    expect(Number(fresh.headers['retry-after'])).toBeGreaterThan(0);
+    // The owner's browser shows its device cookie: admitted, from any address.
+    const trusted = await service.request('POST', '/api/login', { json: USER, headers: { cookie: `device=${device}` }, localAddress: '127.0.2.2' });
+    expect(trusted.status).toBe(200);
+    // Other accounts are not touched.
+    expect((await service.login(ADMIN, undefined, '127.0.2.1')).status).toBe(200);
+    service.advance(3600);
+    expect((await service.login(USER, undefined, '127.0.2.1')).status).toBe(200);
+  });
+
+  it('trusts a device cookie only for the account it was issued for, and never a forged one', async () => {
+    const service = await start();
+    const device = deviceFrom(await service.login(USER));
+    for (let address = 2; address <= 21; address++) {
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        await fail(service, ADMIN.email, `127.0.1.${address}`);
+        await fail(service, USER.email, `127.0.1.${address}`);
+      }
+    }
+    const withDevice = (cookie: string, credentials = USER) => service.request('POST', '/api/login', { json: credentials, headers: { cookie: `device=${cookie}` }, localAddress: '127.0.3.1' });
+    expect((await withDevice(device, ADMIN)).status).toBe(429);
+    const [id, nonce] = device.split('.');
+    expect((await withDevice(`${id}.${nonce}.forged`)).status).toBe(429);
+    expect((await withDevice(device)).status).toBe(200);
+  });
+
+  it('admits correct logins arriving together, every one of them', async () => {
+    const service = await start();
+    const answers = await Promise.all(Array.from({ length: 16 }, () => service.login(USER)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(16).fill(200));
+  });
+
+  it('checks guesses arriving together no faster than the limit allows: 5 wrong, the rest wait and are refused', async () => {
     const service = await start();
     const answers = await Promise.all(Array.from({ length: 20 }, () => fail(service)));
     const statuses = answers.map((answer) => answer.status).sort();
-    expect(statuses).toEqual([...Array(10).fill(401), ...Array(10).fill(429)]);
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
   });
 
-  it('does not count successes against the client address', async () => {
+  it('counts each account on its own, and emails whatever their letter case as one', async () => {
     const service = await start();
-    for (let attempt = 1; attempt <= 40; attempt++) expect((await service.login(USER)).status).toBe(200);
-    for (let attempt = 1; attempt <= 10; attempt++) expect((await fail(service, ADMIN.email)).status).toBe(401);
-  });
-
-  it('counts each email on its own', async () => {
-    const service = await start();
-    for (let attempt = 1; attempt <= 10; attempt++) await fail(service);
+    for (let attempt = 1; attempt <= 5; attempt++) await fail(service, attempt % 2 ? 'USER@example.com' : USER.email);
     expect((await service.login(USER)).status).toBe(429);
     expect((await service.login(ADMIN)).status).toBe(200);
   });
 
-  it('counts emails whatever their letter case as one', async () => {
+  it('clears a pair\'s failures on success', async () => {
     const service = await start();
-    for (let attempt = 1; attempt <= 10; attempt++) await fail(service, attempt % 2 ? 'USER@example.com' : USER.email);
-    expect((await service.login(USER)).status).toBe(429);
-  });
-
-  it('resets an email’s count on success', async () => {
-    const service = await start();
-    for (let attempt = 1; attempt <= 9; attempt++) await fail(service);
+    for (let attempt = 1; attempt <= 4; attempt++) await fail(service);
     expect((await service.login(USER)).status).toBe(200);
-    for (let attempt = 1; attempt <= 10; attempt++) expect((await fail(service)).status).toBe(401);
+    for (let attempt = 1; attempt <= 5; attempt++) expect((await fail(service)).status).toBe(401);
     expect((await fail(service)).status).toBe(429);
-  });
-
-  it('blocks a client address after 30 failures over any emails', async () => {
-    const service = await start();
-    for (let attempt = 1; attempt <= 30; attempt++) {
-      expect((await fail(service, `guess${attempt}@example.com`)).status).toBe(401);
-    }
-    const blocked = await service.login(ADMIN);
-    expect(blocked.status).toBe(429);
-    expect(blocked.headers['retry-after']).toBe('900');
-    service.advance(900);
-    expect((await service.login(ADMIN)).status).toBe(200);
   });
 
   it('does not count requests it refused as failures', async () => {
     const service = await start();
-    for (let attempt = 1; attempt <= 10; attempt++) await fail(service);
+    for (let attempt = 1; attempt <= 5; attempt++) await fail(service);
     service.advance(60);
     // Were these counted, they would fill the window anew and block past 900 s.
     for (let attempt = 1; attempt <= 10; attempt++) expect((await fail(service)).status).toBe(429);
@@ -341,6 +391,14 @@ describe('GET /api/me', () => {
     expect((await service.me(first)).json).toEqual({ error: 'invalid session' });
     expect((await service.me(second)).status).toBe(200);
     expect((await service.me(third)).status).toBe(200);
+  });
+
+  it('keeps at most SESSION_MAX_PER_USER sessions per account, ending that account\'s oldest, never another\'s', async () => {
+    const service = await start({ SESSION_MAX_PER_USER: '3' });
+    const admin = await signIn(service, ADMIN);
+    const users = [await signIn(service), await signIn(service), await signIn(service), await signIn(service)];
+    expect((await service.me(users[0])).json).toEqual({ error: 'invalid session' });
+    for (const token of [...users.slice(1), admin]) expect((await service.me(token)).status).toBe(200);
   });
 });
 
@@ -431,15 +489,35 @@ describe('POST /api/logout', () => {
     expect(setCookies(reply)).toEqual([DELETION]);
   });
 
-  it('answers the same to a foreign Origin or a body, and still ends the session', async () => {
+  it('ignores a body: still ends the session', async () => {
     const service = await start();
     const token = await signIn(service);
-    const reply = await service.request('POST', '/api/logout', {
-      headers: { cookie: `token=${token}`, origin: 'http://evil.example', 'content-type': 'application/json' },
-      body: '{not json',
-    });
+    const reply = await service.request('POST', '/api/logout', { headers: { cookie: `token=${token}`, 'content-type': 'application/json' }, body: '{not json' });
     expect(reply.status).toBe(200);
     expect(reply.json).toEqual({ ok: true });
+    expect((await service.me(token)).status).toBe(401);
+  });
+
+  it.each([['http://evil.example'], ['another port of this host'], ['null']])(
+    'answers a page of another origin (%s) the same 200 {ok: true}, but ends nothing and deletes no cookie',
+    async (origin) => {
+      const service = await start();
+      const token = await signIn(service);
+      const { port } = new URL(service.url);
+      const foreign = origin === 'another port of this host' ? `http://127.0.0.1:${Number(port) + 1}` : origin;
+      const reply = await service.logout(token, { origin: foreign, 'content-type': 'text/plain' });
+      expect(reply.status).toBe(200);
+      expect(reply.json).toEqual({ ok: true });
+      expect(setCookies(reply)).toEqual([]);
+      expect((await service.me(token)).status).toBe(200);
+    },
+  );
+
+  it('ends the session for a page of its own origin', async () => {
+    const service = await start();
+    const token = await signIn(service);
+    const reply = await service.logout(token, { origin: service.url });
+    expect(setCookies(reply)).toEqual(['token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax']);
     expect((await service.me(token)).status).toBe(401);
   });
 
@@ -576,7 +654,8 @@ describe('requests no route takes under /api', () => {
 describe('security headers', () => {
   it('sends a same-origin Content-Security-Policy and helmet’s headers with the pages', async () => {
     const service = await start();
-    for (const reply of [await service.page('/login'), await service.page('/dashboard')]) {
+    const token = await signIn(service);
+    for (const reply of [await service.page('/login'), await service.page('/dashboard', { cookie: `token=${token}` })]) {
       const csp = reply.headers['content-security-policy'] ?? '';
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self';");
@@ -648,14 +727,16 @@ describe('production mode', () => {
     expect((await service.me()).headers['strict-transport-security']).toMatch(/max-age=\d+/);
   });
 
+  const documented = (variable: string) => `${variable} is a documented default password: production mode needs one of your own`;
   it.each([
-    ['both default passwords', { NODE_ENV: 'production' }],
-    ['the default user password', { NODE_ENV: 'production', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' }],
-    ['the default admin password', { NODE_ENV: 'production', AUTH_USER_PASSWORD: 'a-long-secret-1' }],
-  ])('refuses to start with %s', async (_, env) => {
-    const starting = startService(auth, { deps: { config: authConfig(env), spa } });
-    await expect(starting).rejects.toBeInstanceOf(ConfigError);
-    await expect(starting).rejects.toThrow(/default account password/);
+    ['both default passwords', {}, [documented('AUTH_USER_PASSWORD'), documented('AUTH_ADMIN_PASSWORD')]],
+    ['the default user password', { AUTH_ADMIN_PASSWORD: 'a-long-secret-2' }, [documented('AUTH_USER_PASSWORD')]],
+    ['the default admin password', { AUTH_USER_PASSWORD: 'a-long-secret-1' }, [documented('AUTH_ADMIN_PASSWORD')]],
+    ['each account given the other\'s default', { AUTH_USER_PASSWORD: 'admin-password', AUTH_ADMIN_PASSWORD: 'user-password' }, [documented('AUTH_USER_PASSWORD'), documented('AUTH_ADMIN_PASSWORD')]],
+    ['a password shorter than 12 characters', { AUTH_USER_PASSWORD: 'short-pass1', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' }, ['AUTH_USER_PASSWORD is shorter than 12 characters: production mode needs a longer password']],
+    ['a password that is the account\'s email', { AUTH_USER_PASSWORD: 'User@Example.com', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' }, ['AUTH_USER_PASSWORD is the account\'s own email: production mode needs another password']],
+  ])('refuses to start with %s, one line naming each variable', (_, env, lines) => {
+    expect(() => authConfig({ NODE_ENV: 'production', ...env })).toThrow(new ConfigError(lines.join('\n')));
   });
 });
 

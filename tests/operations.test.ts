@@ -247,11 +247,14 @@ describe('start-up errors a person can read', () => {
     }
   });
 
-  test('production mode with a default password refuses in one line', async () => {
-    const result = await runUntilExit({ dataDir: await dataDir(), env: { ...EMBEDDED, NODE_ENV: 'production' }, form: 'compiled' });
+  test('production mode with a weak password refuses in one line naming the variable', async () => {
+    const result = await runUntilExit({
+      dataDir: await dataDir(),
+      env: { ...EMBEDDED, NODE_ENV: 'production', AUTH_USER_PASSWORD: 'admin-password', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' },
+      form: 'compiled',
+    });
     expect(result.code).toBe(1);
-    expect(result.output).toMatch(/^Refusing to start in production mode with a default account password/m);
-    expect(result.output).not.toContain('listening on');
+    expect(result.output.trim()).toBe('AUTH_USER_PASSWORD is a documented default password: production mode needs one of your own');
   });
 });
 

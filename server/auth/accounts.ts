@@ -13,6 +13,8 @@ export interface User {
 export interface Accounts {
   /** The user whose email and password these are, or undefined. Always costs one scrypt. */
   authenticate(email: string, password: string): Promise<User | undefined>;
+  /** The id of the account with this email, or undefined. */
+  idOf(email: string): string | undefined;
 }
 
 // Decision: emails match whatever their letter case, as people type them.
@@ -36,6 +38,7 @@ export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Acco
   const inTurn = checkQueue({ running: 2, waiting: 64 });
 
   return {
+    idOf: (email) => byEmail.get(normalizeEmail(email))?.user.id,
     async authenticate(email, password) {
       const account = byEmail.get(normalizeEmail(email));
       const matches = await inTurn(() => matchesHash(password, account?.hash ?? decoy));

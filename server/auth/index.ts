@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
-import { ConfigError, type AuthConfig } from '../shared/config.js';
-import { HttpError, MalformedJsonError, type ErrorAnswer } from '../shared/errors.js';
+import type { AuthConfig, Edge } from '../shared/config.js';
+import { HttpError, MalformedJsonError, methodNotAllowed, notFound, payloadTooLarge, UNREADABLE_BODY, type ErrorAnswer } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
@@ -8,13 +8,13 @@ import { buildApp, type ServiceDescriptor } from '../shared/service.js';
 import { createAccounts } from './accounts.js';
 import { messages } from './messages.js';
 import { ErrorBody, authRoutes, failure } from './routes.js';
-import { apiHeaders, pageHeaders } from './security.js';
 import { SessionStore } from './sessions.js';
 import type { Spa } from './spa.js';
-import { LoginThrottle } from './throttle.js';
+import { DeviceTrust, LoginThrottle } from './throttle.js';
 
 export interface AuthDeps {
   config: AuthConfig;
+  edge: Edge;
   logger: Logger;
   spa: Spa;
   /** Milliseconds since the epoch; tests move it to expire sessions and throttling windows. */
@@ -25,43 +25,39 @@ export interface AuthDeps {
 const BODY_LIMIT_BYTES = 16 * 1024;
 
 /**
- * The session login service of docs/specs/session-login-service.md. Its `createApp` throws ConfigError
- * instead of returning an app when the configuration is unsafe: production mode with a default
- * password, duplicate account emails, or a password hash cost that is not a power of two.
+ * The session login service of docs/specs/session-login-service.md. Its `createApp` throws
+ * ConfigError for two accounts with one email.
  */
 export const auth: ServiceDescriptor<AuthDeps> = {
   name: 'auth',
-  createApp({ config, logger, spa, now = Date.now }) {
-    if (config.production && config.usingDefaultPasswords) {
-      throw new ConfigError(
-        'Refusing to start in production mode with a default account password: set AUTH_USER_PASSWORD and AUTH_ADMIN_PASSWORD',
-      );
-    }
+  createApp({ config, edge, logger, spa, now = Date.now }) {
     const routes = authRoutes({
       accounts: createAccounts(config),
-      sessions: new SessionStore({ ttlSeconds: config.sessionTtlSeconds, max: config.sessionMax, now }),
+      sessions: new SessionStore({ ...config.sessions, now }),
       throttle: new LoginThrottle(now),
-      cookie: { maxAgeSeconds: config.sessionTtlSeconds, secure: config.production },
+      devices: new DeviceTrust(),
+      cookie: { maxAgeSeconds: config.sessions.ttlSeconds, secure: config.production },
       spa,
+      production: config.production,
     });
     return buildApp({
       contract,
       routes,
       logger,
+      edge,
       answerFor,
       bodyLimitBytes: BODY_LIMIT_BYTES,
-      before: [headers(config.production, spa)],
+      before: [neverStored],
       fallback: spa.assets,
     });
   },
 };
 
-/** The JSON API answers with its own short header set; pages and their files get helmet's. */
-function headers(production: boolean, spa: Spa): Middleware {
-  const api = apiHeaders({ production });
-  const pages = pageHeaders({ production, allow: spa.csp });
-  return (ctx, next) => (ctx.path.startsWith('/api/') ? api(ctx, next) : pages(ctx, next));
-}
+/** Answers of the API depend on the session: never stored, so Back after logout asks again. */
+const neverStored: Middleware = (ctx, next) => {
+  if (ctx.path.startsWith('/api/')) ctx.set('Cache-Control', 'no-store');
+  return next();
+};
 
 const contract: Contract = {
   title: 'Session Login API',
@@ -75,18 +71,18 @@ const contract: Contract = {
 };
 
 /** The service's own words for the shared failures; others keep the message they were thrown with. */
-const WORDING: Record<number, string> = {
-  400: messages.invalidLoginBody,
-  404: messages.notFound,
-  405: messages.methodNotAllowed,
-  413: messages.bodyTooLarge,
+const WORDING: Record<string, string> = {
+  [UNREADABLE_BODY]: messages.invalidLoginBody,
+  [notFound().message]: messages.notFound,
+  [methodNotAllowed([]).message]: messages.methodNotAllowed,
+  [payloadTooLarge().message]: messages.bodyTooLarge,
 };
 
 /** Every failure as `{error}`. */
 function answerFor(error: unknown): ErrorAnswer {
   const answer = (status: number, message: string, headers?: Record<string, string>) => ({ status, body: { error: message }, headers });
   if (error instanceof InvalidRequestError || error instanceof MalformedJsonError) return answer(400, messages.invalidLoginBody);
-  if (error instanceof HttpError) return answer(error.status, WORDING[error.status] ?? error.message, error.headers);
+  if (error instanceof HttpError) return answer(error.status, WORDING[error.message] ?? error.message, error.headers);
   // Koa's and koa-send's own client errors (a malformed path, for instance).
   const { status, expose, message } = error as { status?: unknown; expose?: unknown; message?: unknown };
   if (typeof status === 'number' && status >= 400 && status < 500 && expose && typeof message === 'string') {

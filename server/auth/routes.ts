@@ -1,38 +1,44 @@
 import type { Context } from 'koa';
 import * as yup from 'yup';
-import { tooManyRequests, unauthorized } from '../shared/errors.js';
+import { forbidden, tooManyRequests, unauthorized } from '../shared/errors.js';
+import { documentHeaders } from '../shared/securityHeaders.js';
 import { messageAnswers } from '../shared/openapi.js';
 import { route, type JsonSchema } from '../shared/route.js';
 import type { Accounts } from './accounts.js';
 import { messages } from './messages.js';
-import { refuseForeignOrigin } from './security.js';
+import { cookieValues, setCookie, type CookieOptions } from './cookies.js';
 import {
   deleteSessionCookie,
   requireUser,
   sessionTokens,
   setSessionCookie,
   signedInUser,
-  type CookieOptions,
   type SessionStore,
 } from './sessions.js';
 import type { Spa } from './spa.js';
-import type { LoginThrottle } from './throttle.js';
+import type { DeviceTrust, LoginThrottle } from './throttle.js';
 
 export interface AuthRoutesDeps {
   accounts: Accounts;
   sessions: SessionStore;
   throttle: LoginThrottle;
+  devices: DeviceTrust;
   cookie: CookieOptions;
   spa: Spa;
+  production: boolean;
 }
+
+/** The device cookie (see DeviceTrust): sent only to the login endpoint, kept a year. */
+const DEVICE = 'device';
+const DEVICE_MAX_AGE_SECONDS = 365 * 24 * 3600;
 
 /** Every failure's body: `{error: "…"}`. */
 export const { schema: ErrorBody, outcome: failure } = messageAnswers('Error', 'error');
 
-/** Any other fields are ignored; an empty string counts as missing. */
+/** Any other fields are ignored; an empty string counts as missing; an email is at most 254 characters (RFC 5321). */
 const LoginInput = yup
   .object({
-    email: yup.string().required(),
+    email: yup.string().required().max(254),
     password: yup.string().required(),
   })
   .required()
@@ -64,8 +70,10 @@ const sessionCookieHeader = {
 };
 
 /** The JSON API under `/api`, and the two pages: `/dashboard` passes the session check before any of it is sent. */
-export function authRoutes({ accounts, sessions, throttle, cookie, spa }: AuthRoutesDeps) {
+export function authRoutes({ accounts, sessions, throttle, devices, cookie, spa, production }: AuthRoutesDeps) {
+  const pageHeaders = documentHeaders({ production, allow: spa.csp });
   const page = async (ctx: Context) => {
+    await pageHeaders(ctx, async () => undefined);
     // The answer depends on the session: never stored, so Back after logout asks again.
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'html';
@@ -94,17 +102,27 @@ export function authRoutes({ accounts, sessions, throttle, cookie, spa }: AuthRo
         },
       },
       async (ctx, { body }) => {
-        refuseForeignOrigin(ctx);
+        if (isForeignOrigin(ctx)) throw forbidden(messages.foreignOrigin);
         const { email, password } = await body();
-        const retryAfter = throttle.admit(email, ctx.ip);
+        const userId = accounts.idOf(email);
+        const device = userId === undefined ? undefined : cookieValues(ctx, DEVICE).map((token) => devices.verify(token, userId)).find(Boolean);
+        const attempt = { email, address: ctx.ip, device };
+        const retryAfter = await throttle.admit(attempt);
         if (retryAfter !== undefined) throw tooManyRequests(messages.tooManyAttempts, retryAfter);
-        const user = await accounts.authenticate(email, password);
+        let user;
+        try {
+          user = await accounts.authenticate(email, password);
+        } catch (error) {
+          throttle.settle(attempt, 'unchecked');
+          throw error;
+        }
+        throttle.settle(attempt, user ? 'succeeded' : 'failed');
         if (!user) throw unauthorized(messages.invalidCredentials);
-        throttle.succeeded(email, ctx.ip);
         // Decision: a login from a browser that still holds a session replaces it; the old token
         // could no longer be reached by that browser, so it is ended rather than left to expire.
         for (const previous of sessionTokens(ctx)) sessions.remove(previous);
         setSessionCookie(ctx, sessions.create(user), cookie);
+        if (!device) setCookie(ctx, DEVICE, devices.issue(user.id), { ...cookie, maxAgeSeconds: DEVICE_MAX_AGE_SECONDS, path: '/api/login' });
         ctx.body = { ok: true };
       },
     ),
@@ -132,8 +150,12 @@ export function authRoutes({ accounts, sessions, throttle, cookie, spa }: AuthRo
         responses: { 200: { description: 'Logged out (or was not logged in)', schema: Ok, headers: sessionCookieHeader } },
       },
       (ctx) => {
-        for (const token of sessionTokens(ctx)) sessions.remove(token);
-        deleteSessionCookie(ctx, cookie);
+        // A page of another origin (another port included) cannot log a visitor out: the answer
+        // is the same, but nothing is ended and no cookie deleted.
+        if (!isForeignOrigin(ctx)) {
+          for (const token of sessionTokens(ctx)) sessions.remove(token);
+          deleteSessionCookie(ctx, cookie);
+        }
         ctx.body = { ok: true };
       },
     ),
@@ -148,4 +170,23 @@ export function authRoutes({ accounts, sessions, throttle, cookie, spa }: AuthRo
       ctx.redirect('/login');
     }),
   ];
+}
+
+/**
+ * Whether the request comes from a page of another origin (login and logout CSRF). Browsers
+ * send Origin with every POST; clients that send none (curl, scripts) are not browsers and pass.
+ * The host and port are compared, not the scheme: TLS may end at a proxy that is not trusted to
+ * say so, and this process then sees plain HTTP for an https:// origin.
+ */
+function isForeignOrigin(ctx: Context): boolean {
+  const origin = ctx.get('origin');
+  return origin !== '' && hostOf(origin) !== ctx.host;
+}
+
+function hostOf(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined; // "null" (sandboxed or privacy-sensitive contexts) names no origin of ours.
+  }
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { unauthorized } from '../shared/errors.js';
 import type { User } from './accounts.js';
+import { cookieValues, setCookie, type CookieOptions } from './cookies.js';
 import { messages } from './messages.js';
 
 interface Session {
@@ -9,39 +10,60 @@ interface Session {
   expiresAt: number;
 }
 
+export interface SessionLimits {
+  ttlSeconds: number;
+  /** Sessions held at most, all accounts together; past it the oldest ends. */
+  max: number;
+  /** Sessions one account holds at most; past it the account's oldest ends, never another account's. */
+  maxPerUser: number;
+}
+
 /**
  * The in-memory session table, token → user. Every session lives `ttlSeconds`, so the Map's
  * insertion order is also expiry order: expired sessions are swept from its head at each login,
- * and when `max` sessions exist the oldest is evicted first. Lookups also check expiry, so a
- * session never outlives its time between sweeps.
+ * and when `max` sessions exist the oldest is evicted first. Each account's tokens are kept in
+ * order too, for its own cap. Lookups also check expiry, so a session never outlives its time
+ * between sweeps.
  */
 export class SessionStore {
   readonly #sessions = new Map<string, Session>();
+  readonly #byUser = new Map<string, Set<string>>();
 
-  constructor(private readonly options: { ttlSeconds: number; max: number; now: () => number }) {}
+  constructor(private readonly options: SessionLimits & { now: () => number }) {}
 
   create(user: User): string {
     this.#sweep();
+    const own = this.#byUser.get(user.id) ?? new Set<string>();
+    for (const oldest of own) {
+      if (own.size < this.options.maxPerUser) break;
+      this.remove(oldest);
+    }
     for (const oldest of this.#sessions.keys()) {
       if (this.#sessions.size < this.options.max) break;
-      this.#sessions.delete(oldest);
+      this.remove(oldest);
     }
     const token = randomUUID();
     this.#sessions.set(token, { user, expiresAt: this.options.now() + this.options.ttlSeconds * 1000 });
+    this.#byUser.set(user.id, own.add(token));
     return token;
   }
 
   find(token: string): User | undefined {
     const session = this.#sessions.get(token);
     if (session && session.expiresAt <= this.options.now()) {
-      this.#sessions.delete(token);
+      this.remove(token);
       return undefined;
     }
     return session?.user;
   }
 
   remove(token: string): void {
+    const session = this.#sessions.get(token);
+    if (!session) return;
     this.#sessions.delete(token);
+    const own = this.#byUser.get(session.user.id)!;
+    own.delete(token);
+    if (own.size === 0) this.#byUser.delete(session.user.id);
   }
 
   get size(): number {
@@ -52,51 +74,23 @@ export class SessionStore {
     const now = this.options.now();
     for (const [token, session] of this.#sessions) {
       if (session.expiresAt > now) break;
-      this.#sessions.delete(token);
+      this.remove(token);
     }
   }
 }
 
-const COOKIE = 'token';
-
-export interface CookieOptions {
-  maxAgeSeconds: number;
-  secure: boolean;
-}
-
-/**
- * The session cookie, written by hand rather than with ctx.cookies: that would add an Expires
- * attribute the spec does not list, and refuse `Secure` when TLS ends at a proxy in front.
- */
-function cookie(value: string, { maxAgeSeconds, secure }: CookieOptions): string {
-  return `${COOKIE}=${value}; Max-Age=${maxAgeSeconds}; Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
-}
+const TOKEN = 'token';
 
 export function setSessionCookie(ctx: Context, token: string, options: CookieOptions): void {
-  ctx.append('Set-Cookie', cookie(token, options));
+  setCookie(ctx, TOKEN, token, options);
 }
 
 export function deleteSessionCookie(ctx: Context, { secure }: Pick<CookieOptions, 'secure'>): void {
-  ctx.append('Set-Cookie', cookie('', { maxAgeSeconds: 0, secure }));
+  setCookie(ctx, TOKEN, '', { maxAgeSeconds: 0, secure });
 }
 
-/**
- * Every non-empty `token` cookie the request carries, in order. A browser sends several when
- * cookies of that name were set for several paths or domains, so one planted by a sibling
- * site cannot hide the real one: each is tried.
- */
-export function sessionTokens(ctx: Context): string[] {
-  const header = ctx.req.headers.cookie;
-  if (!header) return [];
-  const tokens: string[] = [];
-  for (const pair of header.split(';')) {
-    const separator = pair.indexOf('=');
-    if (separator === -1 || pair.slice(0, separator).trim() !== COOKIE) continue;
-    const value = pair.slice(separator + 1).trim();
-    if (value) tokens.push(value);
-  }
-  return tokens;
-}
+/** Every `token` cookie the request carries (see cookieValues). */
+export const sessionTokens = (ctx: Context) => cookieValues(ctx, TOKEN);
 
 /** The user of the first token that names a live session. */
 export function signedInUser(ctx: Context, sessions: SessionStore): User | undefined {

@@ -65,10 +65,25 @@ export async function builtSpa(): Promise<Spa> {
   const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true });
   return {
     page: async () => html,
-    assets: (ctx, next) => (ctx.path.startsWith('/assets/') ? serveAssets(ctx, next) : next()),
+    assets: (ctx, next) => (isAssetPath(ctx.path) ? serveAssets(ctx, next) : next()),
     csp: {},
     close: async () => undefined,
   };
+}
+
+/**
+ * A hashed file under /assets/, and nothing else: a path that climbs out (`/assets/../index.html`,
+ * encoded or not) would reach the page shell with the assets' year-long immutable cache.
+ */
+function isAssetPath(path: string): boolean {
+  if (!path.startsWith('/assets/')) return false;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return false;
+  }
+  return !decoded.split(/[/\\]/).some((segment) => segment === '..' || segment === '.');
 }
 
 /**

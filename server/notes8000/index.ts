@@ -13,11 +13,12 @@ import { HTTPError, noteRoutes } from './routes.js';
 export const notes8000: ServiceDescriptor<NotesDeps> = {
   name: 'notes8000',
   database: ownSchema('notes8000', import.meta.url),
-  createApp: ({ db, logger, config }) =>
+  createApp: ({ db, logger, config, edge }) =>
     buildApp({
       contract,
       routes: noteRoutes(db, config),
       logger,
+      edge,
       answerFor,
       bodyLimitBytes: config.bodyLimitBytes,
       ready: () => db.query('SELECT 1'),

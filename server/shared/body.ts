@@ -1,6 +1,6 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Context } from 'koa';
-import { MalformedJsonError, badRequest, payloadTooLarge, unsupportedMediaType } from './errors.js';
+import { MalformedJsonError, UNREADABLE_BODY, badRequest, payloadTooLarge, unsupportedMediaType } from './errors.js';
 
 /** What a request carried, as the services need to tell it apart. */
 export type RequestBody =
@@ -13,20 +13,22 @@ export type RequestBody =
 export type ReadBody = (ctx: Context) => Promise<RequestBody>;
 
 /**
- * A reader of request bodies up to `limitBytes`. Only JSON content types are parsed (any JSON
- * value, not only objects: the schemas say what shape they want). Failures become the shared
- * errors: 413 for an oversized body, MalformedJsonError for JSON that does not parse, 415 for an
- * unknown charset.
+ * A reader of request bodies up to `limitBytes`. @koa/bodyparser reads the bytes (limits,
+ * Content-Encoding, the stream's errors); JSON is decoded and parsed here, because JSON is UTF-8
+ * (RFC 8259) and the body parser would replace invalid bytes, or read another declared charset,
+ * without a word: a JSON body declaring another charset is refused (415), one that is not valid
+ * UTF-8 is malformed, and text is stored exactly as sent. Only JSON content types are parsed
+ * (any JSON value, not only objects: the schemas say what shape they want); other bodies are
+ * kept as text for error messages.
  */
 export function bodyReader({ limitBytes }: { limitBytes: number }): ReadBody {
-  const parse = bodyParser({
-    enableTypes: ['json', 'text'],
-    // Every other media type is read as text so that error messages can quote it.
+  const read = bodyParser({
+    enableTypes: ['text'],
     extendTypes: { text: ['*/*'] },
-    jsonStrict: false,
-    jsonLimit: limitBytes,
     textLimit: limitBytes,
-  } as Parameters<typeof bodyParser>[0]);
+    // One character per byte: the bytes as they came, decoded below.
+    encoding: 'latin1',
+  });
 
   return async (ctx) => {
     const hasBody = ctx.request.length !== undefined || ctx.get('transfer-encoding') !== '';
@@ -35,22 +37,63 @@ export function bodyReader({ limitBytes }: { limitBytes: number }): ReadBody {
       // A body without a content type is still read (as text), as FastAPI does.
       ctx.req.headers['content-type'] = 'application/octet-stream';
     }
+    const json = Boolean(ctx.request.is('json'));
+    const charset = ctx.request.charset;
+    if (json && charset && !/^utf-?8$/i.test(charset)) throw unsupportedMediaType(`Unsupported charset "${charset}": JSON is UTF-8`);
     try {
-      await parse(ctx, async () => undefined);
+      await read(ctx, async () => undefined);
     } catch (error) {
-      const text = withPrototypeKeys(error);
-      if (text === undefined) throw translateParseError(error);
-      // Valid JSON with a "__proto__" key, which the parser refuses outright: read it as if
-      // the key were absent, as every other unknown key is ignored.
-      ctx.request.body = JSON.parse(text, (key, value) => (key === '__proto__' ? undefined : value));
-      (ctx.request as { rawBody?: string }).rawBody = text;
+      throw translateReadError(error);
     }
     const raw = (ctx.request as { rawBody?: string }).rawBody;
     if (!hasBody || raw === undefined || raw === '') return { kind: 'empty' };
-    if (!ctx.request.is('json')) return { kind: 'other', raw, contentType: declared };
-    rejectDeepNesting(raw);
-    return { kind: 'json', value: ctx.request.body };
+    const bytes = Buffer.from(raw, 'latin1');
+    if (!json) return { kind: 'other', raw: bytes.toString('utf8'), contentType: declared };
+    const text = decodeUtf8(bytes);
+    rejectDeepNesting(text);
+    return { kind: 'json', value: parseJson(text) };
   };
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body's text; bytes that are not UTF-8 make it malformed, reported where they start. */
+function decodeUtf8(bytes: Buffer): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    // The longest prefix that is UTF-8 (a character cut at its end aside) ends where the first
+    // bad byte is: found by halving, so a large body costs a few passes, not one per byte.
+    const validUpTo = (end: number) => {
+      try {
+        new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, end), { stream: true });
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    let [good, bad] = [0, bytes.length];
+    while (bad - good > 1) {
+      const middle = (good + bad) >> 1;
+      if (validUpTo(middle)) good = middle;
+      else bad = middle;
+    }
+    // The characters before the bad sequence (a character it cut short is not among them).
+    const before = new TextDecoder('utf-8').decode(bytes.subarray(0, good), { stream: true });
+    throw new MalformedJsonError(codePointOffset(before, before.length), 'Invalid UTF-8');
+  }
+}
+
+/**
+ * JSON.parse, with a "__proto__" key read as if it were absent, as every other unknown key is
+ * ignored: nothing downstream can then be tricked into treating it as a prototype.
+ */
+function parseJson(text: string): unknown {
+  try {
+    return text.includes('"__proto__"') ? JSON.parse(text, (key, value) => (key === '__proto__' ? undefined : value)) : JSON.parse(text);
+  } catch (error) {
+    throw locateJsonError(text, error as SyntaxError);
+  }
 }
 
 /**
@@ -80,20 +123,11 @@ function rejectDeepNesting(text: string): void {
   }
 }
 
-/** The body text when the parser refused it only for a "__proto__" key (prototype poisoning). */
-function withPrototypeKeys(error: unknown): string | undefined {
-  const { message, body } = error as { message?: string; body?: unknown };
-  return typeof body === 'string' && message === 'Object contains forbidden prototype property' ? body : undefined;
-}
-
-function translateParseError(error: unknown): Error {
-  const failure = error as { status?: number; type?: string; body?: unknown; message?: string };
+function translateReadError(error: unknown): Error {
+  const failure = error as { status?: number; message?: string };
   if (failure.status === 413) return payloadTooLarge();
-  if (failure.status === 415) return unsupportedMediaType(failure.message ?? 'Unsupported charset');
-  if (error instanceof SyntaxError && typeof failure.body === 'string') {
-    return locateJsonError(failure.body, error);
-  }
-  return badRequest('Request body could not be read');
+  if (failure.status === 415) return unsupportedMediaType(failure.message ?? 'Unsupported content encoding');
+  return badRequest(UNREADABLE_BODY);
 }
 
 /** V8's JSON.parse message, reworded the way Python's json module (and so FastAPI) words it. */

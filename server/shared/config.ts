@@ -1,4 +1,5 @@
 import path from 'node:path';
+import proxyaddr from 'proxy-addr';
 import * as yup from 'yup';
 import { StartupError } from './errors.js';
 
@@ -19,6 +20,31 @@ const port = (fallback: number) => {
 const oneOf = <T extends string>(values: readonly T[], fallback: T) =>
   yup.string().oneOf(values, `one of ${values.join(', ')}`).default(fallback);
 const email = (fallback: string) => yup.string().email('an email address').default(fallback);
+
+const hostList = () =>
+  yup
+    .string()
+    .optional()
+    .test('hosts', 'host names separated by commas (with or without a port), or *', (value) => value === undefined || value.split(',').every((host) => host.trim() !== ''));
+
+/** TRUST_PROXY read: hops, or addresses and subnets (checked by proxy-addr, which uses them). */
+function trustProxyOf(value: string): number | string[] | undefined {
+  if (/^\d+$/.test(value)) return Number(value) >= 1 ? Number(value) : undefined;
+  const entries = value.split(',').map((entry) => entry.trim());
+  try {
+    proxyaddr.compile(entries);
+    return entries;
+  } catch {
+    return undefined;
+  }
+}
+
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+
+/** The documented default passwords: none of them may be an account's password in production. */
+const DEFAULT_PASSWORDS = ['user-password', 'admin-password'];
+const MIN_PRODUCTION_PASSWORD = 12;
 
 function isPostgresUrl(value: string): boolean {
   try {
@@ -55,6 +81,18 @@ const envSchema = yup.object({
   NOTES8000_PORT: port(8000),
   AUTH_HOST: yup.string().default('0.0.0.0'),
   AUTH_PORT: port(3000),
+  /** Host names each service answers (`*`: any); a request naming another Host answers 400. */
+  NOTES8080_ALLOWED_HOSTS: hostList(),
+  NOTES8000_ALLOWED_HOSTS: hostList(),
+  AUTH_ALLOWED_HOSTS: hostList(),
+  /**
+   * Proxies in front whose forwarding headers are believed: a number of hops, or the proxies'
+   * addresses and subnets. Unset: none; the client is the connection's peer.
+   */
+  TRUST_PROXY: yup
+    .string()
+    .optional()
+    .test('trust-proxy', 'a number of hops, or addresses and subnets separated by commas', (value) => value === undefined || trustProxyOf(value) !== undefined),
   /** `vite`: pages served by Vite's dev server with hot reload (`npm run dev`); `built`: the Vite build. */
   SPA_MODE: oneOf(['built', 'vite'], 'built'),
   /** Vite's hot-reload socket in `npm run dev`. */
@@ -80,6 +118,7 @@ const envSchema = yup.object({
   AUTH_ADMIN_PASSWORD: yup.string().default('admin-password'),
   SESSION_TTL_SECONDS: wholeNumber(1, 3600),
   SESSION_MAX: wholeNumber(1, 100_000),
+  SESSION_MAX_PER_USER: wholeNumber(1, 20),
   /** scrypt cost parameter N (a power of two); turned down only by tests and benchmarks. */
   PASSWORD_HASH_COST: wholeNumber(2, 16384).test('power-of-two', 'a power of two', (value) => (value & (value - 1)) === 0),
 });
@@ -103,12 +142,20 @@ export interface Listen {
   port: number;
 }
 
+/** What a service answers and whom it believes, beside where it listens. */
+export interface Edge {
+  /** Host names (with or without a port) the service answers; undefined: any. */
+  allowedHosts?: string[];
+  /** Forwarding headers believed from these proxies (hops, or addresses and subnets); undefined: none. */
+  trustProxy?: number | string[];
+  /** Production mode: behind HTTPS (HSTS). */
+  production: boolean;
+}
+
 export interface AuthConfig {
   production: boolean;
   accounts: { email: string; password: string; role: 'user' | 'admin' }[];
-  usingDefaultPasswords: boolean;
-  sessionTtlSeconds: number;
-  sessionMax: number;
+  sessions: { ttlSeconds: number; max: number; maxPerUser: number };
   passwordHashCost: number;
 }
 
@@ -129,6 +176,8 @@ export interface Config {
   spa: { mode: Env['SPA_MODE']; hmrPort: number };
   /** Where each service listens: `<NAME>_HOST` and `<NAME>_PORT` of the service's name. */
   listen: Record<'notes8080' | 'notes8000' | 'auth', Listen>;
+  /** Each service's edge: `<NAME>_ALLOWED_HOSTS`, TRUST_PROXY, production mode. */
+  edge: Record<'notes8080' | 'notes8000' | 'auth', Edge>;
   auth: AuthConfig;
 }
 
@@ -156,7 +205,22 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
 
   const production = env.NODE_ENV === 'production';
-  const defaults = envSchema.getDefault();
+  const accounts = [
+    { email: env.AUTH_USER_EMAIL, password: env.AUTH_USER_PASSWORD, role: 'user' as const, variable: 'AUTH_USER_PASSWORD' },
+    { email: env.AUTH_ADMIN_EMAIL, password: env.AUTH_ADMIN_PASSWORD, role: 'admin' as const, variable: 'AUTH_ADMIN_PASSWORD' },
+  ];
+  if (production) refuseWeakPasswords(accounts);
+  const listen = {
+    notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },
+    notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
+    auth: { host: env.AUTH_HOST, port: env.AUTH_PORT },
+  };
+  const trustProxy = env.TRUST_PROXY === undefined ? undefined : trustProxyOf(env.TRUST_PROXY);
+  const edge = (allowed: string | undefined, fallback?: string[]): Edge => ({
+    allowedHosts: allowed === undefined ? fallback : allowed.trim() === '*' ? undefined : allowed.split(',').map((host) => host.trim().toLowerCase()),
+    trustProxy,
+    production,
+  });
   return {
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT as Config['logFormat'],
@@ -170,22 +234,30 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     notes: { bodyLimitBytes: env.BODY_LIMIT_BYTES, maxBytes: env.NOTES_MAX_BYTES, idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS },
     connections: { max: env.MAX_CONNECTIONS, idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS, headersTimeoutMs: env.HEADERS_TIMEOUT_MS },
     spa: { mode: env.SPA_MODE, hmrPort: env.HMR_PORT },
-    listen: {
-      notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },
-      notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
-      auth: { host: env.AUTH_HOST, port: env.AUTH_PORT },
+    listen,
+    edge: {
+      notes8080: edge(env.NOTES8080_ALLOWED_HOSTS),
+      // Bound to this machine only, it answers only this machine's names: a page elsewhere that
+      // points its own host name at 127.0.0.1 (DNS rebinding) gets nothing.
+      notes8000: edge(env.NOTES8000_ALLOWED_HOSTS, isLoopback(env.NOTES8000_HOST) ? LOOPBACK_HOSTS : undefined),
+      auth: edge(env.AUTH_ALLOWED_HOSTS),
     },
     auth: {
       production,
-      accounts: [
-        { email: env.AUTH_USER_EMAIL, password: env.AUTH_USER_PASSWORD, role: 'user' },
-        { email: env.AUTH_ADMIN_EMAIL, password: env.AUTH_ADMIN_PASSWORD, role: 'admin' },
-      ],
-      usingDefaultPasswords:
-        env.AUTH_USER_PASSWORD === defaults.AUTH_USER_PASSWORD || env.AUTH_ADMIN_PASSWORD === defaults.AUTH_ADMIN_PASSWORD,
-      sessionTtlSeconds: env.SESSION_TTL_SECONDS,
-      sessionMax: env.SESSION_MAX,
+      accounts: accounts.map(({ email, password, role }) => ({ email, password, role })),
+      sessions: { ttlSeconds: env.SESSION_TTL_SECONDS, max: env.SESSION_MAX, maxPerUser: env.SESSION_MAX_PER_USER },
       passwordHashCost: env.PASSWORD_HASH_COST,
     },
   };
+}
+
+/** Production mode refuses passwords anyone could guess: a documented default, a short one, the account's own email. */
+function refuseWeakPasswords(accounts: { email: string; password: string; variable: string }[]): void {
+  const lines = accounts.flatMap(({ email, password, variable }) => {
+    if (DEFAULT_PASSWORDS.includes(password)) return [`${variable} is a documented default password: production mode needs one of your own`];
+    if (password.length < MIN_PRODUCTION_PASSWORD) return [`${variable} is shorter than ${MIN_PRODUCTION_PASSWORD} characters: production mode needs a longer password`];
+    if (password.toLowerCase() === email.toLowerCase()) return [`${variable} is the account's own email: production mode needs another password`];
+    return [];
+  });
+  if (lines.length > 0) throw new ConfigError(lines.join('\n'));
 }

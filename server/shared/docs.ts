@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import * as yup from 'yup';
 import { notFound } from './errors.js';
 import { route, type Route } from './route.js';
+import { documentHeaders } from './securityHeaders.js';
 
 /** Swagger UI's files, served from the installed `swagger-ui-dist` package: the page works offline. */
 const SWAGGER_UI_DIR = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -54,13 +55,16 @@ const page = (title: string) => `<!DOCTYPE html>
  * A service's published contract: the OpenAPI document at `/openapi.json`, and Swagger UI at
  * `/docs` to read it and send requests. Neither is part of the document itself.
  */
-export function contractRoutes(title: string, document: object): Route[] {
+export function contractRoutes(title: string, document: object, production: boolean): Route[] {
   const html = page(title);
+  // Swagger UI loads its own files only, and sends requests to this origin only.
+  const headers = documentHeaders({ production });
   return [
     route('GET /openapi.json', { internal: true }, (ctx) => {
       ctx.body = document;
     }),
-    route('GET /docs', { internal: true }, (ctx) => {
+    route('GET /docs', { internal: true }, async (ctx) => {
+      await headers(ctx, async () => undefined);
       ctx.type = 'text/html; charset=utf-8';
       ctx.body = html;
     }),

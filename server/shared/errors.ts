@@ -24,6 +24,8 @@ export class HttpError extends Error {
 }
 
 export const badRequest = (message?: string) => new HttpError(400, message);
+/** The shared machinery's own 400: a body that could not be read (an unknown Content-Encoding, say). */
+export const UNREADABLE_BODY = 'Request body could not be read';
 export const unauthorized = (message?: string) => new HttpError(401, message);
 export const forbidden = (message?: string) => new HttpError(403, message);
 export const notFound = (message?: string) => new HttpError(404, message);

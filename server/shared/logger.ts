@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { pino, type Logger } from 'pino';
+import { pino, type Logger, type LoggerOptions } from 'pino';
 import pretty from 'pino-pretty';
 
 export type { Logger };
@@ -10,9 +10,9 @@ export type { Logger };
  * per line for everything else. `format` overrides the choice.
  */
 export function createLogger(level: string, format: 'pretty' | 'json' = process.stdout.isTTY ? 'pretty' : 'json'): Logger {
-  if (format === 'json') return pino({ level });
+  if (format === 'json') return pino(loggerOptions(level));
   return pino(
-    { level },
+    loggerOptions(level),
     pretty({
       colorize: process.stdout.isTTY,
       translateTime: 'SYS:HH:MM:ss.l',
@@ -22,6 +22,25 @@ export function createLogger(level: string, format: 'pretty' | 'json' = process.
       ignore: 'pid,hostname,service,method,path,status,ms',
     }),
   );
+}
+
+/**
+ * What every logger of the project logs with. Logs never hold secrets: an error is logged as its
+ * type, message, code and stack only (a parser's error can carry the raw request or body,
+ * cookies included), and cookie or authorization headers are redacted wherever they appear.
+ */
+export function loggerOptions(level: string): LoggerOptions {
+  return {
+    level,
+    serializers: { err: (error: unknown) => safeError(error) },
+    redact: { paths: ['*.headers.cookie', '*.headers.authorization', '*.headers["set-cookie"]'], censor: '[redacted]' },
+  };
+}
+
+function safeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const { code } = error as { code?: unknown };
+  return { type: error.name, message: error.message, ...(code !== undefined && { code }), stack: error.stack };
 }
 
 /** One structured line per request: method, path, status and duration in milliseconds. */

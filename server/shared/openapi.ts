@@ -1,5 +1,6 @@
 import type * as yup from 'yup';
-import { badRequest, methodNotAllowed, notFound, payloadTooLarge, unsupportedMediaType, type ErrorAnswer } from './errors.js';
+import { INVALID_HOST } from './edge.js';
+import { badRequest, methodNotAllowed, notFound, payloadTooLarge, UNREADABLE_BODY, unsupportedMediaType, type ErrorAnswer } from './errors.js';
 import { isDocumented, type JsonSchema, type Outcome, type Outcomes, type Route } from './route.js';
 
 /** What a service says about itself beyond its routes. */
@@ -49,11 +50,12 @@ function sharedOutcomes({ contract, answerFor, redirectTrailingSlash }: Document
   };
   return {
     everyOperation: {
+      ...outcome('The Host header names a host this service does not answer (its <NAME>_ALLOWED_HOSTS)', badRequest(INVALID_HOST)),
       ...outcome('An unexpected failure, or the store failed (for example, the database is unreachable)', new Error('unexpected')),
       431: { description: 'The request headers are larger than 16 KiB (answered by Node before the service reads the request; no body)' },
     },
     withBody: merge(
-      outcome('The body could not be read (an unknown Content-Encoding, say)', badRequest('Request body could not be read')),
+      outcome('The body could not be read (an unknown Content-Encoding, say)', badRequest(UNREADABLE_BODY)),
       outcome('The body is larger than the limit', payloadTooLarge()),
       outcome('The body declares a charset other than UTF-8', unsupportedMediaType('Unsupported charset "latin1"')),
       contract.invalidBody,

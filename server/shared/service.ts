@@ -2,8 +2,9 @@ import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import { bodyReader, type ReadBody } from './body.js';
-import type { NotesConfig } from './config.js';
+import type { Edge, NotesConfig } from './config.js';
 import type { Database } from './database.js';
+import { edge } from './edge.js';
 import { contractRoutes } from './docs.js';
 import { methodNotAllowed, notFound, serviceUnavailable, type ErrorAnswer } from './errors.js';
 import { requestLogger, type Logger } from './logger.js';
@@ -21,11 +22,12 @@ export interface ServiceDescriptor<Deps> {
   createApp(deps: Deps): Koa;
 }
 
-/** What a notes service is given: its pool (on its own schema) and its settings. */
+/** What a notes service is given: its pool (on its own schema), its settings and its edge. */
 export interface NotesDeps {
   db: Database;
   logger: Logger;
   config: NotesConfig;
+  edge: Edge;
 }
 
 /** A service's own PostgreSQL schema, named after it, with the migrations in `migrations/` beside its front door. */
@@ -33,6 +35,8 @@ export const ownSchema = (name: string, frontDoor: string) => ({ schema: name, m
 
 export interface ServiceDefinition extends DocumentedService {
   logger: Logger;
+  /** Allowed hosts, trusted proxies, production mode (see edge.ts). */
+  edge: Edge;
   /** Words every thrown failure in the service's own shape. */
   answerFor(error: unknown): ErrorAnswer;
   bodyLimitBytes: number;
@@ -52,13 +56,13 @@ export interface ServiceDefinition extends DocumentedService {
 export function buildApp(service: ServiceDefinition): Koa {
   const { contract, logger, answerFor } = service;
   const documented = { ...service, routes: [...service.routes, readinessRoute(service)] };
-  const routes = [...documented.routes, ...contractRoutes(contract.title, openApiDocument(documented))];
+  const routes = [...documented.routes, ...contractRoutes(contract.title, openApiDocument(documented), service.edge.production)];
   const readBody = bodyReader({ limitBytes: service.bodyLimitBytes });
   // A path is what it says, as in FastAPI and Echo: `/notes/` is not `/notes`, nor is `/NOTES`.
   const router = new Router({ strict: true, sensitive: true });
   for (const route of routes) router.register(routerPath(route.path), [route.method], handlerOf(route, readBody));
 
-  const app = new Koa();
+  const app = new Koa({ proxy: service.edge.trustProxy !== undefined });
   logFailuresAfterAnswer(app, logger);
   app.use(requestLogger(logger));
   app.use(async (ctx, next) => {
@@ -72,6 +76,7 @@ export function buildApp(service: ServiceDefinition): Koa {
       ctx.body = answer.body;
     }
   });
+  app.use(edge(service.edge));
   for (const middleware of service.before ?? []) app.use(middleware);
   app.use(dispatch(router));
   if (service.fallback) app.use(service.fallback);

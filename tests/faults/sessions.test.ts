@@ -62,7 +62,8 @@ describe('sessions under pressure', () => {
     const steps = 4;
     const overflow = step * steps;
     let clock = Date.UTC(2026, 0, 1);
-    const store = new SessionStore({ ttlSeconds: TTL_SECONDS, max, now: () => clock });
+    // One account here: its own cap is lifted so that the global one is what is pushed on.
+    const store = new SessionStore({ ttlSeconds: TTL_SECONDS, max, maxPerUser: max, now: () => clock });
     const heapEmpty = heapMiB();
 
     const tokens = new TokenList(max + overflow);
@@ -129,7 +130,7 @@ describe('sessions under pressure', () => {
 
     beforeAll(async () => {
       await ensureSpaBuilt();
-      const { auth: config } = loadConfig({ PASSWORD_HASH_COST: '4', SESSION_MAX: String(sessionMax) });
+      const { auth: config } = loadConfig({ PASSWORD_HASH_COST: '4', SESSION_MAX: String(sessionMax), SESSION_MAX_PER_USER: String(sessionMax) });
       service = await startTestService(auth, { deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs }, logLevel: 'warn' });
     }, 180_000);
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, inject } from 'vitest';
+import type { Edge } from '../../server/shared/config.js';
 import type { Logger } from '../../server/shared/logger.js';
 import type { ServiceDescriptor } from '../../server/shared/service.js';
 import { removeDataDir, temporaryDataDir } from '../../harness/processes.js';
@@ -9,7 +10,7 @@ import { startService, type StartedService, type StartOptions } from '../../harn
 export const postgresUrl = () => inject('adminDatabaseUrl');
 
 /** A service on a scratch database of the suite's PostgreSQL (see startService). */
-export function startTestService<Deps extends { logger: Logger }>(
+export function startTestService<Deps extends { logger: Logger; edge: Edge }>(
   descriptor: ServiceDescriptor<Deps>,
   options: Omit<StartOptions<Deps>, 'postgresUrl'>,
 ): Promise<StartedService<Deps>> {
