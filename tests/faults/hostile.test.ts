@@ -89,15 +89,15 @@ describe('hostile input', () => {
   const started = (service: Service) => services[service]!;
 
   beforeAll(async () => {
-    // Logged at error level only: a 500's cause, without a line kept per request.
-    const options = { deps: { config: loadConfig({}).notes }, pool: { poolMax: 10, timeoutMs: 5_000 }, logLevel: 'error' };
+    // Every line kept, a line per request included: the log is searched for the tokens planted.
+    const options = { deps: { config: loadConfig({}).notes }, pool: { poolMax: 10, timeoutMs: 5_000 }, logLevel: 'info' };
     services.notes8080 = await startTestService(notes8080, options);
     services.notes8000 = await startTestService(notes8000, options);
     await ensureSpaBuilt();
     const { auth: config } = loadConfig({ PASSWORD_HASH_COST: '16' });
     services.auth = await startTestService(auth, {
       deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs },
-      logLevel: 'error',
+      logLevel: 'info',
     });
     // Some notes for the ids to find.
     for (let i = 0; i < 5; i++) {
@@ -109,6 +109,9 @@ describe('hostile input', () => {
   afterAll(async () => {
     await Promise.all(Object.values(services).map((service) => service.close()));
   });
+
+  /** Session tokens sent in cookies: none may ever appear in a log line. */
+  const planted = new Set<string>();
 
   async function validToken(): Promise<string> {
     // Move the login service's clock past the throttling window, so this login is not refused.
@@ -123,6 +126,7 @@ describe('hostile input', () => {
     const headers = { ...request.headers };
     if (request.withValidSession) {
       const token = service === 'auth' ? await validToken() : crypto.randomUUID();
+      planted.add(token);
       headers.cookie = String(headers.cookie).replace('VALID', token);
     }
     if (service === 'auth' && tally.requests % 20 === 0) clockOffsetMs += 16 * 60 * 1000;
@@ -161,8 +165,11 @@ describe('hostile input', () => {
       const result = await fc.check(property, { numRuns: RUNS_PER_SERVICE + examples.length, seed: FULL ? undefined : 42, examples });
       const alive = await started(service).request('GET', service === 'auth' ? '/api/me' : '/notes');
 
+      const logged = JSON.stringify(started(service).logs.lines);
+      const leaked = [...planted].filter((token) => logged.includes(token));
       const checks = {
         'no 5xx and every 4xx in the error shape': !result.failed && tally.problems.length === 0,
+        'no session token sent in a cookie appears in the log': leaked.length === 0,
         'no prototype polluted': !polluted(),
         'still answering afterwards': alive.status === (service === 'auth' ? 401 : 200),
       };
@@ -172,7 +179,7 @@ describe('hostile input', () => {
         case: `3. Hostile input: ${{ notes8080: 'notes 8080', notes8000: 'notes 8000', auth: 'login service' }[service]}`,
         done: `${tally.requests} requests: ${examples.length} catalogued, the rest generated (fast-check, seed ${result.seed}); every endpoint and unknown paths, all methods; bodies with deep nesting (to 300,000 levels), huge numbers, lone surrogates, NUL, duplicate keys, __proto__/constructor keys, invalid UTF-8, oversized; 26 content types incl. charset variants and none; content encodings; path ids negative, zero, float, huge, unicode digits, encoded slashes, bad percent-encoding; cookies oversized, many, malformed, "__proto__" tokens.`,
         expected: `Never a 5xx, never a crash or hang; every 4xx in the service's shape (${service === 'notes8000' ? '{detail}' : '{error}'}${service === 'auth' ? ', pages and files included' : ''}); Object.prototype unchanged.`,
-        observed: `Statuses: ${statuses} (431: Node's 16 KiB header limit, before the app; ${tally.refusedByParser} more such requests ended by a reset). ${tally.problems.length ? `${tally.problems.length} problem(s), e.g.: ${distinct(tally.problems).slice(0, 4).join(' ‖ ')}` : 'No problem found.'}${result.failed ? ` Property error: ${String(result.errorInstance)}` : ''}`,
+        observed: `Statuses: ${statuses} (431: Node's 16 KiB header limit, before the app; ${tally.refusedByParser} more such requests ended by a reset). Session tokens planted in cookies: ${planted.size}, found in the log: ${leaked.length}. ${tally.problems.length ? `${tally.problems.length} problem(s), e.g.: ${distinct(tally.problems).slice(0, 4).join(' ‖ ')}` : 'No problem found.'}${result.failed ? ` Property error: ${String(result.errorInstance)}` : ''}`,
         pass: passed(checks),
       });
       if (tally.problems.length || result.failed) console.error(`${service} problems:\n${distinct(tally.problems).slice(0, 10).join('\n')}\n${JSON.stringify(started(service).logs.errors().slice(-3))}`, result.errorInstance);
