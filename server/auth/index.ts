@@ -6,8 +6,9 @@ import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
 import { buildApp, type ServiceDescriptor } from '../shared/service.js';
 import { createAccounts } from './accounts.js';
-import { messages } from './messages.js';
-import { ErrorBody, authRoutes, failure } from './routes.js';
+import { ErrorBody, failure, messages } from './messages.js';
+import { pageRoutes } from './routes/pages.js';
+import { sessionRoutes } from './routes/session.js';
 import { SessionStore } from './sessions.js';
 import type { Spa } from './spa.js';
 import { DeviceTrust, LoginThrottle } from './throttle.js';
@@ -31,15 +32,17 @@ const BODY_LIMIT_BYTES = 16 * 1024;
 export const auth: ServiceDescriptor<AuthDeps> = {
   name: 'auth',
   createApp({ config, edge, logger, spa, now = Date.now }) {
-    const routes = authRoutes({
-      accounts: createAccounts(config),
-      sessions: new SessionStore({ ...config.sessions, now }),
-      throttle: new LoginThrottle(now),
-      devices: new DeviceTrust(),
-      cookie: { maxAgeSeconds: config.sessions.ttlSeconds, secure: config.production },
-      spa,
-      production: config.production,
-    });
+    const sessions = new SessionStore({ ...config.sessions, now });
+    const routes = [
+      ...sessionRoutes({
+        accounts: createAccounts(config),
+        sessions,
+        throttle: new LoginThrottle(now),
+        devices: new DeviceTrust(),
+        cookie: { maxAgeSeconds: config.sessions.ttlSeconds, secure: config.production },
+      }),
+      ...pageRoutes({ sessions, spa, production: config.production }),
+    ];
     return buildApp({
       contract,
       routes,

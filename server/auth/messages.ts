@@ -1,3 +1,5 @@
+import { messageAnswers } from '../shared/openapi.js';
+
 /**
  * Every string the session login service sends to clients. What the login form may show a
  * person is in Japanese, like the page; the spec's machine-like answers of /api/me stay English.
@@ -15,3 +17,6 @@ export const messages = {
   methodNotAllowed: 'method not allowed',
   internalError: 'internal server error',
 } as const;
+
+/** Every failure's body: `{error: "…"}`. */
+export const { schema: ErrorBody, outcome: failure } = messageAnswers('Error', 'error');

@@ -1,39 +1,30 @@
 import type { Context } from 'koa';
 import * as yup from 'yup';
-import { forbidden, tooManyRequests, unauthorized } from '../shared/errors.js';
-import { documentHeaders } from '../shared/securityHeaders.js';
-import { messageAnswers } from '../shared/openapi.js';
-import { route, type JsonSchema } from '../shared/route.js';
-import type { Accounts } from './accounts.js';
-import { messages } from './messages.js';
-import { cookieValues, setCookie, type CookieOptions } from './cookies.js';
+import { forbidden, tooManyRequests, unauthorized } from '../../shared/errors.js';
+import { route, type JsonSchema } from '../../shared/route.js';
+import type { Accounts } from '../accounts.js';
+import { failure, messages } from '../messages.js';
+import { cookieValues, setCookie, type CookieOptions } from '../cookies.js';
 import {
   deleteSessionCookie,
   requireUser,
   sessionTokens,
   setSessionCookie,
-  signedInUser,
   type SessionStore,
-} from './sessions.js';
-import type { Spa } from './spa.js';
-import type { DeviceTrust, LoginThrottle } from './throttle.js';
+} from '../sessions.js';
+import type { DeviceTrust, LoginThrottle } from '../throttle.js';
 
-export interface AuthRoutesDeps {
+export interface SessionRoutesDeps {
   accounts: Accounts;
   sessions: SessionStore;
   throttle: LoginThrottle;
   devices: DeviceTrust;
   cookie: CookieOptions;
-  spa: Spa;
-  production: boolean;
 }
 
 /** The device cookie (see DeviceTrust): sent only to the login endpoint, kept a year. */
 const DEVICE = 'device';
 const DEVICE_MAX_AGE_SECONDS = 365 * 24 * 3600;
-
-/** Every failure's body: `{error: "…"}`. */
-export const { schema: ErrorBody, outcome: failure } = messageAnswers('Error', 'error');
 
 /** Any other fields are ignored; an empty string counts as missing; an email is at most 254 characters (RFC 5321). */
 const LoginInput = yup
@@ -60,8 +51,6 @@ const Me: JsonSchema = {
   required: ['user'],
 };
 
-
-
 const sessionCookieHeader = {
   'Set-Cookie': {
     description: '`token=<session token>; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax` (and `Secure` in production mode)',
@@ -69,16 +58,8 @@ const sessionCookieHeader = {
   },
 };
 
-/** The JSON API under `/api`, and the two pages: `/dashboard` passes the session check before any of it is sent. */
-export function authRoutes({ accounts, sessions, throttle, devices, cookie, spa, production }: AuthRoutesDeps) {
-  const pageHeaders = documentHeaders({ production, allow: spa.csp });
-  const page = async (ctx: Context) => {
-    await pageHeaders(ctx, async () => undefined);
-    // The answer depends on the session: never stored, so Back after logout asks again.
-    ctx.set('Cache-Control', 'no-store');
-    ctx.type = 'html';
-    ctx.body = await spa.page(ctx.url);
-  };
+/** Logging in and out, and the current user: the JSON API of the spec, under `/api`. */
+export function sessionRoutes({ accounts, sessions, throttle, devices, cookie }: SessionRoutesDeps) {
 
   return [
     route(
@@ -159,16 +140,6 @@ export function authRoutes({ accounts, sessions, throttle, devices, cookie, spa,
         ctx.body = { ok: true };
       },
     ),
-
-    route('GET /', { internal: true }, (ctx) => ctx.redirect('/dashboard')),
-
-    route('GET /login', { internal: true }, page),
-
-    route('GET /dashboard', { internal: true }, async (ctx) => {
-      if (signedInUser(ctx, sessions)) return page(ctx);
-      ctx.set('Cache-Control', 'no-store');
-      ctx.redirect('/login');
-    }),
   ];
 }
 

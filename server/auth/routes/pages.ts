@@ -1,0 +1,35 @@
+import type { Context } from 'koa';
+import { route } from '../../shared/route.js';
+import { documentHeaders } from '../../shared/securityHeaders.js';
+import { signedInUser, type SessionStore } from '../sessions.js';
+import type { Spa } from '../spa.js';
+
+export interface PageRoutesDeps {
+  sessions: SessionStore;
+  spa: Spa;
+  production: boolean;
+}
+
+/** The two pages: `/dashboard` passes the session check before any of it is sent. */
+export function pageRoutes({ sessions, spa, production }: PageRoutesDeps) {
+  const pageHeaders = documentHeaders({ production, allow: spa.csp });
+  const page = async (ctx: Context) => {
+    await pageHeaders(ctx, async () => undefined);
+    // The answer depends on the session: never stored, so Back after logout asks again.
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = 'html';
+    ctx.body = await spa.page(ctx.url);
+  };
+
+  return [
+    route('GET /', { internal: true }, (ctx) => ctx.redirect('/dashboard')),
+
+    route('GET /login', { internal: true }, page),
+
+    route('GET /dashboard', { internal: true }, async (ctx) => {
+      if (signedInUser(ctx, sessions)) return page(ctx);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.redirect('/login');
+    }),
+  ];
+}
