@@ -82,7 +82,7 @@ async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags =
   const child =
     form === 'npm'
       ? spawn('npm', ['start'], { cwd, env: environment, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup })
-      : spawn(process.execPath, form === 'compiled' ? [...nodeFlags, start.entry] : [...nodeFlags, '--import', 'tsx', 'server/main.ts'], {
+      : spawn(process.execPath, form === 'compiled' ? [...start.flags, ...nodeFlags, start.entry] : [...nodeFlags, '--import', 'tsx', 'server/main.ts'], {
           cwd,
           env: form === 'compiled' ? { ...environment, ...start.env } : environment,
           stdio: ['ignore', 'pipe', 'pipe'],
@@ -183,12 +183,12 @@ async function waitUntilAnswering(urls: string[], child: ChildProcess, output: (
  * package.json's `start` script, `NAME=value … node <file>`: its settings and entry point, so
  * that the compiled form runs what `npm start` runs, with Node flags added.
  */
-async function startScript(): Promise<{ env: Record<string, string>; entry: string }> {
+export async function startScript(): Promise<{ env: Record<string, string>; flags: string[]; entry: string }> {
   const { scripts } = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const start = /^((?:\w+=\S+ )*)(?:exec )?node (\S+)$/.exec(scripts.start ?? '');
-  if (!start) throw new Error(`the start script is not "NAME=value … [exec] node <file>": ${scripts.start}`);
+  const start = /^((?:\w+=\S+ )*)(?:exec )?node ((?:--\S+ )*)(\S+)$/.exec(scripts.start ?? '');
+  if (!start) throw new Error(`the start script is not "NAME=value … [exec] node [--flag …] <file>": ${scripts.start}`);
   const env = Object.fromEntries(start[1]!.split(' ').filter(Boolean).map((setting) => setting.split('=') as [string, string]));
-  return { env, entry: start[2]! };
+  return { env, flags: start[2]!.split(' ').filter(Boolean), entry: start[3]! };
 }
 
 /** The deepest process under `root` that runs `entry` (npm → sh → node). */

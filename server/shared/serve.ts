@@ -44,6 +44,7 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
 
   // Requests in flight per connection, in the order the connections were opened.
   const inFlight = new Map<Socket, number>();
+  const stalls = watchStalledAnswers(inFlight, limits.idleTimeoutMs);
   server.on('connection', (socket: Socket) => {
     inFlight.set(socket, 0);
     socket.once('close', () => inFlight.delete(socket));
@@ -74,6 +75,7 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
         close: (graceMs = 8_000) =>
           new Promise<void>((done) => {
             closing = true;
+            clearInterval(stalls);
             for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
             const force = setTimeout(() => server.closeAllConnections(), graceMs);
             server.close(() => {
@@ -122,3 +124,29 @@ const LISTEN_FAILURES: Record<string, string> = {
   EACCES: 'not allowed to use this port (ports below 1024 need privileges)',
   EADDRNOTAVAIL: 'no network interface of this machine has this address',
 };
+
+/**
+ * Closes connections whose answer has not moved for `idleTimeoutMs`: a client that stopped
+ * reading. Node's own socket timeout cannot say so on time: it forgives a socket whose write
+ * queue changed since the last write call, so a client that stops reading right after the kernel
+ * took a first part of the answer is cut only after twice the timeout. Here the bytes not yet
+ * taken by the kernel are looked at every second, and the clock restarts whenever they change.
+ * `writeQueueSize` is the libuv count Node's timeout itself reads; a socket without one is left
+ * to Node's timeout.
+ */
+function watchStalledAnswers(inFlight: Map<Socket, number>, idleTimeoutMs: number): NodeJS.Timeout {
+  const stalled = new WeakMap<Socket, { unsent: number; since: number }>();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    for (const [socket, requests] of inFlight) {
+      const queued = (socket as Socket & { _handle?: { writeQueueSize?: unknown } })._handle?.writeQueueSize;
+      if (requests === 0 || typeof queued !== 'number') continue;
+      const unsent = queued + socket.writableLength;
+      const last = stalled.get(socket);
+      if (unsent === 0 || last?.unsent !== unsent) stalled.set(socket, { unsent, since: now });
+      else if (now - last.since >= idleTimeoutMs) socket.destroy();
+    }
+  }, 1_000);
+  timer.unref();
+  return timer;
+}
