@@ -3,7 +3,7 @@ import { createDatabase, type Database } from '../server/shared/database.js';
 import type { Logger } from '../server/shared/logger.js';
 import { runMigrations } from '../server/shared/migrations.js';
 import { listen, type ConnectionLimits } from '../server/shared/serve.js';
-import type { ServiceDescriptor } from '../server/shared/service.js';
+import { needsDatabase, type ServiceDescriptor } from '../server/shared/service.js';
 import { contractChecker } from './contract.js';
 import { send, type Reply, type Request } from './http.js';
 import { captureLogs, type LogCapture } from './logs.js';
@@ -44,14 +44,14 @@ export interface StartOptions<Deps> {
  * migrations applied, a logger whose lines are kept, and its published contract to check
  * answers against.
  */
-export async function startService<Deps extends { logger: Logger; edge: Edge }>(
+export async function startService<Deps extends { logger: Logger; edge: Edge; config: unknown }>(
   descriptor: ServiceDescriptor<Deps>,
   options: StartOptions<Deps>,
 ): Promise<StartedService<Deps>> {
   const logs = captureLogs(options.logLevel);
   const cleanups: (() => Promise<void>)[] = [];
   let db = options.db;
-  if (!db && descriptor.database) {
+  if (!db && descriptor.database && needsDatabase(descriptor, options.deps.config)) {
     if (!options.postgresUrl) throw new Error(`${descriptor.name} keeps its tables in PostgreSQL: give a postgresUrl`);
     const scratch = await createScratchDatabase(options.postgresUrl, descriptor.name);
     cleanups.push(scratch.drop);

@@ -1,9 +1,9 @@
+import cluster from 'node:cluster';
 import { auth } from './auth/index.js';
-import { prepareSpa } from './auth/spa.js';
+import { builtSpa, prepareSpa, type Spa } from './auth/spa.js';
 import { notes8000 } from './notes8000/index.js';
 import { notes8080 } from './notes8080/index.js';
-import { SERVICES } from './services.js';
-import { listenVariables, loadConfig, type Config } from './shared/config.js';
+import { listenVariables, loadConfig, type Config, type ServiceName } from './shared/config.js';
 import { createDatabase, waitForDatabase, type Database } from './shared/database.js';
 import { startEmbeddedPostgres } from './shared/embeddedPostgres.js';
 import { StartupError } from './shared/errors.js';
@@ -13,12 +13,15 @@ import { Lifecycle } from './shared/lifecycle.js';
 import { createLogger } from './shared/logger.js';
 import { runMigrations } from './shared/migrations.js';
 import { listenAll } from './shared/serve.js';
-import type { ServiceDescriptor } from './shared/service.js';
+import { needsDatabase } from './shared/service.js';
+import { reportReady, startWorkers, type Listening } from './shared/workers.js';
 
 /**
- * The process: its configuration, the database (embedded unless DATABASE_URL is set), each
- * service's migrations and pool, the login service's pages, then every address bound before any
- * service is announced. SIGINT, SIGTERM and SIGHUP stop everything in reverse order.
+ * The process: its configuration, the database (embedded unless DATABASE_URL is set), the
+ * migrations and pool of each service that keeps tables, the login service's pages, then every
+ * address bound before any service is announced. With WORKERS above 1, this process (the
+ * primary) prepares the database and the pages, and cluster workers, each running this same
+ * program, serve. SIGINT, SIGTERM and SIGHUP stop everything in reverse order.
  */
 let config: Config;
 try {
@@ -28,14 +31,22 @@ try {
   process.stderr.write(`${error.message}\n`);
   process.exit(1);
 }
-const logger = createLogger(config.logLevel, config.logFormat);
+const logger = createLogger(config.logLevel, config.logFormat).child(cluster.isWorker ? { worker: cluster.worker!.id } : {});
 const lifecycle = new Lifecycle(logger);
+/** Whether each service keeps tables with these settings (the login service only with SESSION_STORE=postgres). */
+const keepsTables: Record<ServiceName, boolean> = {
+  notes8080: needsDatabase(notes8080, config.notes),
+  notes8000: needsDatabase(notes8000, config.notes),
+  auth: needsDatabase(auth, config.auth),
+};
+const descriptors = { notes8080, notes8000, auth };
+const withDatabase = config.services.filter((name) => keepsTables[name]).map((name) => descriptors[name]);
 
 /** The database's URL: DATABASE_URL, or the embedded server on DATA_DIR, which this process alone may run. */
 async function openDatabaseServer(): Promise<string> {
   const { url, dataDir } = config.database;
   if (url) return url;
-  const otherPorts = SERVICES.map((service) => listenVariables(service.name).port).join(', ');
+  const otherPorts = config.services.map((name) => listenVariables(name).port).join(', ');
   const lock = await lockDataDir(dataDir, otherPorts);
   lifecycle.defer(lock.release);
   const server = await startEmbeddedPostgres({ dataDir, logger });
@@ -43,63 +54,78 @@ async function openDatabaseServer(): Promise<string> {
   return server.url;
 }
 
-/** The service's own pool on its schema, once the schema is migrated. */
-async function databaseOf(url: string, { database }: ServiceDescriptor<unknown>): Promise<Database> {
-  const { schema, migrations } = database!;
-  await runMigrations({ url, schema, directory: migrations, logger });
-  const db = createDatabase({ ...config.database, url, schema, maxBytes: config.notes.maxBytes, logger });
-  lifecycle.defer(db.close);
-  return db;
+/** The database server, reachable, with every schema brought up to date; undefined when no service keeps tables. */
+async function prepareDatabase(): Promise<string | undefined> {
+  if (withDatabase.length === 0) return undefined;
+  const url = await openDatabaseServer();
+  const source = config.database.url ? 'DATABASE_URL' : 'the embedded PostgreSQL';
+  await waitForDatabase(url, { retryMs: config.database.startupRetryMs, timeoutMs: config.database.timeoutMs, logger, source });
+  for (const { database } of withDatabase) await runMigrations({ url, schema: database!.schema, directory: database!.migrations, logger });
+  return url;
 }
 
 /** Connections each service may hold: together, they stay under the open-files limit. */
 function connectionBudget(): number {
-  const limit = raiseFileLimit(logger) ?? 10_000 * SERVICES.length + RESERVED_DESCRIPTORS;
-  const fits = Math.floor((limit - RESERVED_DESCRIPTORS) / SERVICES.length);
+  const count = config.services.length;
+  const limit = raiseFileLimit(logger) ?? 10_000 * count + RESERVED_DESCRIPTORS;
+  const fits = Math.floor((limit - RESERVED_DESCRIPTORS) / count);
   const { max } = config.connections;
   if (max !== undefined && max > fits) {
     throw new StartupError(
-      `MAX_CONNECTIONS=${max} is too many: ${SERVICES.length} services × ${max} connections and ${RESERVED_DESCRIPTORS} other files do not fit in the open-files limit (${limit}); set it to at most ${fits}`,
+      `MAX_CONNECTIONS=${max} is too many: ${count} services × ${max} connections and ${RESERVED_DESCRIPTORS} other files do not fit in the open-files limit (${limit}); set it to at most ${fits}`,
     );
   }
   return max ?? fits;
 }
 
-try {
+/** Makes each service's app on its own pool and binds them all; resolves with where each listens. */
+async function serve(url: string | undefined, spa: Spa | undefined): Promise<Listening> {
   const { idleTimeoutMs, headersTimeoutMs } = config.connections;
   const limits = { maxConnections: connectionBudget(), idleTimeoutMs, headersTimeoutMs };
-  const url = await openDatabaseServer();
-  const source = config.database.url ? 'DATABASE_URL' : 'the embedded PostgreSQL';
-  await waitForDatabase(url, { retryMs: config.database.startupRetryMs, timeoutMs: config.database.timeoutMs, logger, source });
-  const [db8080, db8000, spa] = await Promise.all([
-    databaseOf(url, notes8080),
-    databaseOf(url, notes8000),
-    prepareSpa({ development: config.spa.mode === 'vite', hmrPort: config.spa.hmrPort, logger }),
-  ]);
-  lifecycle.defer(spa.close);
-  const loggerOf = (service: { name: string }) => logger.child({ service: service.name });
+  const pools = new Map<string, Database>();
+  for (const { name, database } of withDatabase) {
+    const db = createDatabase({ ...config.database, url: url!, schema: database!.schema, maxBytes: config.notes.maxBytes, logger });
+    lifecycle.defer(db.close);
+    pools.set(name, db);
+  }
+  const loggerOf = (name: string) => logger.child({ service: name });
+  const apps = {
+    notes8080: () => notes8080.createApp({ db: pools.get(notes8080.name)!, config: config.notes, edge: config.edge.notes8080, logger: loggerOf(notes8080.name) }),
+    notes8000: () => notes8000.createApp({ db: pools.get(notes8000.name)!, config: config.notes, edge: config.edge.notes8000, logger: loggerOf(notes8000.name) }),
+    auth: () => auth.createApp({ db: pools.get(auth.name), config: config.auth, edge: config.edge.auth, logger: loggerOf(auth.name), spa: spa! }),
+  };
   const servers = await listenAll(
-    [
-      {
-        name: notes8080.name,
-        app: notes8080.createApp({ db: db8080, config: config.notes, edge: config.edge.notes8080, logger: loggerOf(notes8080) }),
-        address: config.listen.notes8080,
-      },
-      {
-        name: notes8000.name,
-        app: notes8000.createApp({ db: db8000, config: config.notes, edge: config.edge.notes8000, logger: loggerOf(notes8000) }),
-        address: config.listen.notes8000,
-      },
-      {
-        name: auth.name,
-        app: auth.createApp({ config: config.auth, edge: config.edge.auth, logger: loggerOf(auth), spa }),
-        address: config.listen.auth,
-      },
-    ],
+    config.services.map((name) => ({ name, app: apps[name](), address: config.listen[name] })),
     limits,
   );
   lifecycle.defer(() => Promise.all(servers.map((server) => server.close(5_000))));
-  SERVICES.forEach(({ name }, index) => logger.info(`${name} listening on ${servers[index]!.url}`));
+  return config.services.map((name, index) => ({ name, url: servers[index]!.url }));
+}
+
+/** The login service's pages: built (or, SPA_MODE=vite, served by Vite) by the process that prepares. */
+async function preparePages(): Promise<Spa | undefined> {
+  if (!config.services.includes('auth')) return undefined;
+  const spa = await prepareSpa({ development: config.spa.mode === 'vite', hmrPort: config.spa.hmrPort, logger });
+  lifecycle.defer(spa.close);
+  return spa;
+}
+
+const announce = (listening: Listening) => listening.forEach(({ name, url }) => logger.info(`${name} listening on ${url}`));
+
+try {
+  if (cluster.isWorker) {
+    // The primary has migrated the schemas and built the pages; DATABASE_URL is its server's.
+    reportReady(await serve(config.database.url, config.services.includes('auth') ? await builtSpa() : undefined));
+  } else if (config.workers > 1) {
+    const [url] = await Promise.all([prepareDatabase(), preparePages()]);
+    const workers = await startWorkers({ count: config.workers, env: url ? { DATABASE_URL: url } : {}, logger });
+    lifecycle.defer(workers.stop);
+    announce(workers.listening);
+    logger.info({ workers: config.workers }, 'workers serving');
+  } else {
+    const [url, spa] = await Promise.all([prepareDatabase(), preparePages()]);
+    announce(await serve(url, spa));
+  }
 } catch (error) {
   await lifecycle.failed(error);
 }

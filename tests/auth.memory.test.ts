@@ -1,29 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { SessionStore } from '../server/auth/sessions.js';
+import { MemorySessionStore } from '../server/auth/sessions.js';
 import { FailureLog } from '../server/auth/throttle.js';
 
 const WINDOW_MS = 15 * 60 * 1000;
 
 // Memory is not visible over HTTP (and the throttle's bound cannot even be reached from one
 // test client, blocked after 30 failures), so these bounds are checked on the stores directly.
-describe('SessionStore sweeping', () => {
+describe('MemorySessionStore sweeping', () => {
   const user = { id: '1', email: 'user@example.com', role: 'user' as const };
+  const client = { address: '127.0.0.1', userAgent: 'test' };
 
-  it('drops expired sessions at the next login', () => {
+  it('drops expired sessions at the next login', async () => {
     let time = 0;
-    const sessions = new SessionStore({ ttlSeconds: 60, max: 100, maxPerUser: 100, now: () => time });
-    for (let login = 0; login < 5; login++) sessions.create(user);
+    const sessions = new MemorySessionStore({ ttlSeconds: 60, max: 100, maxPerUser: 100, now: () => time });
+    for (let login = 0; login < 5; login++) await sessions.create(user, client);
     time += 30_000;
-    const live = sessions.create(user);
+    const live = await sessions.create(user, client);
     time += 30_000;
-    sessions.create(user);
+    await sessions.create(user, client);
     expect(sessions.size).toBe(2);
-    expect(sessions.find(live)).toEqual(user);
+    expect(await sessions.find(live)).toMatchObject({ userId: user.id });
   });
 
-  it('never holds more than its maximum', () => {
-    const sessions = new SessionStore({ ttlSeconds: 60, max: 3, maxPerUser: 100, now: () => 0 });
-    for (let login = 0; login < 10; login++) sessions.create(user);
+  it('never holds more than its maximum', async () => {
+    const sessions = new MemorySessionStore({ ttlSeconds: 60, max: 3, maxPerUser: 100, now: () => 0 });
+    for (let login = 0; login < 10; login++) await sessions.create(user, client);
     expect(sessions.size).toBe(3);
   });
 });

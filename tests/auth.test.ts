@@ -1,86 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { send, type Reply } from '../harness/http.js';
-import { startService, type StartedService } from '../harness/service.js';
-import { auth, type AuthDeps } from '../server/auth/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Reply } from '../harness/http.js';
+import { startService } from '../harness/service.js';
+import { auth } from '../server/auth/index.js';
 import { messages } from '../server/auth/messages.js';
-import { builtSpa, ensureSpaBuilt, type Spa } from '../server/auth/spa.js';
-import { ConfigError, loadConfig } from '../server/shared/config.js';
+import { ConfigError } from '../server/shared/config.js';
+import { ADMIN, authConfig, deviceFrom, signIn, tokenFrom, USER, useAuthService, type AuthClient } from './support/authClient.js';
 
-const USER = { email: 'user@example.com', password: 'user-password' };
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-const START = Date.parse('2030-01-01T00:00:00Z');
-
-let spa: Spa;
-const services: StartedService<AuthDeps>[] = [];
-
-beforeAll(async () => {
-  await ensureSpaBuilt();
-  spa = await builtSpa();
-});
-afterEach(async () => {
-  const started = services.splice(0);
-  await Promise.all(started.map((service) => service.close()));
-  // Every answer a test saw was meant; none was an unexpected failure of the service.
-  for (const service of started) expect(service.logs.errors()).toEqual([]);
-});
-afterAll(() => spa.close());
-
-const authConfig = (env: Record<string, string> = {}) => loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', ...env }).auth;
-
-/**
- * The real login service over HTTP, on a clock the test moves (`advance(seconds)`). Its API is
- * reached through `request`, which checks each answer against the service's OpenAPI document;
- * its pages through `page`.
- */
-async function start(env: Record<string, string> = {}) {
-  let time = START;
-  const service = await startService(auth, { deps: { config: authConfig(env), spa, now: () => time }, edge: loadConfig({ PASSWORD_HASH_COST: '1024', ...env }).edge.auth });
-  services.push(service);
-  const { url, request } = service;
-
-  const withToken = (token: string | undefined, headers: Record<string, string> = {}) =>
-    token === undefined ? headers : { ...headers, cookie: `token=${token}` };
-
-  return {
-    url,
-    logs: service.logs,
-    request,
-    advance: (seconds: number) => void (time += seconds * 1000),
-    /** A page or one of its files, as a browser asks for it; redirects are not followed. */
-    page: (path: string, headers: Record<string, string> = {}) => send(url, { method: 'GET', path, headers }),
-    postLogin: (body: string, headers: Record<string, string> = {}) =>
-      request('POST', '/api/login', { headers: { 'content-type': 'application/json', ...headers }, body }),
-    login: (credentials: { email: string; password: string }, token?: string, from?: string) =>
-      request('POST', '/api/login', { json: credentials, headers: withToken(token), localAddress: from }),
-    me: (token?: string) => request('GET', '/api/me', { headers: withToken(token) }),
-    logout: (token?: string, headers: Record<string, string> = {}) => request('POST', '/api/logout', { headers: withToken(token, headers) }),
-    dashboard: (token?: string) => send(url, { method: 'GET', path: '/dashboard', headers: withToken(token) }),
-  };
-}
-
-type Service = Awaited<ReturnType<typeof start>>;
+const { start, spa } = useAuthService();
 
 const setCookies = (reply: Reply) => reply.headers['set-cookie'] ?? [];
-
-function tokenFrom(reply: Reply): string {
-  const cookie = setCookies(reply).find((line) => line.startsWith('token='));
-  const token = /^token=([^;]*)/.exec(cookie ?? '')?.[1];
-  if (!token) throw new Error(`no token cookie in ${JSON.stringify(setCookies(reply))}`);
-  return token;
-}
-
-/** The device cookie a login set (see DeviceTrust). */
-function deviceFrom(reply: Reply): string {
-  const device = /^device=([^;]+)/.exec(setCookies(reply).find((line) => line.startsWith('device=')) ?? '')?.[1];
-  if (!device) throw new Error(`no device cookie in ${JSON.stringify(setCookies(reply))}`);
-  return device;
-}
-
-async function signIn(service: Service, credentials = USER): Promise<string> {
-  const reply = await service.login(credentials);
-  expect(reply.status).toBe(200);
-  return tokenFrom(reply);
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -222,7 +150,7 @@ describe('POST /api/login', () => {
 });
 
 describe('login throttling', () => {
-  const fail = (service: Service, email = USER.email, from = '127.0.0.1') => service.login({ email, password: 'wrong' }, undefined, from);
+  const fail = (service: AuthClient, email = USER.email, from = '127.0.0.1') => service.login({ email, password: 'wrong' }, undefined, from);
 
   it('blocks an account and client address pair after 5 failures in 15 minutes, even with the right password, until the window frees', async () => {
     const service = await start();
@@ -746,7 +674,7 @@ describe('configuration checks', () => {
   });
 
   it('refuses two accounts with the same email', async () => {
-    const starting = startService(auth, { deps: { config: authConfig({ AUTH_ADMIN_EMAIL: 'USER@example.com' }), spa } });
+    const starting = startService(auth, { deps: { config: authConfig({ AUTH_ADMIN_EMAIL: 'USER@example.com' }), spa: spa() } });
     await expect(starting).rejects.toBeInstanceOf(ConfigError);
     await expect(starting).rejects.toThrow(/share the email/);
   });

@@ -73,7 +73,13 @@ describe('the published OpenAPI documents', () => {
     expect(operations(documents.get('notes8000')!).sort()).toEqual(
       ['GET /health', 'GET /notes', 'POST /notes', 'GET /notes/{note_id}', 'PUT /notes/{note_id}', 'DELETE /notes/{note_id}', 'GET /ready'].sort(),
     );
-    expect(operations(documents.get('auth')!).sort()).toEqual(['POST /api/login', 'GET /api/me', 'POST /api/logout', 'GET /ready'].sort());
+    expect(operations(documents.get('auth')!).sort()).toEqual(
+      [
+        ...['POST /api/login', 'GET /api/me', 'POST /api/logout', 'GET /ready'],
+        ...['GET /api/sessions', 'DELETE /api/sessions', 'DELETE /api/sessions/{id}'],
+        ...['GET /api/admin/sessions', 'DELETE /api/admin/sessions/{id}', 'DELETE /api/admin/users/{id}/sessions', 'GET /api/admin/settings'],
+      ].sort(),
+    );
   });
 
   test('the login service documents its cookie as the security scheme of GET /api/me', () => {

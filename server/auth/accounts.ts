@@ -15,6 +15,10 @@ export interface Accounts {
   authenticate(email: string, password: string): Promise<User | undefined>;
   /** The id of the account with this email, or undefined. */
   idOf(email: string): string | undefined;
+  /** The account with this id, or undefined. */
+  byId(id: string): User | undefined;
+  /** Every account, in their order of configuration. */
+  all(): User[];
 }
 
 // Decision: emails match whatever their letter case, as people type them.
@@ -39,6 +43,8 @@ export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Acco
 
   return {
     idOf: (email) => byEmail.get(normalizeEmail(email))?.user.id,
+    byId: (id) => [...byEmail.values()].find(({ user }) => user.id === id)?.user,
+    all: () => [...byEmail.values()].map(({ user }) => user),
     async authenticate(email, password) {
       const account = byEmail.get(normalizeEmail(email));
       const matches = await inTurn(() => matchesHash(password, account?.hash ?? decoy));

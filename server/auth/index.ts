@@ -4,22 +4,51 @@ import { HttpError, MalformedJsonError, methodNotAllowed, notFound, payloadTooLa
 import type { Logger } from '../shared/logger.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
-import { buildApp, type ServiceDescriptor } from '../shared/service.js';
+import type { Database } from '../shared/database.js';
+import { buildApp, ownSchema, type ServiceDescriptor } from '../shared/service.js';
 import { createAccounts } from './accounts.js';
 import { ErrorBody, failure, messages } from './messages.js';
+import { PostgresSessionStore } from './postgresSessions.js';
+import { adminRoutes } from './routes/admin.js';
 import { pageRoutes } from './routes/pages.js';
 import { sessionRoutes } from './routes/session.js';
-import { SessionStore } from './sessions.js';
+import { ownSessionRoutes } from './routes/sessions.js';
+import { MemorySessionStore, signedInWith, type SessionStore } from './sessions.js';
 import type { Spa } from './spa.js';
-import { DeviceTrust, LoginThrottle } from './throttle.js';
+import { DeviceTrust, LoginThrottle, THROTTLE_LIMITS } from './throttle.js';
 
 export interface AuthDeps {
   config: AuthConfig;
   edge: Edge;
   logger: Logger;
   spa: Spa;
-  /** Milliseconds since the epoch; tests move it to expire sessions and throttling windows. */
+  /** The pool on the service's schema: sessions and throttling are kept there when `config.sessions.store` is `postgres`. */
+  db?: Database;
+  /** Milliseconds since the epoch (the memory store's clock); tests move it to expire sessions and throttling windows. */
   now?: () => number;
+}
+
+interface AuthState {
+  sessions: SessionStore;
+  throttle: LoginThrottle;
+  devices: DeviceTrust;
+}
+
+/** Where sessions, failed logins and the device key live: this process, or the database every instance shares. */
+function stateOf({ config, db, logger, now }: Pick<AuthDeps, 'config' | 'db' | 'logger'> & { now: () => number }): AuthState {
+  const limits = { ttlSeconds: config.sessions.ttlSeconds, max: config.sessions.max, maxPerUser: config.sessions.maxPerUser };
+  if (config.sessions.store === 'memory') {
+    return { sessions: new MemorySessionStore({ ...limits, now }), throttle: LoginThrottle.inMemory(now), devices: DeviceTrust.inMemory() };
+  }
+  if (!db) throw new Error('SESSION_STORE=postgres needs the pool on the login service\'s schema');
+  const sessions = new PostgresSessionStore(db, limits);
+  const throttle = LoginThrottle.inPostgres(db);
+  db.every(config.sessions.sweepIntervalMs, async () => {
+    const swept = await sessions.sweep();
+    if (swept > 0) logger.info({ swept }, 'expired sessions deleted');
+    await throttle.sweep();
+  });
+  return { sessions, throttle, devices: DeviceTrust.inPostgres(db) };
 }
 
 /** A login body is two short strings. */
@@ -31,17 +60,19 @@ const BODY_LIMIT_BYTES = 16 * 1024;
  */
 export const auth: ServiceDescriptor<AuthDeps> = {
   name: 'auth',
-  createApp({ config, edge, logger, spa, now = Date.now }) {
-    const sessions = new SessionStore({ ...config.sessions, now });
+  database: ownSchema('auth', import.meta.url),
+  usesDatabase: (config) => config.sessions.store === 'postgres',
+  createApp({ config, edge, logger, spa, db, now = Date.now }) {
+    const accounts = createAccounts(config);
+    const { sessions, throttle, devices } = stateOf({ config, db, logger, now });
+    const signedIn = signedInWith(sessions, accounts);
+    const { store, ttlSeconds, max, maxPerUser } = config.sessions;
+    const settings = { sessions: { store, ttlSeconds, max, maxPerUser }, throttling: THROTTLE_LIMITS, edge, passwordHashCost: config.passwordHashCost };
     const routes = [
-      ...sessionRoutes({
-        accounts: createAccounts(config),
-        sessions,
-        throttle: new LoginThrottle(now),
-        devices: new DeviceTrust(),
-        cookie: { maxAgeSeconds: config.sessions.ttlSeconds, secure: config.production },
-      }),
-      ...pageRoutes({ sessions, spa, production: config.production }),
+      ...sessionRoutes({ accounts, sessions, signedIn, throttle, devices, cookie: { maxAgeSeconds: ttlSeconds, secure: config.production } }),
+      ...ownSessionRoutes({ sessions, signedIn }),
+      ...adminRoutes({ accounts, sessions, signedIn, settings }),
+      ...pageRoutes({ signedIn, spa, production: config.production }),
     ];
     return buildApp({
       contract,

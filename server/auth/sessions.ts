@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
-import { unauthorized } from '../shared/errors.js';
-import type { User } from './accounts.js';
+import { forbidden, unauthorized } from '../shared/errors.js';
+import type { Accounts, User } from './accounts.js';
 import { cookieValues, setCookie, type CookieOptions } from './cookies.js';
 import { messages } from './messages.js';
-
-interface Session {
-  user: User;
-  expiresAt: number;
-}
 
 export interface SessionLimits {
   ttlSeconds: number;
@@ -18,63 +13,138 @@ export interface SessionLimits {
   maxPerUser: number;
 }
 
+/** Who opened a session, as an administrator sees it. */
+export interface Client {
+  address: string;
+  userAgent: string;
+}
+
+/** A live session as administrators and its owner see it: never its token. */
+export interface SessionInfo extends Client {
+  id: string;
+  userId: string;
+  createdAt: string;
+  lastSeenAt: string;
+  expiresAt: string;
+}
+
 /**
- * The in-memory session table, token → user. Every session lives `ttlSeconds`, so the Map's
- * insertion order is also expiry order: expired sessions are swept from its head at each login,
- * and when `max` sessions exist the oldest is evicted first. Each account's tokens are kept in
- * order too, for its own cap. Lookups also check expiry, so a session never outlives its time
- * between sweeps.
+ * The session table. The client holds a token; the table knows each session by an id of its own,
+ * which is what lists show and what ends a session from elsewhere. Every operation takes effect
+ * at once for every reader (no cache outlives an ending).
  */
-export class SessionStore {
+export interface SessionStore {
+  /** Starts a session for `user`, within the caps, and returns its token. */
+  create(user: User, client: Client): Promise<string>;
+  /** The live session a token names. */
+  find(token: string): Promise<{ id: string; userId: string } | undefined>;
+  /** Ends the session a token names, if any. */
+  remove(token: string): Promise<void>;
+  /** Every live session, or those of one account, oldest first. */
+  list(userId?: string): Promise<SessionInfo[]>;
+  /** Ends the session with this id (when given, only if it is `userId`'s); whether there was one. */
+  end(id: string, userId?: string): Promise<boolean>;
+  /** Ends every session of an account but `except`; how many. */
+  endAllOf(userId: string, except?: string): Promise<number>;
+}
+
+interface Session extends SessionInfo {
+  expiresAtMs: number;
+}
+
+/**
+ * The spec's in-memory session table, token → session: a restart ends every session. Every
+ * session lives `ttlSeconds`, so the Map's insertion order is also expiry order: expired sessions
+ * are swept from its head at each login, and when `max` sessions exist the oldest is evicted
+ * first. Each account's tokens are kept in order too, for its own cap. Lookups also check expiry,
+ * so a session never outlives its time between sweeps.
+ */
+export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, Session>();
   readonly #byUser = new Map<string, Set<string>>();
 
   constructor(private readonly options: SessionLimits & { now: () => number }) {}
 
-  create(user: User): string {
+  async create(user: User, client: Client): Promise<string> {
     this.#sweep();
     const own = this.#byUser.get(user.id) ?? new Set<string>();
     for (const oldest of own) {
       if (own.size < this.options.maxPerUser) break;
-      this.remove(oldest);
+      this.#delete(oldest);
     }
     for (const oldest of this.#sessions.keys()) {
       if (this.#sessions.size < this.options.max) break;
-      this.remove(oldest);
+      this.#delete(oldest);
     }
     const token = randomUUID();
-    this.#sessions.set(token, { user, expiresAt: this.options.now() + this.options.ttlSeconds * 1000 });
+    const now = this.options.now();
+    const at = new Date(now).toISOString();
+    const expiresAtMs = now + this.options.ttlSeconds * 1000;
+    this.#sessions.set(token, { id: randomUUID(), userId: user.id, ...client, createdAt: at, lastSeenAt: at, expiresAt: new Date(expiresAtMs).toISOString(), expiresAtMs });
     this.#byUser.set(user.id, own.add(token));
     return token;
   }
 
-  find(token: string): User | undefined {
-    const session = this.#sessions.get(token);
-    if (session && session.expiresAt <= this.options.now()) {
-      this.remove(token);
-      return undefined;
-    }
-    return session?.user;
+  async find(token: string) {
+    const session = this.#live(token);
+    if (!session) return undefined;
+    session.lastSeenAt = new Date(this.options.now()).toISOString();
+    return { id: session.id, userId: session.userId };
   }
 
-  remove(token: string): void {
-    const session = this.#sessions.get(token);
-    if (!session) return;
-    this.#sessions.delete(token);
-    const own = this.#byUser.get(session.user.id)!;
-    own.delete(token);
-    if (own.size === 0) this.#byUser.delete(session.user.id);
+  async remove(token: string): Promise<void> {
+    this.#delete(token);
+  }
+
+  async list(userId?: string): Promise<SessionInfo[]> {
+    this.#sweep();
+    const tokens = userId === undefined ? this.#sessions.keys() : (this.#byUser.get(userId) ?? []);
+    return [...tokens].map((token) => {
+      const { expiresAtMs: _expires, ...info } = this.#sessions.get(token)!;
+      return info;
+    });
+  }
+
+  async end(id: string, userId?: string): Promise<boolean> {
+    const candidates = userId === undefined ? this.#sessions.keys() : (this.#byUser.get(userId) ?? []);
+    const token = [...candidates].find((candidate) => this.#sessions.get(candidate)!.id === id);
+    if (token) this.#delete(token);
+    return token !== undefined;
+  }
+
+  async endAllOf(userId: string, except?: string): Promise<number> {
+    const tokens = [...(this.#byUser.get(userId) ?? [])].filter((token) => this.#sessions.get(token)?.id !== except);
+    tokens.forEach((token) => this.#delete(token));
+    return tokens.length;
   }
 
   get size(): number {
     return this.#sessions.size;
   }
 
+  #live(token: string): Session | undefined {
+    const session = this.#sessions.get(token);
+    if (session && session.expiresAtMs <= this.options.now()) {
+      this.#delete(token);
+      return undefined;
+    }
+    return session;
+  }
+
+  #delete(token: string): void {
+    const session = this.#sessions.get(token);
+    if (!session) return;
+    this.#sessions.delete(token);
+    const own = this.#byUser.get(session.userId)!;
+    own.delete(token);
+    if (own.size === 0) this.#byUser.delete(session.userId);
+  }
+
   #sweep(): void {
     const now = this.options.now();
     for (const [token, session] of this.#sessions) {
-      if (session.expiresAt > now) break;
-      this.remove(token);
+      if (session.expiresAtMs > now) break;
+      this.#delete(token);
     }
   }
 }
@@ -92,18 +162,37 @@ export function deleteSessionCookie(ctx: Context, { secure }: Pick<CookieOptions
 /** Every `token` cookie the request carries (see cookieValues). */
 export const sessionTokens = (ctx: Context) => cookieValues(ctx, TOKEN);
 
-/** The user of the first token that names a live session. */
-export function signedInUser(ctx: Context, sessions: SessionStore): User | undefined {
-  for (const token of sessionTokens(ctx)) {
-    const user = sessions.find(token);
-    if (user) return user;
-  }
-  return undefined;
+/** The request's signed-in user and the session it came with. */
+export interface SignedIn {
+  user: User;
+  sessionId: string;
+}
+
+/** Who signed in, checked on the server, or undefined. */
+export type SignedInCheck = (ctx: Context) => Promise<SignedIn | undefined>;
+
+/** The first of the request's tokens that names a live session of a known account. */
+export function signedInWith(sessions: SessionStore, accounts: Accounts): SignedInCheck {
+  return async (ctx) => {
+    for (const token of sessionTokens(ctx)) {
+      const session = await sessions.find(token);
+      const user = session && accounts.byId(session.userId);
+      if (user) return { user, sessionId: session.id };
+    }
+    return undefined;
+  };
 }
 
 /** For the API: 401 `unauthenticated` without a token, 401 `invalid session` when no token names a live session. */
-export function requireUser(ctx: Context, sessions: SessionStore): User {
-  const user = signedInUser(ctx, sessions);
-  if (user) return user;
+export async function requireSignedIn(ctx: Context, signedIn: SignedInCheck): Promise<SignedIn> {
+  const found = await signedIn(ctx);
+  if (found) return found;
   throw unauthorized(sessionTokens(ctx).length === 0 ? messages.unauthenticated : messages.invalidSession);
+}
+
+/** For administrators' operations: the role is checked on the server at every request (403 for role `user`). */
+export async function requireAdmin(ctx: Context, signedIn: SignedInCheck): Promise<SignedIn> {
+  const found = await requireSignedIn(ctx, signedIn);
+  if (found.user.role !== 'admin') throw forbidden(messages.forbidden);
+  return found;
 }

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Database } from '../shared/database.js';
 import { normalizeEmail } from './accounts.js';
 
 /** The limits of login throttling; the README's security model describes the scheme. */
@@ -13,6 +14,27 @@ export interface ThrottleLimits {
 
 export const THROTTLE_LIMITS: ThrottleLimits = { perPair: 5, pairWindowMs: 15 * 60 * 1000, perAccount: 100, accountWindowMs: 60 * 60 * 1000 };
 
+/**
+ * Where failures are counted: this process's memory (FailureLog) or PostgreSQL, shared by every
+ * instance (PostgresFailureCounts). Each counts failures per key within a sliding window, with a
+ * limit past which a key waits.
+ */
+export interface FailureCounts {
+  /** Seconds until `key` may try again, or undefined when it is not blocked. */
+  retryAfterSeconds(key: string): number | undefined | Promise<number | undefined>;
+  /** Failures of `key` within the window. */
+  count(key: string): number | Promise<number>;
+  record(key: string): void | Promise<void>;
+  reset(key: string): void | Promise<void>;
+}
+
+/** Seconds until the `limit`-th most recent of `times` leaves the window, or undefined when fewer failed. */
+function waitFor(times: number[], limit: number, windowMs: number, now: number): number | undefined {
+  if (times.length < limit) return undefined;
+  const freedAt = times[times.length - limit]! + windowMs;
+  return Math.max(1, Math.ceil((freedAt - now) / 1000));
+}
+
 /** Keys a log tracks at most: each holds an email (≤ 254 characters), an address, and a few timestamps. */
 const MAX_TRACKED_KEYS = 10_000;
 /** How far an eviction looks for a key that is not blocked before it gives up tracking the newcomer. */
@@ -25,7 +47,7 @@ const EVICTION_SCAN = 64;
  * blocked makes room; a blocked key is never forgotten early, and when none near the head can go,
  * the newcomer is not tracked (the other limits still hold for it).
  */
-export class FailureLog {
+export class FailureLog implements FailureCounts {
   readonly #failures = new Map<string, number[]>();
 
   constructor(
@@ -37,10 +59,7 @@ export class FailureLog {
 
   /** Seconds until `key` may try again, or undefined when it is not blocked. */
   retryAfterSeconds(key: string): number | undefined {
-    const recent = this.#recent(key);
-    if (recent.length < this.limit) return undefined;
-    const freedAt = recent[recent.length - this.limit]! + this.windowMs;
-    return Math.max(1, Math.ceil((freedAt - this.now()) / 1000));
+    return waitFor(this.#recent(key), this.limit, this.windowMs, this.now());
   }
 
   /** Failures of `key` within the window. */
@@ -91,6 +110,55 @@ export class FailureLog {
   }
 }
 
+/**
+ * Failures counted in PostgreSQL (the login service's schema), so that every instance on the
+ * database sees the same counts, in the database's time. `sweep` deletes rows past the window.
+ */
+export class PostgresFailureCounts implements FailureCounts {
+  constructor(
+    private readonly db: Database,
+    private readonly scope: string,
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  async retryAfterSeconds(key: string): Promise<number | undefined> {
+    // The `limit`-th most recent failure within the window, if there are that many: the key waits until it leaves the window.
+    const { rows } = await this.db.query<{ wait: number }>(
+      `SELECT greatest(1, ceil(extract(epoch FROM at + make_interval(secs => $2) - now())))::int AS wait
+       FROM login_failures WHERE key = $1 AND at > now() - make_interval(secs => $2)
+       ORDER BY at DESC OFFSET $3 LIMIT 1`,
+      [this.#key(key), this.windowMs / 1000, this.limit - 1],
+    );
+    return rows[0]?.wait;
+  }
+
+  async count(key: string): Promise<number> {
+    const { rows } = await this.db.query<{ count: number }>(
+      'SELECT count(*)::int AS count FROM login_failures WHERE key = $1 AND at > now() - make_interval(secs => $2)',
+      [this.#key(key), this.windowMs / 1000],
+    );
+    return rows[0]!.count;
+  }
+
+  async record(key: string): Promise<void> {
+    await this.db.query('INSERT INTO login_failures (key) VALUES ($1)', [this.#key(key)]);
+  }
+
+  async reset(key: string): Promise<void> {
+    await this.db.query('DELETE FROM login_failures WHERE key = $1', [this.#key(key)]);
+  }
+
+  /** Deletes the failures that have left the window. */
+  async sweep(): Promise<void> {
+    await this.db.query('DELETE FROM login_failures WHERE key LIKE $1 AND at <= now() - make_interval(secs => $2)', [`${this.scope}:%`, this.windowMs / 1000]);
+  }
+
+  #key(key: string): string {
+    return `${this.scope}:${key}`;
+  }
+}
+
 /** Who is trying: the account's email, the client's address, and the trusted device it proved, if any. */
 export interface Attempt {
   email: string;
@@ -113,17 +181,30 @@ const MAX_WAITING = 32;
  *   failed wait for the ones in flight instead of being checked at the same time.
  */
 export class LoginThrottle {
-  readonly #pairs: FailureLog;
-  readonly #accounts: FailureLog;
   readonly #inFlight = new Map<string, number>();
   readonly #waiting = new Map<string, (() => void)[]>();
 
-  constructor(
-    now: () => number,
-    private readonly limits: ThrottleLimits = THROTTLE_LIMITS,
-  ) {
-    this.#pairs = new FailureLog(limits.perPair, limits.pairWindowMs, now);
-    this.#accounts = new FailureLog(limits.perAccount, limits.accountWindowMs, now);
+  private constructor(
+    private readonly pairs: FailureCounts,
+    private readonly accounts: FailureCounts,
+    private readonly limits: ThrottleLimits,
+    /** Deletes what the counts no longer need (PostgreSQL's rows; a FailureLog sweeps itself). */
+    readonly sweep: () => Promise<void> = async () => undefined,
+  ) {}
+
+  /** Counts kept in this process: the default, and the spec's single process. */
+  static inMemory(now: () => number, limits = THROTTLE_LIMITS): LoginThrottle {
+    return new LoginThrottle(new FailureLog(limits.perPair, limits.pairWindowMs, now), new FailureLog(limits.perAccount, limits.accountWindowMs, now), limits);
+  }
+
+  /** Counts shared by every instance on the database. */
+  static inPostgres(db: Database, limits = THROTTLE_LIMITS): LoginThrottle {
+    const pairs = new PostgresFailureCounts(db, 'pair', limits.perPair, limits.pairWindowMs);
+    const accounts = new PostgresFailureCounts(db, 'account', limits.perAccount, limits.accountWindowMs);
+    return new LoginThrottle(pairs, accounts, limits, async () => {
+      await pairs.sweep();
+      await accounts.sweep();
+    });
   }
 
   /**
@@ -133,12 +214,12 @@ export class LoginThrottle {
   async admit(attempt: Attempt): Promise<number | undefined> {
     const keys = this.#keys(attempt);
     for (;;) {
-      const wait = this.#pairs.retryAfterSeconds(keys.pair) ?? (keys.account === undefined ? undefined : this.#accounts.retryAfterSeconds(keys.account));
+      const wait = (await this.pairs.retryAfterSeconds(keys.pair)) ?? (keys.account === undefined ? undefined : await this.accounts.retryAfterSeconds(keys.account));
       if (wait !== undefined) return wait;
       const full =
-        this.#pairs.count(keys.pair) + this.#flying(keys.pair) >= this.limits.perPair
+        (await this.pairs.count(keys.pair)) + this.#flying(keys.pair) >= this.limits.perPair
           ? keys.pair
-          : keys.account !== undefined && this.#accounts.count(keys.account) + this.#flying(keys.account) >= this.limits.perAccount
+          : keys.account !== undefined && (await this.accounts.count(keys.account)) + this.#flying(keys.account) >= this.limits.perAccount
             ? keys.account
             : undefined;
       if (full === undefined) break;
@@ -152,13 +233,20 @@ export class LoginThrottle {
   }
 
   /** The admitted attempt's outcome: a wrong password counts, a right one clears its pair, an attempt never checked neither. */
-  settle(attempt: Attempt, outcome: 'succeeded' | 'failed' | 'unchecked'): void {
+  async settle(attempt: Attempt, outcome: 'succeeded' | 'failed' | 'unchecked'): Promise<void> {
     const keys = this.#keys(attempt);
-    if (outcome === 'succeeded') this.#pairs.reset(keys.pair);
-    if (outcome === 'failed') {
-      this.#pairs.record(keys.pair);
-      if (keys.account !== undefined) this.#accounts.record(keys.account);
+    try {
+      if (outcome === 'succeeded') await this.pairs.reset(keys.pair);
+      if (outcome === 'failed') {
+        await this.pairs.record(keys.pair);
+        if (keys.account !== undefined) await this.accounts.record(keys.account);
+      }
+    } finally {
+      this.#release(keys);
     }
+  }
+
+  #release(keys: { pair: string; account?: string }): void {
     for (const key of [keys.pair, keys.account]) {
       if (key === undefined) continue;
       const flying = this.#flying(key) - 1;
@@ -184,27 +272,60 @@ export class LoginThrottle {
 
 /**
  * Device cookies: a browser that logged in to an account gets a token naming it, signed with a
- * key of this process, which it shows at its next logins. It proves the browser was the
- * account's before; it grants nothing by itself.
+ * key of the service, which it shows at its next logins. It proves the browser was the
+ * account's before; it grants nothing by itself. The key is this process's own, or, shared by
+ * every instance, kept in PostgreSQL.
  */
 export class DeviceTrust {
-  readonly #key = randomBytes(32);
+  #key: Promise<Buffer> | undefined;
 
-  issue(userId: string): string {
-    const nonce = randomBytes(12).toString('base64url');
-    return `${userId}.${nonce}.${this.#sign(userId, nonce)}`;
+  private constructor(private readonly loadKey: () => Promise<Buffer>) {}
+
+  static inMemory(): DeviceTrust {
+    const key = randomBytes(32);
+    return new DeviceTrust(async () => key);
   }
 
-  /** The device's id when `token` was issued by this process for `userId`; otherwise undefined. */
-  verify(token: string | undefined, userId: string): string | undefined {
-    const [id, nonce, signature] = token?.split('.') ?? [];
+  /** The key every instance on the database signs with: made by the first that needs it. */
+  static inPostgres(db: Database): DeviceTrust {
+    return new DeviceTrust(async () => {
+      await db.query('INSERT INTO device_key (key) VALUES ($1) ON CONFLICT DO NOTHING', [randomBytes(32)]);
+      return (await db.query<{ key: Buffer }>('SELECT key FROM device_key')).rows[0]!.key;
+    });
+  }
+
+  /** The key, loaded once; a load that failed (the database was away) is tried again next time. */
+  #signingKey(): Promise<Buffer> {
+    this.#key ??= this.loadKey().catch((error: unknown) => {
+      this.#key = undefined;
+      throw error;
+    });
+    return this.#key;
+  }
+
+  async issue(userId: string): Promise<string> {
+    const nonce = randomBytes(12).toString('base64url');
+    return `${userId}.${nonce}.${await this.#sign(userId, nonce)}`;
+  }
+
+  /** The device's id from the first of `tokens` issued for `userId`; otherwise undefined. */
+  async recognize(tokens: string[], userId: string): Promise<string | undefined> {
+    for (const token of tokens) {
+      const device = await this.#verify(token, userId);
+      if (device) return device;
+    }
+    return undefined;
+  }
+
+  async #verify(token: string, userId: string): Promise<string | undefined> {
+    const [id, nonce, signature] = token.split('.');
     if (id !== userId || !nonce || !signature) return undefined;
-    const expected = Buffer.from(this.#sign(id, nonce));
+    const expected = Buffer.from(await this.#sign(id, nonce));
     const given = Buffer.from(signature);
     return given.length === expected.length && timingSafeEqual(given, expected) ? nonce : undefined;
   }
 
-  #sign(userId: string, nonce: string): string {
-    return createHmac('sha256', this.#key).update(`${userId}.${nonce}`).digest('base64url');
+  async #sign(userId: string, nonce: string): Promise<string> {
+    return createHmac('sha256', await this.#signingKey()).update(`${userId}.${nonce}`).digest('base64url');
   }
 }

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import proxyaddr from 'proxy-addr';
 import * as yup from 'yup';
@@ -20,6 +21,9 @@ const port = (fallback: number) => {
 const oneOf = <T extends string>(values: readonly T[], fallback: T) =>
   yup.string().oneOf(values, `one of ${values.join(', ')}`).default(fallback);
 const email = (fallback: string) => yup.string().email('an email address').default(fallback);
+
+export const SERVICE_NAMES = ['notes8080', 'notes8000', 'auth'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 const hostList = () =>
   yup
@@ -119,6 +123,22 @@ const envSchema = yup.object({
   SESSION_TTL_SECONDS: wholeNumber(1, 3600),
   SESSION_MAX: wholeNumber(1, 100_000),
   SESSION_MAX_PER_USER: wholeNumber(1, 20),
+  /** `memory`: sessions in this process (the spec's table; a restart ends them); `postgres`: shared by every instance. */
+  SESSION_STORE: oneOf(['memory', 'postgres'] as const, 'memory'),
+  /** How often expired sessions are deleted from PostgreSQL (SESSION_STORE=postgres). */
+  SESSION_SWEEP_INTERVAL_MS: wholeNumber(100, 60_000),
+  /** The services this process runs, separated by commas (each can then be scaled on its own). */
+  SERVICES: yup
+    .string()
+    .default(SERVICE_NAMES.join(','))
+    .test('services', `names among ${SERVICE_NAMES.join(', ')}, separated by commas`, (value) =>
+      value.split(',').every((name) => (SERVICE_NAMES as readonly string[]).includes(name.trim())),
+    ),
+  /** Worker processes sharing each listening socket: a number, or `auto` for one per CPU. */
+  WORKERS: yup
+    .string()
+    .default('1')
+    .test('workers', 'a whole number, at least 1, or auto', (value) => value === 'auto' || (/^\d+$/.test(value) && Number(value) >= 1)),
   /** scrypt cost parameter N (a power of two); turned down only by tests and benchmarks. */
   PASSWORD_HASH_COST: wholeNumber(2, 16384).test('power-of-two', 'a power of two', (value) => (value & (value - 1)) === 0),
 });
@@ -155,7 +175,7 @@ export interface Edge {
 export interface AuthConfig {
   production: boolean;
   accounts: { email: string; password: string; role: 'user' | 'admin' }[];
-  sessions: { ttlSeconds: number; max: number; maxPerUser: number };
+  sessions: { ttlSeconds: number; max: number; maxPerUser: number; store: 'memory' | 'postgres'; sweepIntervalMs: number };
   passwordHashCost: number;
 }
 
@@ -175,9 +195,13 @@ export interface Config {
   connections: { max?: number; idleTimeoutMs: number; headersTimeoutMs: number };
   spa: { mode: Env['SPA_MODE']; hmrPort: number };
   /** Where each service listens: `<NAME>_HOST` and `<NAME>_PORT` of the service's name. */
-  listen: Record<'notes8080' | 'notes8000' | 'auth', Listen>;
+  listen: Record<ServiceName, Listen>;
   /** Each service's edge: `<NAME>_ALLOWED_HOSTS`, TRUST_PROXY, production mode. */
-  edge: Record<'notes8080' | 'notes8000' | 'auth', Edge>;
+  edge: Record<ServiceName, Edge>;
+  /** The services this process runs. */
+  services: ServiceName[];
+  /** Worker processes (1: this process serves). */
+  workers: number;
   auth: AuthConfig;
 }
 
@@ -210,6 +234,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     { email: env.AUTH_ADMIN_EMAIL, password: env.AUTH_ADMIN_PASSWORD, role: 'admin' as const, variable: 'AUTH_ADMIN_PASSWORD' },
   ];
   if (production) refuseWeakPasswords(accounts);
+  const services = [...new Set(env.SERVICES.split(',').map((name) => name.trim() as ServiceName))];
+  const workers = env.WORKERS === 'auto' ? os.availableParallelism() : Number(env.WORKERS);
+  if (workers > 1 && services.includes('auth') && env.SESSION_STORE === 'memory') {
+    throw new ConfigError(
+      `WORKERS=${env.WORKERS} needs SESSION_STORE=postgres: with sessions in memory each worker would know only its own logins (or leave auth out of SERVICES)`,
+    );
+  }
+  if (workers > 1 && env.SPA_MODE === 'vite') throw new ConfigError(`WORKERS=${env.WORKERS} cannot run the pages' development server (SPA_MODE=vite): it runs in one process`);
   const listen = {
     notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },
     notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
@@ -235,6 +267,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     connections: { max: env.MAX_CONNECTIONS, idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS, headersTimeoutMs: env.HEADERS_TIMEOUT_MS },
     spa: { mode: env.SPA_MODE, hmrPort: env.HMR_PORT },
     listen,
+    services,
+    workers,
     edge: {
       notes8080: edge(env.NOTES8080_ALLOWED_HOSTS),
       // Bound to this machine only, it answers only this machine's names: a page elsewhere that
@@ -245,7 +279,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     auth: {
       production,
       accounts: accounts.map(({ email, password, role }) => ({ email, password, role })),
-      sessions: { ttlSeconds: env.SESSION_TTL_SECONDS, max: env.SESSION_MAX, maxPerUser: env.SESSION_MAX_PER_USER },
+      sessions: { ttlSeconds: env.SESSION_TTL_SECONDS, max: env.SESSION_MAX, maxPerUser: env.SESSION_MAX_PER_USER, store: env.SESSION_STORE, sweepIntervalMs: env.SESSION_SWEEP_INTERVAL_MS },
       passwordHashCost: env.PASSWORD_HASH_COST,
     },
   };

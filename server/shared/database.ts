@@ -21,7 +21,19 @@ export interface Database {
    * was not applied, even by a database that was frozen and runs the statement when it thaws.
    */
   write<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>>;
-  /** Ends every connection; pending statements finish first. */
+  /**
+   * Runs `work` in a transaction on one connection: committed when it resolves, rolled back when
+   * it throws. For the few places where several statements must hold together (a login with its
+   * session caps); the request paths of the notes services use single statements.
+   */
+  transaction<T>(work: (query: Database['query']) => Promise<T>): Promise<T>;
+  /**
+   * Runs `task` about every `intervalMs` for as long as the pool is open (upkeep, such as deleting
+   * expired rows). Each interval is drawn within ±20%, so that instances started together spread
+   * their runs; the timer keeps no process alive, and a failure is logged, never thrown.
+   */
+  every(intervalMs: number, task: () => Promise<unknown>): void;
+  /** Ends every connection and every `every`; pending statements finish first. */
   close(): Promise<void>;
 }
 
@@ -56,6 +68,7 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
   // pool; without a listener the failure would end the process.
   pool.on('error', (error) => logger.warn({ err: error.message }, 'idle database connection lost'));
   const traced = logger.isLevelEnabled('trace');
+  const timers = new Set<NodeJS.Timeout>();
 
   return {
     query(text, values = []) {
@@ -65,7 +78,41 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
     write(text, values = []) {
       return this.query(text, [...values, new Date(Date.now() + timeoutMs)]);
     },
-    close: () => pool.end(),
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await work((text, values = []) => {
+          if (traced) logger.trace({ sql: text, values }, 'statement');
+          return client.query(text, values);
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A connection that cannot even roll back is not given out again.
+        broken = !(await client.query('ROLLBACK').then(() => true, () => false));
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+    every(intervalMs, task) {
+      const schedule = () => {
+        const timer = setTimeout(async () => {
+          await task().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'upkeep failed; tried again later'));
+          if (timers.delete(timer)) schedule();
+        }, intervalMs * (0.8 + 0.4 * Math.random()));
+        timer.unref();
+        timers.add(timer);
+      };
+      schedule();
+    },
+    close() {
+      timers.forEach(clearTimeout);
+      timers.clear();
+      return pool.end();
+    },
   };
 }
 

@@ -16,11 +16,17 @@ import { InvalidRequestError, route, validateBody, validateParams, type Route } 
  * tables (a PostgreSQL schema of its own, brought up to date by the migrations of a folder), and
  * how to make its Koa app from what it depends on. `createApp` never listens and reads no globals.
  */
-export interface ServiceDescriptor<Deps> {
+export interface ServiceDescriptor<Deps extends { config: unknown }> {
   name: string;
   database?: { schema: string; migrations: string };
+  /** Whether a service with `database` keeps anything there with these settings; always, when not said. */
+  usesDatabase?(config: Deps['config']): boolean;
   createApp(deps: Deps): Koa;
 }
+
+/** Whether the service, with these settings, is given its migrated schema and a pool on it. */
+export const needsDatabase = <Deps extends { config: unknown }>(descriptor: ServiceDescriptor<Deps>, config: Deps['config']): boolean =>
+  descriptor.database !== undefined && (descriptor.usesDatabase?.(config) ?? true);
 
 /** What a notes service is given: its pool (on its own schema), its settings and its edge. */
 export interface NotesDeps {

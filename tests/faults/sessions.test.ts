@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { User } from '../../server/auth/accounts.js';
 import { auth, type AuthDeps } from '../../server/auth/index.js';
-import { SessionStore } from '../../server/auth/sessions.js';
+import { MemorySessionStore } from '../../server/auth/sessions.js';
 import { builtSpa, ensureSpaBuilt } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/shared/config.js';
 import { send } from '../../harness/http.js';
@@ -46,60 +46,61 @@ class TokenList {
   }
 
   /** Whether `test` holds for every token in [from, to). */
-  every(from: number, to: number, test: (token: string) => boolean): boolean {
-    for (let i = from; i < to; i++) if (!test(this.at(i))) return false;
+  async every(from: number, to: number, test: (token: string) => Promise<boolean>): Promise<boolean> {
+    for (let i = from; i < to; i++) if (!(await test(this.at(i)))) return false;
     return true;
   }
 }
 
 const TTL_SECONDS = 3600;
 const user: User = { id: '1', email: 'user@example.com', role: 'user' };
+const client = { address: '203.0.113.7', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0' };
 
 describe('sessions under pressure', () => {
   const max = scale(20_000, 100_000);
-  test(`${max} sessions: the cap evicts oldest first, the rest resolve, expired ones are swept`, () => {
+  test(`${max} sessions: the cap evicts oldest first, the rest resolve, expired ones are swept`, async () => {
     const step = max / 2;
     const steps = 4;
     const overflow = step * steps;
     let clock = Date.UTC(2026, 0, 1);
     // One account here: its own cap is lifted so that the global one is what is pushed on.
-    const store = new SessionStore({ ttlSeconds: TTL_SECONDS, max, maxPerUser: max, now: () => clock });
+    const store = new MemorySessionStore({ ttlSeconds: TTL_SECONDS, max, maxPerUser: max, now: () => clock });
     const heapEmpty = heapMiB();
 
     const tokens = new TokenList(max + overflow);
     const started = performance.now();
     for (let i = 0; i < max; i++) {
-      tokens.push(store.create(user));
+      tokens.push(await store.create(user, client));
       clock += 1;
     }
     const createMs = performance.now() - started;
     const heapFull = heapMiB();
-    const allResolve = tokens.every(0, max, (token) => store.find(token)?.email === user.email);
+    const allResolve = await tokens.every(0, max, async (token) => (await store.find(token))?.userId === user.id);
 
     // Past the cap, the heap is sampled after each step: bounded means it stops growing.
     const heapPastCap: number[] = [];
     for (let k = 0; k < steps; k++) {
       for (let i = 0; i < step; i++) {
-        tokens.push(store.create(user));
+        tokens.push(await store.create(user, client));
         clock += 1;
       }
       heapPastCap.push(heapMiB());
     }
     const heapOverflowed = Math.max(...heapPastCap);
-    const evictedGone = tokens.every(0, overflow, (token) => store.find(token) === undefined);
-    const keptResolve = tokens.every(overflow, tokens.length, (token) => store.find(token) !== undefined);
+    const evictedGone = await tokens.every(0, overflow, async (token) => (await store.find(token)) === undefined);
+    const keptResolve = await tokens.every(overflow, tokens.length, async (token) => (await store.find(token)) !== undefined);
 
     // Logout: the token is gone at once.
     const loggedOut = { from: overflow, to: overflow + 1000 };
-    tokens.every(loggedOut.from, loggedOut.to, (token) => (store.remove(token), true));
-    const logoutRefused = tokens.every(loggedOut.from, loggedOut.to, (token) => store.find(token) === undefined);
+    await tokens.every(loggedOut.from, loggedOut.to, async (token) => (await store.remove(token), true));
+    const logoutRefused = await tokens.every(loggedOut.from, loggedOut.to, async (token) => (await store.find(token)) === undefined);
 
     // Expiry: past the TTL nothing resolves; the next login sweeps the whole table.
     clock += TTL_SECONDS * 1000;
-    const expiredRefused = tokens.every(tokens.length - 1000, tokens.length, (token) => store.find(token) === undefined);
-    const fresh = store.create(user);
+    const expiredRefused = await tokens.every(tokens.length - 1000, tokens.length, async (token) => (await store.find(token)) === undefined);
+    const fresh = await store.create(user, client);
     const heapSwept = heapMiB();
-    const freshResolves = store.find(fresh) !== undefined;
+    const freshResolves = (await store.find(fresh)) !== undefined;
 
     const growthOverCap = (heapOverflowed - heapEmpty) / (heapFull - heapEmpty);
     const checks = {

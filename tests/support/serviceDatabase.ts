@@ -31,7 +31,7 @@ export interface ServiceDatabase {
  * proxy, a connection of its own holding a transaction. startTestService's ready-made database
  * (migrated, pool inside) serves every other case.
  */
-export async function serviceDatabase(descriptor: Pick<ServiceDescriptor<unknown>, 'name' | 'database'>): Promise<ServiceDatabase> {
+export async function serviceDatabase(descriptor: Pick<ServiceDescriptor<{ config: unknown }>, 'name' | 'database'>): Promise<ServiceDatabase> {
   if (!descriptor.database) throw new Error(`${descriptor.name} keeps no tables in PostgreSQL`);
   const { schema, migrations } = descriptor.database;
   const scratch = await createTestDatabase();

@@ -10,7 +10,7 @@ import { startService, type StartedService, type StartOptions } from '../../harn
 export const postgresUrl = () => inject('adminDatabaseUrl');
 
 /** A service on a scratch database of the suite's PostgreSQL (see startService). */
-export function startTestService<Deps extends { logger: Logger; edge: Edge }>(
+export function startTestService<Deps extends { logger: Logger; edge: Edge; config: unknown }>(
   descriptor: ServiceDescriptor<Deps>,
   options: Omit<StartOptions<Deps>, 'postgresUrl'>,
 ): Promise<StartedService<Deps>> {

@@ -1,17 +1,17 @@
 import type { Context } from 'koa';
 import { route } from '../../shared/route.js';
 import { documentHeaders } from '../../shared/securityHeaders.js';
-import { signedInUser, type SessionStore } from '../sessions.js';
+import type { SignedInCheck } from '../sessions.js';
 import type { Spa } from '../spa.js';
 
 export interface PageRoutesDeps {
-  sessions: SessionStore;
+  signedIn: SignedInCheck;
   spa: Spa;
   production: boolean;
 }
 
 /** The two pages: `/dashboard` passes the session check before any of it is sent. */
-export function pageRoutes({ sessions, spa, production }: PageRoutesDeps) {
+export function pageRoutes({ signedIn, spa, production }: PageRoutesDeps) {
   const pageHeaders = documentHeaders({ production, allow: spa.csp });
   const page = async (ctx: Context) => {
     await pageHeaders(ctx, async () => undefined);
@@ -27,7 +27,7 @@ export function pageRoutes({ sessions, spa, production }: PageRoutesDeps) {
     route('GET /login', { internal: true }, page),
 
     route('GET /dashboard', { internal: true }, async (ctx) => {
-      if (signedInUser(ctx, sessions)) return page(ctx);
+      if (await signedIn(ctx)) return page(ctx);
       ctx.set('Cache-Control', 'no-store');
       ctx.redirect('/login');
     }),

@@ -1,22 +1,18 @@
-import type { Context } from 'koa';
 import * as yup from 'yup';
 import { forbidden, tooManyRequests, unauthorized } from '../../shared/errors.js';
 import { route, type JsonSchema } from '../../shared/route.js';
 import type { Accounts } from '../accounts.js';
 import { failure, messages } from '../messages.js';
 import { cookieValues, setCookie, type CookieOptions } from '../cookies.js';
-import {
-  deleteSessionCookie,
-  requireUser,
-  sessionTokens,
-  setSessionCookie,
-  type SessionStore,
-} from '../sessions.js';
+import { deleteSessionCookie, requireSignedIn, sessionTokens, setSessionCookie, type SessionStore, type SignedInCheck } from '../sessions.js';
 import type { DeviceTrust, LoginThrottle } from '../throttle.js';
+import { isForeignOrigin } from '../origin.js';
+import { signedOut } from './outcomes.js';
 
 export interface SessionRoutesDeps {
   accounts: Accounts;
   sessions: SessionStore;
+  signedIn: SignedInCheck;
   throttle: LoginThrottle;
   devices: DeviceTrust;
   cookie: CookieOptions;
@@ -25,6 +21,9 @@ export interface SessionRoutesDeps {
 /** The device cookie (see DeviceTrust): sent only to the login endpoint, kept a year. */
 const DEVICE = 'device';
 const DEVICE_MAX_AGE_SECONDS = 365 * 24 * 3600;
+
+/** Kept with a session for its owner and administrators to recognize it; longer ones are cut. */
+const USER_AGENT_CHARS = 256;
 
 /** Any other fields are ignored; an empty string counts as missing; an email is at most 254 characters (RFC 5321). */
 const LoginInput = yup
@@ -59,8 +58,7 @@ const sessionCookieHeader = {
 };
 
 /** Logging in and out, and the current user: the JSON API of the spec, under `/api`. */
-export function sessionRoutes({ accounts, sessions, throttle, devices, cookie }: SessionRoutesDeps) {
-
+export function sessionRoutes({ accounts, sessions, signedIn, throttle, devices, cookie }: SessionRoutesDeps) {
   return [
     route(
       'POST /api/login',
@@ -86,7 +84,7 @@ export function sessionRoutes({ accounts, sessions, throttle, devices, cookie }:
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignOrigin);
         const { email, password } = await body();
         const userId = accounts.idOf(email);
-        const device = userId === undefined ? undefined : cookieValues(ctx, DEVICE).map((token) => devices.verify(token, userId)).find(Boolean);
+        const device = userId === undefined ? undefined : await devices.recognize(cookieValues(ctx, DEVICE), userId);
         const attempt = { email, address: ctx.ip, device };
         const retryAfter = await throttle.admit(attempt);
         if (retryAfter !== undefined) throw tooManyRequests(messages.tooManyAttempts, retryAfter);
@@ -94,16 +92,17 @@ export function sessionRoutes({ accounts, sessions, throttle, devices, cookie }:
         try {
           user = await accounts.authenticate(email, password);
         } catch (error) {
-          throttle.settle(attempt, 'unchecked');
+          await throttle.settle(attempt, 'unchecked');
           throw error;
         }
-        throttle.settle(attempt, user ? 'succeeded' : 'failed');
+        await throttle.settle(attempt, user ? 'succeeded' : 'failed');
         if (!user) throw unauthorized(messages.invalidCredentials);
         // Decision: a login from a browser that still holds a session replaces it; the old token
         // could no longer be reached by that browser, so it is ended rather than left to expire.
-        for (const previous of sessionTokens(ctx)) sessions.remove(previous);
-        setSessionCookie(ctx, sessions.create(user), cookie);
-        if (!device) setCookie(ctx, DEVICE, devices.issue(user.id), { ...cookie, maxAgeSeconds: DEVICE_MAX_AGE_SECONDS, path: '/api/login' });
+        for (const previous of sessionTokens(ctx)) await sessions.remove(previous);
+        const token = await sessions.create(user, { address: ctx.ip, userAgent: ctx.get('user-agent').slice(0, USER_AGENT_CHARS) });
+        setSessionCookie(ctx, token, cookie);
+        if (!device) setCookie(ctx, DEVICE, await devices.issue(user.id), { ...cookie, maxAgeSeconds: DEVICE_MAX_AGE_SECONDS, path: '/api/login' });
         ctx.body = { ok: true };
       },
     ),
@@ -115,11 +114,11 @@ export function sessionRoutes({ accounts, sessions, throttle, devices, cookie }:
         session: true,
         responses: {
           200: { description: 'The signed-in user', schema: Me },
-          401: failure('No `token` cookie (`unauthenticated`), or one that names no live session (`invalid session`)', messages.unauthenticated),
+          ...signedOut,
         },
       },
-      (ctx) => {
-        ctx.body = { user: requireUser(ctx, sessions) };
+      async (ctx) => {
+        ctx.body = { user: (await requireSignedIn(ctx, signedIn)).user };
       },
     ),
 
@@ -130,34 +129,15 @@ export function sessionRoutes({ accounts, sessions, throttle, devices, cookie }:
         description: 'Ends the session of the `token` cookie, if any, and deletes the cookie. Always 200.',
         responses: { 200: { description: 'Logged out (or was not logged in)', schema: Ok, headers: sessionCookieHeader } },
       },
-      (ctx) => {
+      async (ctx) => {
         // A page of another origin (another port included) cannot log a visitor out: the answer
         // is the same, but nothing is ended and no cookie deleted.
         if (!isForeignOrigin(ctx)) {
-          for (const token of sessionTokens(ctx)) sessions.remove(token);
+          for (const token of sessionTokens(ctx)) await sessions.remove(token);
           deleteSessionCookie(ctx, cookie);
         }
         ctx.body = { ok: true };
       },
     ),
   ];
-}
-
-/**
- * Whether the request comes from a page of another origin (login and logout CSRF). Browsers
- * send Origin with every POST; clients that send none (curl, scripts) are not browsers and pass.
- * The host and port are compared, not the scheme: TLS may end at a proxy that is not trusted to
- * say so, and this process then sees plain HTTP for an https:// origin.
- */
-function isForeignOrigin(ctx: Context): boolean {
-  const origin = ctx.get('origin');
-  return origin !== '' && hostOf(origin) !== ctx.host;
-}
-
-function hostOf(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined; // "null" (sandboxed or privacy-sensitive contexts) names no origin of ours.
-  }
 }

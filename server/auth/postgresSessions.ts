@@ -1,0 +1,94 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Database } from '../shared/database.js';
+import type { User } from './accounts.js';
+import type { Client, SessionInfo, SessionLimits, SessionStore } from './sessions.js';
+
+/** Serializes logins across instances, so that the caps hold however many log in at once. */
+const LOGIN_LOCK = 0x5e55;
+/** Held by the one instance sweeping expired sessions. */
+const SWEEP_LOCK = 0x5e56;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const hashOf = (token: string) => createHash('sha256').update(token).digest();
+
+/** A time as JavaScript's toISOString writes it, as the memory store lists it. */
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const INFO = `id, user_id AS "userId", address, user_agent AS "userAgent",
+  ${iso('created_at')} AS "createdAt", ${iso('last_seen_at')} AS "lastSeenAt", ${iso('expires_at')} AS "expiresAt"`;
+
+/**
+ * Sessions in the login service's own schema, shared by every instance on the database. Expiry
+ * is compared in the database's time; each lookup is one indexed statement; an ending takes
+ * effect at once everywhere, since nothing is cached.
+ */
+export class PostgresSessionStore implements SessionStore {
+  constructor(
+    private readonly db: Database,
+    private readonly limits: SessionLimits,
+  ) {}
+
+  async create(user: User, { address, userAgent }: Client): Promise<string> {
+    const token = randomUUID();
+    await this.db.transaction(async (query) => {
+      await query('SELECT pg_advisory_xact_lock($1)', [LOGIN_LOCK]);
+      // Every session lives as long, so the oldest rows, which the caps end first, are the
+      // expired ones, if any are left: an expired row never costs a live session its place.
+      await query('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE user_id = $1 ORDER BY created_at DESC OFFSET $2)', [user.id, this.limits.maxPerUser - 1]);
+      await query('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions ORDER BY created_at DESC OFFSET $1)', [this.limits.max - 1]);
+      await query(
+        `INSERT INTO sessions (id, token_hash, user_id, expires_at, address, user_agent)
+         VALUES ($1, $2, $3, now() + make_interval(secs => $4), $5, $6)`,
+        [randomUUID(), hashOf(token), user.id, this.limits.ttlSeconds, address, userAgent],
+      );
+    });
+    return token;
+  }
+
+  async find(token: string) {
+    // The last-seen time is refreshed at most once a minute: a lookup writes almost never.
+    const { rows } = await this.db.query<{ id: string; userId: string }>(
+      `WITH live AS (SELECT id, user_id, last_seen_at FROM sessions WHERE token_hash = $1 AND expires_at > now()),
+       seen AS (UPDATE sessions SET last_seen_at = now() WHERE id IN (SELECT id FROM live WHERE last_seen_at < now() - interval '1 minute'))
+       SELECT id, user_id AS "userId" FROM live`,
+      [hashOf(token)],
+    );
+    return rows[0];
+  }
+
+  async remove(token: string): Promise<void> {
+    await this.db.query('DELETE FROM sessions WHERE token_hash = $1', [hashOf(token)]);
+  }
+
+  async list(userId?: string): Promise<SessionInfo[]> {
+    const { rows } = await this.db.query<SessionInfo>(
+      `SELECT ${INFO} FROM sessions WHERE expires_at > now() AND ($1::text IS NULL OR user_id = $1) ORDER BY created_at`,
+      [userId ?? null],
+    );
+    return rows;
+  }
+
+  async end(id: string, userId?: string): Promise<boolean> {
+    if (!UUID.test(id)) return false;
+    const { rowCount } = await this.db.query('DELETE FROM sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2)', [id, userId ?? null]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async endAllOf(userId: string, except?: string): Promise<number> {
+    const { rowCount } = await this.db.query('DELETE FROM sessions WHERE user_id = $1 AND id IS DISTINCT FROM $2::uuid', [userId, except ?? null]);
+    return rowCount ?? 0;
+  }
+
+  /**
+   * Deletes the expired rows, unless another instance is doing so (its lock is held): how many.
+   * Lookups refuse expired rows by themselves; this only keeps the table small.
+   */
+  async sweep(): Promise<number> {
+    return this.db.transaction(async (query) => {
+      const { rows } = await query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [SWEEP_LOCK]);
+      if (!rows[0]!.locked) return 0;
+      return (await query('DELETE FROM sessions WHERE expires_at <= now()')).rowCount ?? 0;
+    });
+  }
+}

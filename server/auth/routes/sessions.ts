@@ -1,0 +1,71 @@
+import { forbidden, notFound } from '../../shared/errors.js';
+import { route } from '../../shared/route.js';
+import { failure, messages } from '../messages.js';
+import { isForeignOrigin } from '../origin.js';
+import { requireSignedIn, type SessionStore, type SignedInCheck } from '../sessions.js';
+import { presentSession, sessionList } from '../sessionView.js';
+import { crossSite, Ended, signedOut, SessionId } from './outcomes.js';
+
+export interface OwnSessionRoutesDeps {
+  sessions: SessionStore;
+  signedIn: SignedInCheck;
+}
+
+/** A signed-in user's own sessions: every browser they are signed in with, and ending the others. */
+export function ownSessionRoutes({ sessions, signedIn }: OwnSessionRoutesDeps) {
+  return [
+    route(
+      'GET /api/sessions',
+      {
+        summary: 'My Sessions',
+        description: "The signed-in user's live sessions, oldest first; `current` marks this request's.",
+        session: true,
+        responses: {
+          200: { description: 'The sessions', schema: { type: 'object', title: 'MySessions', properties: { sessions: sessionList('Oldest first') }, required: ['sessions'] } },
+          ...signedOut,
+        },
+      },
+      async (ctx) => {
+        const { user, sessionId } = await requireSignedIn(ctx, signedIn);
+        ctx.body = { sessions: (await sessions.list(user.id)).map((session) => presentSession(session, sessionId)) };
+      },
+    ),
+
+    route(
+      'DELETE /api/sessions',
+      {
+        summary: 'End My Other Sessions',
+        description: "Ends every session of the signed-in user but this request's: signs out every other browser.",
+        session: true,
+        responses: { 200: { description: 'The other sessions ended', schema: Ended }, ...signedOut, ...crossSite },
+      },
+      async (ctx) => {
+        if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
+        const { user, sessionId } = await requireSignedIn(ctx, signedIn);
+        ctx.body = { ended: await sessions.endAllOf(user.id, sessionId) };
+      },
+    ),
+
+    route(
+      'DELETE /api/sessions/{id}',
+      {
+        summary: 'End My Session',
+        description: "Ends one of the signed-in user's sessions (ending this request's own is logging out, without deleting the cookie).",
+        session: true,
+        params: SessionId,
+        responses: {
+          200: { description: 'Ended', schema: Ended },
+          404: failure('The user has no live session with this id', messages.sessionNotFound),
+          ...signedOut,
+          ...crossSite,
+        },
+      },
+      async (ctx, { params }) => {
+        if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
+        const { user } = await requireSignedIn(ctx, signedIn);
+        if (!(await sessions.end(params.id, user.id))) throw notFound(messages.sessionNotFound);
+        ctx.body = { ended: 1 };
+      },
+    ),
+  ];
+}

@@ -1,0 +1,122 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { send } from '../harness/http.js';
+import { startService, type StartedService } from '../harness/service.js';
+import { auth, type AuthDeps } from '../server/auth/index.js';
+import { messages } from '../server/auth/messages.js';
+import { builtSpa, ensureSpaBuilt, type Spa } from '../server/auth/spa.js';
+import { ADMIN, authConfig, tokenFrom, USER } from './support/authClient.js';
+import { serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
+
+// Two login-service instances on different ports, as two processes (or two hosts) behind one
+// proxy would run them: with SESSION_STORE=postgres they share one database and nothing else.
+
+let spa: Spa;
+let database: ServiceDatabase;
+const running: StartedService<AuthDeps>[] = [];
+
+beforeAll(async () => {
+  await ensureSpaBuilt();
+  spa = await builtSpa();
+});
+afterEach(async () => {
+  for (const instance of running.splice(0)) {
+    await instance.close();
+    expect(instance.logs.errors()).toEqual([]);
+  }
+  await database?.drop();
+});
+afterAll(() => spa?.close());
+
+/** Instances on one fresh database (SESSION_STORE=postgres) or each on its own memory. */
+async function instances(count: number, env: Record<string, string> = {}) {
+  database = await serviceDatabase(auth);
+  await database.migrate();
+  const start = async () => {
+    const config = authConfig({ SESSION_SWEEP_INTERVAL_MS: '100', ...env });
+    const instance = await startService(auth, { deps: { config, spa }, ...(config.sessions.store === 'postgres' && { db: database.connect() }) });
+    running.push(instance);
+    return client(instance);
+  };
+  return { started: await Promise.all(Array.from({ length: count }, start)), start };
+}
+
+function client(instance: StartedService<AuthDeps>) {
+  const cookie = (token?: string) => (token ? { cookie: `token=${token}` } : {});
+  return {
+    instance,
+    login: (credentials = USER) => instance.request('POST', '/api/login', { json: credentials }),
+    signIn: async (credentials = USER) => tokenFrom(await instance.request('POST', '/api/login', { json: credentials })),
+    me: async (token: string) => (await instance.request('GET', '/api/me', { headers: cookie(token) })).status,
+    logout: (token: string) => instance.request('POST', '/api/logout', { headers: cookie(token) }),
+    call: (token: string, method: string, path: string) => instance.request(method, path, { headers: cookie(token) }),
+    dashboard: async (token: string) => (await send(instance.url, { method: 'GET', path: '/dashboard', headers: cookie(token) })).status,
+  };
+}
+
+describe('two instances on one database (SESSION_STORE=postgres)', () => {
+  const env = { SESSION_STORE: 'postgres' };
+
+  it('a login on A is signed in on B; a logout on B ends it on A at once', async () => {
+    const { started: [a, b] } = await instances(2, env);
+    const token = await a!.signIn();
+    expect(await b!.me(token)).toBe(200);
+    expect(await b!.dashboard(token)).toBe(200);
+    expect((await b!.logout(token)).status).toBe(200);
+    expect(await a!.me(token)).toBe(401);
+    expect(await a!.dashboard(token)).toBe(302);
+  });
+
+  it('an administrator ending a session on A signs it out on B', async () => {
+    const { started: [a, b] } = await instances(2, env);
+    const user = await b!.signIn();
+    const admin = await a!.signIn(ADMIN);
+    const listed = (await a!.call(admin, 'GET', '/api/admin/sessions')).json as { users: { id: string; sessions: { id: string }[] }[] };
+    const id = listed.users.find((account) => account.id === '1')!.sessions[0]!.id;
+    expect((await a!.call(admin, 'DELETE', `/api/admin/sessions/${id}`)).status).toBe(200);
+    expect(await b!.me(user)).toBe(401);
+  });
+
+  it('counts failed logins across both: the sixth wrong password is refused on either', async () => {
+    const { started: [a, b] } = await instances(2, env);
+    const wrong = { email: USER.email, password: 'wrong' };
+    for (const instance of [a, b, a, b, a]) expect((await instance!.login(wrong)).status).toBe(401);
+    for (const instance of [a, b]) {
+      const refused = await instance!.login(USER);
+      expect([refused.status, refused.json]).toEqual([429, { error: messages.tooManyAttempts }]);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(800);
+    }
+  });
+
+  it('refuses an expired session on both, and deletes its row once', async () => {
+    const { started: [a, b] } = await instances(2, { ...env, SESSION_TTL_SECONDS: '1' });
+    const token = await a!.signIn();
+    expect(await b!.me(token)).toBe(200);
+    await sleep(1_100);
+    expect([await a!.me(token), await b!.me(token)]).toEqual([401, 401]);
+    const rows = database.connect();
+    const count = async () => (await rows.query<{ count: number }>('SELECT count(*)::int AS count FROM sessions')).rows[0]!.count;
+    for (let waited = 0; (await count()) > 0 && waited < 5_000; waited += 100) await sleep(100);
+    expect(await count()).toBe(0);
+    const swept = [a, b].flatMap(({ instance }) => instance.logs.lines.filter((line) => line.msg === 'expired sessions deleted'));
+    expect(swept.map((line) => line.swept)).toEqual([1]);
+  });
+
+  it('keeps sessions through a restart of both', async () => {
+    const { started: [a], start } = await instances(2, env);
+    const token = await a!.signIn();
+    for (const instance of running.splice(0)) await instance.close();
+    const [a2, b2] = [await start(), await start()];
+    expect([await a2.me(token), await b2.me(token)]).toEqual([200, 200]);
+  });
+});
+
+describe('instances with SESSION_STORE=memory', () => {
+  it('each knows only its own sessions, and a restart ends them', async () => {
+    const { started: [a, b], start } = await instances(2);
+    const token = await a!.signIn();
+    expect([await a!.me(token), await b!.me(token)]).toEqual([200, 401]);
+    for (const instance of running.splice(0)) await instance.close();
+    expect(await (await start()).me(token)).toBe(401);
+  });
+});

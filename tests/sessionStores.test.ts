@@ -1,0 +1,178 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { User } from '../server/auth/accounts.js';
+import { auth } from '../server/auth/index.js';
+import { PostgresSessionStore } from '../server/auth/postgresSessions.js';
+import { MemorySessionStore, type SessionLimits, type SessionStore } from '../server/auth/sessions.js';
+import type { Database } from '../server/shared/database.js';
+import { serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
+
+const alice: User = { id: '1', email: 'alice@example.com', role: 'user' };
+const bob: User = { id: '2', email: 'bob@example.com', role: 'admin' };
+const client = { address: '203.0.113.7', userAgent: 'Mozilla/5.0 (X11; Linux x86_64)' };
+const LIMITS: SessionLimits = { ttlSeconds: 3600, max: 100, maxPerUser: 20 };
+
+let database: ServiceDatabase;
+let db: Database;
+
+beforeAll(async () => {
+  database = await serviceDatabase(auth);
+  await database.migrate();
+  db = database.connect();
+});
+afterAll(() => database?.drop());
+
+/** Each store, empty, with the limits a case asks for. */
+const stores: Record<string, (limits?: Partial<SessionLimits>) => Promise<SessionStore>> = {
+  memory: async (limits) => new MemorySessionStore({ ...LIMITS, ...limits, now: Date.now }),
+  postgres: async (limits) => {
+    await db.query('TRUNCATE sessions');
+    return new PostgresSessionStore(db, { ...LIMITS, ...limits });
+  },
+};
+
+const idOf = async (store: SessionStore, token: string) => (await store.find(token))!.id;
+
+/** What every session store promises, whichever keeps the sessions. */
+const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<SessionStore>) => Promise<void>][] = [
+  [
+    'a token names its session until it is removed; an unknown token names none',
+    async (make) => {
+      const store = await make();
+      const token = await store.create(alice, client);
+      expect(await store.find(token)).toEqual({ id: expect.any(String), userId: alice.id });
+      await store.remove(token);
+      expect(await store.find(token)).toBeUndefined();
+      expect(await store.find(randomUUID())).toBeUndefined();
+      expect(await store.find('not a token')).toBeUndefined();
+    },
+  ],
+  [
+    'lists live sessions oldest first, each account\'s on demand, with who opened them and never a token',
+    async (make) => {
+      const store = await make();
+      const tokens = [await store.create(alice, client), await store.create(bob, { address: '198.51.100.2', userAgent: 'curl/8' }), await store.create(alice, client)];
+      const ids = await Promise.all(tokens.map((token) => idOf(store, token)));
+      const all = await store.list();
+      expect(all.map((session) => session.id)).toEqual(ids);
+      expect(all[1]).toEqual({
+        id: ids[1],
+        userId: bob.id,
+        address: '198.51.100.2',
+        userAgent: 'curl/8',
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
+        lastSeenAt: expect.any(String),
+        expiresAt: expect.any(String),
+      });
+      expect(Date.parse(all[1]!.expiresAt) - Date.parse(all[1]!.createdAt)).toBeCloseTo(3600_000, -2);
+      expect((await store.list(alice.id)).map((session) => session.id)).toEqual([ids[0], ids[2]]);
+      expect(await store.list('no such account')).toEqual([]);
+      for (const token of tokens) expect(JSON.stringify(all)).not.toContain(token);
+    },
+  ],
+  [
+    'ends a session by its id, and only the owner\'s when an owner is named',
+    async (make) => {
+      const store = await make();
+      const aliceToken = await store.create(alice, client);
+      const bobToken = await store.create(bob, client);
+      const bobId = await idOf(store, bobToken);
+      expect(await store.end(bobId, alice.id)).toBe(false);
+      expect(await store.find(bobToken)).toBeDefined();
+      expect(await store.end(bobId)).toBe(true);
+      expect(await store.find(bobToken)).toBeUndefined();
+      expect(await store.end(bobId)).toBe(false);
+      expect(await store.end(randomUUID())).toBe(false);
+      expect(await store.end("1' OR '1'='1")).toBe(false);
+      expect(await store.end(await idOf(store, aliceToken), alice.id)).toBe(true);
+    },
+  ],
+  [
+    'ends every session of an account but the one kept, and no other account\'s',
+    async (make) => {
+      const store = await make();
+      const kept = await store.create(alice, client);
+      const others = [await store.create(alice, client), await store.create(alice, client)];
+      const bobs = await store.create(bob, client);
+      expect(await store.endAllOf(alice.id, await idOf(store, kept))).toBe(2);
+      for (const token of others) expect(await store.find(token)).toBeUndefined();
+      expect(await store.find(kept)).toBeDefined();
+      expect(await store.find(bobs)).toBeDefined();
+      expect(await store.endAllOf(alice.id)).toBe(1);
+      expect(await store.list()).toHaveLength(1);
+    },
+  ],
+  [
+    'keeps at most maxPerUser sessions per account, ending that account\'s oldest, never another\'s',
+    async (make) => {
+      const store = await make({ maxPerUser: 3 });
+      const bobs = await store.create(bob, client);
+      const tokens: string[] = [];
+      for (let login = 0; login < 5; login++) tokens.push(await store.create(alice, client));
+      expect(await Promise.all(tokens.map(async (token) => (await store.find(token)) !== undefined))).toEqual([false, false, true, true, true]);
+      expect(await store.find(bobs)).toBeDefined();
+    },
+  ],
+  [
+    'keeps at most max sessions, ending the oldest first',
+    async (make) => {
+      const store = await make({ max: 3 });
+      const tokens: string[] = [];
+      for (let login = 0; login < 5; login++) tokens.push(await store.create(login % 2 ? bob : alice, client));
+      expect(await Promise.all(tokens.map(async (token) => (await store.find(token)) !== undefined))).toEqual([false, false, true, true, true]);
+      expect(await store.list()).toHaveLength(3);
+    },
+  ],
+  [
+    'holds both caps for logins arriving together',
+    async (make) => {
+      const store = await make({ max: 6, maxPerUser: 4 });
+      await Promise.all(Array.from({ length: 24 }, (_, login) => store.create(login % 3 ? alice : bob, client)));
+      const all = await store.list();
+      expect(all.length).toBeLessThanOrEqual(6);
+      expect(all.filter((session) => session.userId === alice.id).length).toBeLessThanOrEqual(4);
+      expect(all.filter((session) => session.userId === bob.id).length).toBeLessThanOrEqual(4);
+    },
+  ],
+  [
+    'refuses and no longer lists a session past its lifetime',
+    async (make) => {
+      const store = await make({ ttlSeconds: 1 });
+      const token = await store.create(alice, client);
+      expect(await store.find(token)).toBeDefined();
+      await sleep(1_100);
+      expect(await store.find(token)).toBeUndefined();
+      expect(await store.list()).toEqual([]);
+    },
+  ],
+];
+
+for (const [name, make] of Object.entries(stores)) {
+  describe(`the ${name} session store`, () => {
+    for (const [promise, check] of contract) it(promise, () => check(make));
+  });
+}
+
+describe('the PostgreSQL session store', () => {
+  it('keeps only the SHA-256 of each token: the table yields no usable token', async () => {
+    const store = await stores.postgres!();
+    const token = await store.create(alice, client);
+    const { rows } = await db.query('SELECT * FROM sessions');
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(token);
+    expect(rows[0].token_hash).toEqual(createHash('sha256').update(token).digest());
+  });
+
+  it('deletes expired rows when swept, and only those', async () => {
+    const short = new PostgresSessionStore(db, { ...LIMITS, ttlSeconds: 1 });
+    await db.query('TRUNCATE sessions');
+    await short.create(alice, client);
+    const live = await new PostgresSessionStore(db, LIMITS).create(bob, client);
+    await sleep(1_100);
+    expect(await short.sweep()).toBe(1);
+    expect(await short.sweep()).toBe(0);
+    expect((await db.query('SELECT count(*)::int AS count FROM sessions')).rows[0].count).toBe(1);
+    expect(await short.find(live)).toBeDefined();
+  });
+});

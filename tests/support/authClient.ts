@@ -1,0 +1,99 @@
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { send, type Reply } from '../../harness/http.js';
+import { startService, type StartedService } from '../../harness/service.js';
+import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
+import { loadConfig } from '../../server/shared/config.js';
+import { postgresUrl } from './services.js';
+
+export const USER = { email: 'user@example.com', password: 'user-password' };
+export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
+export const START = Date.parse('2030-01-01T00:00:00Z');
+
+export const authConfig = (env: Record<string, string> = {}) => loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', ...env }).auth;
+
+/**
+ * The login service of a test file: `start(env)` runs it over HTTP on a clock the test moves
+ * (`advance(seconds)`; the memory store's clock: PostgreSQL keeps its own time), with its
+ * sessions where SESSION_STORE in `env` says (PostgreSQL: a scratch database of the suite's
+ * server). Its API is reached through `request`, which checks each answer against the
+ * service's OpenAPI document; its pages through `page`. Each service is closed after its test,
+ * which fails if the service logged an unexpected failure.
+ */
+export function useAuthService() {
+  let spa: Spa;
+  const services: StartedService<AuthDeps>[] = [];
+
+  beforeAll(async () => {
+    await ensureSpaBuilt();
+    spa = await builtSpa();
+  });
+  afterEach(async () => {
+    const started = services.splice(0);
+    await Promise.all(started.map((service) => service.close()));
+    // Every answer a test saw was meant; none was an unexpected failure of the service.
+    for (const service of started) expect(service.logs.errors()).toEqual([]);
+  });
+  afterAll(() => spa?.close());
+
+  async function start(env: Record<string, string> = {}) {
+    let time = START;
+    const config = authConfig(env);
+    const service = await startService(auth, {
+      deps: { config, spa, now: () => time },
+      edge: loadConfig({ PASSWORD_HASH_COST: '1024', ...env }).edge.auth,
+      ...(config.sessions.store === 'postgres' && { postgresUrl: postgresUrl() }),
+    });
+    services.push(service);
+    const { url, request } = service;
+
+    const withToken = (token: string | undefined, headers: Record<string, string> = {}) =>
+      token === undefined ? headers : { ...headers, cookie: `token=${token}` };
+
+    return {
+      url,
+      logs: service.logs,
+      db: service.db,
+      request,
+      advance: (seconds: number) => void (time += seconds * 1000),
+      /** A page or one of its files, as a browser asks for it; redirects are not followed. */
+      page: (path: string, headers: Record<string, string> = {}) => send(url, { method: 'GET', path, headers }),
+      postLogin: (body: string, headers: Record<string, string> = {}) =>
+        request('POST', '/api/login', { headers: { 'content-type': 'application/json', ...headers }, body }),
+      login: (credentials: { email: string; password: string }, token?: string, from?: string) =>
+        request('POST', '/api/login', { json: credentials, headers: withToken(token), localAddress: from }),
+      me: (token?: string) => request('GET', '/api/me', { headers: withToken(token) }),
+      logout: (token?: string, headers: Record<string, string> = {}) => request('POST', '/api/logout', { headers: withToken(token, headers) }),
+      dashboard: (token?: string) => send(url, { method: 'GET', path: '/dashboard', headers: withToken(token) }),
+      /** An API call or a page with the session of `token`. */
+      as: (token: string | undefined, method: string, path: string, headers: Record<string, string> = {}) =>
+        path.startsWith('/api/') ? request(method, path, { headers: withToken(token, headers) }) : send(url, { method, path, headers: withToken(token, headers) }),
+    };
+  }
+
+  return { start, spa: () => spa };
+}
+
+export type AuthClient = Awaited<ReturnType<ReturnType<typeof useAuthService>['start']>>;
+
+const setCookies = (reply: Reply) => reply.headers['set-cookie'] ?? [];
+
+export function tokenFrom(reply: Reply): string {
+  const cookie = setCookies(reply).find((line) => line.startsWith('token='));
+  const token = /^token=([^;]*)/.exec(cookie ?? '')?.[1];
+  if (!token) throw new Error(`no token cookie in ${JSON.stringify(setCookies(reply))}`);
+  return token;
+}
+
+/** The device cookie a login set (see DeviceTrust). */
+export function deviceFrom(reply: Reply): string {
+  const device = /^device=([^;]+)/.exec(setCookies(reply).find((line) => line.startsWith('device=')) ?? '')?.[1];
+  if (!device) throw new Error(`no device cookie in ${JSON.stringify(setCookies(reply))}`);
+  return device;
+}
+
+export async function signIn(service: AuthClient, credentials = USER): Promise<string> {
+  const reply = await service.login(credentials);
+  expect(reply.status).toBe(200);
+  return tokenFrom(reply);
+}
