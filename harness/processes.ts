@@ -112,7 +112,11 @@ async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags =
 export async function startProcess(options: ProcessOptions): Promise<RunningProcess> {
   const { child, urls, output, exited, startedAt, entry } = await spawnEntryPoint(options);
   try {
-    await waitUntilAnswering(Object.values(urls), child, output);
+    // Only the services the process runs (SERVICES) are waited for.
+    const served = options.env?.SERVICES?.split(',').map((name) => name.trim());
+    await waitUntilAnswering(Object.entries(urls).flatMap(([name, url]) => (!served || served.includes(name) ? [url] : [])), child, output);
+    // With workers, the first answers before the others have started: the primary says when all serve.
+    if ((options.env?.WORKERS ?? '1') !== '1') await waitForLine(output, '"msg":"workers serving"', child);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -156,6 +160,15 @@ function signal(pid: number, name: NodeJS.Signals) {
     process.kill(pid, name);
   } catch {
     // already gone
+  }
+}
+
+async function waitForLine(output: () => string, text: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!output().includes(text)) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the process exited during start-up:\n${output().slice(-4000)}`);
+    if (Date.now() > deadline) throw new Error(`no "${text}" within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -33,7 +33,9 @@ const LAST_RETRY_MS = 30_000;
  * Runs `count` cluster workers of this program, which share each listening socket. The first
  * starts alone, so that a start that cannot succeed (a port in use, say) is reported once, by
  * it; the others start once it listens. Rejects when a worker exits before it listens. Later, a
- * worker that dies is replaced.
+ * worker that dies is replaced. The primary accepts connections and hands them to the workers in
+ * turn (Node's round-robin): a connection handed to a worker at the instant it crashes is lost
+ * with it, and its client waits for its own timeout.
  */
 export async function startWorkers({ count, env, logger }: { count: number; env: NodeJS.ProcessEnv; logger: Logger }): Promise<Workers> {
   let stopping = false;
@@ -55,8 +57,8 @@ export async function startWorkers({ count, env, logger }: { count: number; env:
         const lived = Date.now() - startedAt;
         retryMs = lived < HEALTHY_AFTER_MS ? Math.min(retryMs * 2, LAST_RETRY_MS) : FIRST_RETRY_MS;
         const delay = lived < HEALTHY_AFTER_MS ? retryMs : 0;
-        logger.warn({ pid: worker.process.pid, code, signal, replacedInMs: delay }, 'a worker died; starting another');
-        setTimeout(() => void replace(), delay).unref();
+        logger.warn({ workerPid: worker.process.pid, code, signal, replacedInMs: delay }, 'a worker died; starting another');
+        setTimeout(() => void replace(), delay);
       });
     });
   };
@@ -65,7 +67,7 @@ export async function startWorkers({ count, env, logger }: { count: number; env:
     if (stopping) return;
     await fork().catch((error: unknown) => {
       logger.error({ err: (error as Error).message }, 'a replacement worker could not start');
-      if (!stopping) setTimeout(() => void replace(), retryMs).unref();
+      if (!stopping) setTimeout(() => void replace(), retryMs);
     });
   };
 
