@@ -132,6 +132,15 @@ describe('notes8080 start-up migrations', () => {
     expect(await runs()).toEqual([{ runs: migrations }]);
   });
 
+  it('runs once when several instances start together: the others wait, then find nothing to do', async () => {
+    const database = await freshDatabase();
+    await Promise.all(Array.from({ length: 6 }, () => database.migrate()));
+    const db = database.connect();
+    const migrations = (await fs.readdir(notes8080.database!.migrations)).length;
+    expect((await db.query(`SELECT count(*)::int AS runs FROM ${SCHEMA}.knex_migrations`)).rows).toEqual([{ runs: migrations }]);
+    expect((await db.query(`SELECT count(*)::int AS columns FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'notes'`, [SCHEMA])).rows[0].columns).toBeGreaterThan(0);
+  });
+
   it('keeps to its own schema: a notes table elsewhere in the database is left alone', async () => {
     const database = await freshDatabase();
     const db = database.connect();

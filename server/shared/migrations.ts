@@ -2,14 +2,30 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import knex, { type Knex } from 'knex';
+import pg from 'pg';
 import type { Logger } from './logger.js';
 
 /**
  * Brings `schema` to its latest migration with Knex, on a connection of its own that is closed
  * afterwards: the schema and its migrations table live in the schema itself, so services that
- * share a database never see each other's migrations.
+ * share a database never see each other's migrations. Instances that start together (replicas,
+ * workers of several hosts) take turns: one migrates while the others wait on an advisory lock,
+ * then find nothing left to do, where Knex alone would fail them ("Migration table is already
+ * locked") or race to create the schema.
  */
-export async function runMigrations({ url, schema, directory, logger }: { url: string; schema: string; directory: string; logger: Logger }): Promise<void> {
+export async function runMigrations(options: { url: string; schema: string; directory: string; logger: Logger }): Promise<void> {
+  const lock = new pg.Client({ connectionString: options.url, application_name: `${options.schema} migrations lock` });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`migrations of ${options.schema}`]);
+    await migrate(options);
+  } finally {
+    // Ending the session releases the lock.
+    await lock.end();
+  }
+}
+
+async function migrate({ url, schema, directory, logger }: { url: string; schema: string; directory: string; logger: Logger }): Promise<void> {
   const db = knex({
     client: 'pg',
     connection: { connectionString: url, application_name: `${schema} migrations` },
