@@ -105,7 +105,8 @@ async function serve(url: string | undefined, spa: Spa | undefined): Promise<Lis
 /** The login service's pages: built (or, SPA_MODE=vite, served by Vite) by the process that prepares. */
 async function preparePages(): Promise<Spa | undefined> {
   if (!config.services.includes('auth')) return undefined;
-  const spa = await prepareSpa({ development: config.spa.mode === 'vite', hmrPort: config.spa.hmrPort, logger });
+  const { mode, hmrPort } = config.spa;
+  const spa = mode === 'prebuilt' ? await builtSpa() : await prepareSpa({ development: mode === 'vite', hmrPort, logger });
   lifecycle.defer(spa.close);
   return spa;
 }

@@ -17,6 +17,7 @@ import {
   rssBytes,
   runUntilExit,
   startProcess,
+  startScript,
   temporaryDataDir,
   type ProcessOptions,
   type RunningProcess,
@@ -332,6 +333,16 @@ describe('scaling', () => {
     } finally {
       await database.drop();
     }
+  });
+});
+
+describe('the container image', () => {
+  test('runs the server as npm start does: the same Node flags and malloc setting', async () => {
+    const dockerfile = await fs.readFile(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const start = await startScript();
+    const command = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
+    expect(command).toEqual(['node', ...start.flags, start.entry]);
+    for (const [name, value] of Object.entries(start.env)) expect(dockerfile).toContain(`${name}=${value}`);
   });
 });
 

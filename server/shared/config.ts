@@ -97,8 +97,12 @@ const envSchema = yup.object({
     .string()
     .optional()
     .test('trust-proxy', 'a number of hops, or addresses and subnets separated by commas', (value) => value === undefined || trustProxyOf(value) !== undefined),
-  /** `vite`: pages served by Vite's dev server with hot reload (`npm run dev`); `built`: the Vite build. */
-  SPA_MODE: oneOf(['built', 'vite'], 'built'),
+  /**
+   * `built`: the Vite build, made first when it is missing or older than its sources; `prebuilt`:
+   * the Vite build as it is (an image that ships it without its sources); `vite`: pages served by
+   * Vite's dev server with hot reload (`npm run dev`).
+   */
+  SPA_MODE: oneOf(['built', 'prebuilt', 'vite'], 'built'),
   /** Vite's hot-reload socket in `npm run dev`. */
   HMR_PORT: port(24678),
 

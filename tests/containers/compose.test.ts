@@ -1,0 +1,131 @@
+import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { send } from '../../harness/http.js';
+import { ROOT } from '../../harness/processes.js';
+import { freeLoopbackPort } from '../../server/shared/embeddedPostgres.js';
+
+// The image and compose.yaml as an operator runs them: the Dockerfile built, then PostgreSQL, two
+// replicas of each service and the reverse proxy in front, reached only through the proxy. Runs
+// where a container engine answers (TEST_IMAGES=1, the container pass of .ci/run); the images
+// stand in for the official ones through the variables the files declare.
+
+const run = promisify(execFile);
+const PROJECT = `services-test-${process.pid}`;
+const IMAGE = `${PROJECT}:latest`;
+
+/** `docker compose`, or the older `docker-compose` where the plugin is missing. */
+let composeCommand: string[] = [];
+let published: { notes8080: number; notes8000: number; auth: number };
+let environment: NodeJS.ProcessEnv;
+
+const docker = (...args: string[]) => run('docker', args, { env: environment, maxBuffer: 64 * 2 ** 20 });
+const compose = (...args: string[]) => run(composeCommand[0]!, [...composeCommand.slice(1), '-p', PROJECT, ...args], { cwd: ROOT, env: environment, maxBuffer: 64 * 2 ** 20 });
+const url = (service: keyof typeof published) => `http://127.0.0.1:${published[service]}`;
+
+async function psql(sql: string): Promise<string> {
+  const { stdout } = await compose('exec', '-T', 'postgres', 'psql', '-U', 'app', '-d', 'app', '-At', '-c', sql);
+  return stdout.trim();
+}
+
+beforeAll(async () => {
+  composeCommand = await run('docker', ['compose', 'version']).then(
+    () => ['docker', 'compose'],
+    () => ['docker-compose', '--compatibility'],
+  );
+  published = { notes8080: await freeLoopbackPort(), notes8000: await freeLoopbackPort(), auth: await freeLoopbackPort() };
+  environment = {
+    ...process.env,
+    APP_IMAGE: IMAGE,
+    POSTGRES_IMAGE: process.env.TEST_POSTGRES_IMAGE ?? 'postgres:17',
+    PROXY_IMAGE: process.env.TEST_PROXY_IMAGE ?? 'nginx:1.27',
+    PUBLISHED_NOTES8080: String(published.notes8080),
+    PUBLISHED_NOTES8000: String(published.notes8000),
+    PUBLISHED_AUTH: String(published.auth),
+  };
+  const proxy = process.env.BUILD_PROXY ? ['--network', 'host', '--build-arg', `HTTPS_PROXY=${process.env.BUILD_PROXY}`, '--build-arg', `HTTP_PROXY=${process.env.BUILD_PROXY}`] : [];
+  const nodeImage = process.env.TEST_NODE_IMAGE ? ['--build-arg', `NODE_IMAGE=${process.env.TEST_NODE_IMAGE}`] : [];
+  await docker('build', ...proxy, ...nodeImage, '-t', IMAGE, ROOT);
+  await compose('up', '-d', '--no-build');
+  // Ready once every service answers /ready through the proxy.
+  const deadline = Date.now() + 120_000;
+  for (const service of ['notes8080', 'notes8000', 'auth'] as const) {
+    while ((await send(url(service), { method: 'GET', path: '/ready', timeoutMs: 2_000 }).catch(() => undefined))?.status !== 200) {
+      if (Date.now() > deadline) throw new Error(`${service} is not ready through the proxy:\n${(await compose('logs', '--tail', '30')).stdout}`);
+      await sleep(500);
+    }
+  }
+}, 600_000);
+
+afterAll(async () => {
+  if (composeCommand.length > 0) await compose('down', '-v', '--remove-orphans').catch(() => undefined);
+  await docker('image', 'rm', '-f', IMAGE).catch(() => undefined);
+}, 120_000);
+
+describe('the image', () => {
+  test('runs as a user other than root, with production dependencies only, and reports healthy', { timeout: 90_000 }, async () => {
+    const { stdout: user } = await compose('exec', '-T', 'notes8080', 'id', '-u');
+    expect(user.trim()).not.toBe('0');
+    const { stdout: modules } = await compose('exec', '-T', 'notes8080', 'ls', 'node_modules');
+    expect(modules.split('\n')).not.toContain('vitest');
+    expect(modules.split('\n')).toContain('koa');
+    // Each replica's HEALTHCHECK (GET /ready of its services) runs every 10 s.
+    const health = async () => {
+      const { stdout: ids } = await compose('ps', '-q', 'notes8080', 'notes8000', 'auth');
+      const { stdout } = await docker('inspect', '--format', '{{.State.Health.Status}}', ...ids.trim().split('\n'));
+      return stdout.trim().split('\n');
+    };
+    for (let waited = 0; (await health()).some((status) => status !== 'healthy') && waited < 60_000; waited += 1_000) await sleep(1_000);
+    expect(await health()).toEqual(Array(6).fill('healthy'));
+  });
+});
+
+describe('the compose topology', () => {
+  test('a session made through the proxy holds on every replica', async () => {
+    const login = await send(url('auth'), { method: 'POST', path: '/api/login', json: { email: 'user@example.com', password: 'user-password' } });
+    expect(login.status).toBe(200);
+    const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => send(url('auth'), { method: 'GET', path: '/api/me', headers: { cookie, connection: 'close' } }).then((reply) => reply.status)),
+    );
+    expect(answers.every((status) => status === 200)).toBe(true);
+    // Both replicas answered some of them.
+    const { stdout: ids } = await compose('ps', '-q', 'auth');
+    for (const id of ids.trim().split('\n')) {
+      const { stdout, stderr } = await docker('logs', id);
+      expect(`${stdout}${stderr}`).toContain('"path":"/api/me","status":200');
+    }
+    const logout = await send(url('auth'), { method: 'POST', path: '/api/logout', headers: { cookie } });
+    expect(logout.status).toBe(200);
+    const after = await Promise.all(Array.from({ length: 10 }, () => send(url('auth'), { method: 'GET', path: '/api/me', headers: { cookie, connection: 'close' } })));
+    expect(after.map((reply) => reply.status)).toEqual(Array(10).fill(401));
+  });
+
+  test('a replica killed while notes are written loses no acknowledged write', async () => {
+    const acknowledged: string[] = [];
+    const failures: (number | string)[] = [];
+    let writing = true;
+    const writer = async (client: number) => {
+      for (let n = 0; writing; n++) {
+        const title = `w${client}-${n}`;
+        const reply = await send(url('notes8080'), { method: 'POST', path: '/notes', json: { title, body: 'x' }, timeoutMs: 10_000 }).catch((error: Error) => error.message);
+        if (typeof reply !== 'string' && reply.status === 201) acknowledged.push(title);
+        else failures.push(typeof reply === 'string' ? reply : reply.status);
+      }
+    };
+    const writers = Array.from({ length: 4 }, (_, client) => writer(client));
+    await sleep(2_000);
+    const { stdout: ids } = await compose('ps', '-q', 'notes8080');
+    await docker('kill', ids.trim().split('\n')[0]!);
+    await sleep(3_000);
+    writing = false;
+    await Promise.all(writers);
+
+    expect(acknowledged.length).toBeGreaterThan(50);
+    const stored = new Set((await psql("SELECT title FROM notes8080.notes WHERE title LIKE 'w%'")).split('\n'));
+    expect(acknowledged.filter((title) => !stored.has(title))).toEqual([]);
+    // The proxy tries the other replica for requests it could not send; one cut mid-way fails.
+    expect(failures.length).toBeLessThanOrEqual(8);
+  }, 60_000);
+});
