@@ -310,8 +310,10 @@ describe('6. Hostile load', () => {
 
     const checks = {
       'every note read answered 200': reads.length > 0 && failedReads.length === 0,
-      'GET /notes/{id} p99 < 250 ms': p99 < READ_P99_LIMIT_MS,
-      'every login answered 200, 429 or 503': logins.every((login) => [200, 429, 503].includes(login.status ?? 0)),
+      // A latency bound holds only on a machine doing nothing else: the full run (`npm run
+      // test:faults`) checks it; the quick form in `npm test` shares the machine with other files.
+      ...(FULL && { 'GET /notes/{id} p99 < 250 ms': p99 < READ_P99_LIMIT_MS }),
+      'every login answered 200 or 503': logins.every((login) => [200, 503].includes(login.status ?? 0)),
       'some logins succeeded (the password checks ran)': succeeded.length > 0,
       'the process kept running': services.child.exitCode === null,
     };
@@ -319,8 +321,8 @@ describe('6. Hostile load', () => {
       key: '6c',
       case: '6. Hostile load: a login flood beside note reads',
       done: `The process (compiled, scratch database, default PASSWORD_HASH_COST=${config.auth.passwordHashCost}); one note seeded through SQL per notes service, their pools still empty; ${LOGIN_CLIENTS} keep-alive clients logging in as ${admin.email} with the right password in a loop for ${FLOOD_MS / 1000} s, and from 0.3 s on ${READERS_PER_SERVICE} keep-alive clients per notes service reading GET /notes/{id} in a loop.`,
-      expected: 'Every note read answers 200 and their p99 stays under 250 ms; logins answer 200, 429 (the throttle counts an attempt as failed until it succeeds) or 503 (too many checks queued).',
-      observed: `Reads: ${reads.length} (${perService.join('; ')}), all together p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; each client's first read (a new connection, and for most a new pooled database connection) took up to ${Math.max(...reads.filter((read) => read.first).map((read) => read.ms)).toFixed(0)} ms, the others up to ${Math.max(...reads.filter((read) => !read.first).map((read) => read.ms)).toFixed(0)} ms; ${failedReads.length} not 200${failedReads.length ? ` (e.g. ${failedReads.slice(0, 3).map((read) => read.error ?? read.status).join(', ')})` : ''}. Logins: ${logins.length} (${[...mix].map(([status, n]) => `${status}: ${n}`).join(', ')}); the 200s took p50 ${percentile(succeeded.map((login) => login.ms), 50).toFixed(0)} ms, p99 ${percentile(succeeded.map((login) => login.ms), 99).toFixed(0)} ms.${mix.has('429') ? ' Parallel logins with the right password were answered 429: each counts as a failure until its check succeeds, so more than 10 in flight for one email are refused.' : ''} Process still running: ${checks['the process kept running']}.`,
+      expected: `Every note read answers 200${FULL ? ' and their p99 stays under 250 ms' : ' (p99 reported; checked under 250 ms in the full run)'}; logins answer 200, or 503 (too many checks queued): correct logins are never throttled.`,
+      observed: `Reads: ${reads.length} (${perService.join('; ')}), all together p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; each client's first read (a new connection, and for most a new pooled database connection) took up to ${Math.max(...reads.filter((read) => read.first).map((read) => read.ms)).toFixed(0)} ms, the others up to ${Math.max(...reads.filter((read) => !read.first).map((read) => read.ms)).toFixed(0)} ms; ${failedReads.length} not 200${failedReads.length ? ` (e.g. ${failedReads.slice(0, 3).map((read) => read.error ?? read.status).join(', ')})` : ''}. Logins: ${logins.length} (${[...mix].map(([status, n]) => `${status}: ${n}`).join(', ')}); the 200s took p50 ${percentile(succeeded.map((login) => login.ms), 50).toFixed(0)} ms, p99 ${percentile(succeeded.map((login) => login.ms), 99).toFixed(0)} ms. Process still running: ${checks['the process kept running']}.`,
       pass: passed(checks),
     });
     expectChecks(checks);
