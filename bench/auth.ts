@@ -8,6 +8,20 @@ import { measureScenario, withOtherPart, type Measurement, type Round } from './
 const ME_CONNECTIONS = 10;
 /** One login per libuv thread-pool thread (4 by default), where each password check runs. */
 export const LOGIN_CONNECTIONS = 4;
+/** A flood: four times as many logins as there are threads to check them, beside other work. */
+export const LOGIN_FLOOD_CONNECTIONS = 16;
+
+/** Logins with the right password of `account`, over `connections` connections. */
+export function loginLoad(url: string, account: { email: string; password: string }, connections: number): HttpLoad {
+  return {
+    url,
+    method: 'POST',
+    path: '/api/login',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: account.email, password: account.password }),
+    connections,
+  };
+}
 
 /** The auth service: /api/me, /api/login, and /api/me while logins keep the hash threads busy. */
 export async function authRound(round: Round, config: AuthConfig): Promise<Measurement[]> {
@@ -15,14 +29,7 @@ export async function authRound(round: Round, config: AuthConfig): Promise<Measu
   const account = config.accounts[0]!;
   const credentials = { email: account.email, password: account.password };
   const me: HttpLoad = { url, path: '/api/me', headers: { cookie: await sessionCookie(url, credentials) }, connections: ME_CONNECTIONS };
-  const login: HttpLoad = {
-    url,
-    method: 'POST',
-    path: '/api/login',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(credentials),
-    connections: LOGIN_CONNECTIONS,
-  };
+  const login = loginLoad(url, account, LOGIN_CONNECTIONS);
 
   const meAlone = await measureScenario(round, { service: 'auth', scenario: 'GET /api/me', load: me, limit: 'koa' });
   const logins = await measureScenario(round, { service: 'auth', scenario: 'POST /api/login', load: login });

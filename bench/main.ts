@@ -4,11 +4,11 @@ import path from 'node:path';
 import { postgresVersion } from '../harness/postgres.js';
 import { ROOT, rssBytes } from '../harness/processes.js';
 import { loadConfig } from '../server/shared/config.js';
-import { authRound, LOGIN_CONNECTIONS } from './auth.js';
+import { authRound, LOGIN_CONNECTIONS, LOGIN_FLOOD_CONNECTIONS } from './auth.js';
 import { databaseUrl, discard, discardAll, measureStartup, SERVICE_ENV, startInstance, type Instance } from './instance.js';
-import { healthRound, NOTES_CONNECTIONS, NOTES_SERVICES, prepareNotes, type PreparedNotes } from './notes.js';
+import { BIG_LIST_CONNECTIONS, BIG_NOTES, FLOOD_READERS, healthRound, NOTES_CONNECTIONS, NOTES_SERVICES, prepareNotes, type PreparedNotes } from './notes.js';
 import { parseOptions, type Group } from './options.js';
-import { measureBundle, measureTimeToInteractive } from './pages.js';
+import { measureLighthouse, measurePageWeights, measureTimeToInteractive } from './pages.js';
 import { printProfiles } from './profile.js';
 import { markdownReport, type Report } from './report.js';
 import { startHttpLimits, type Measurement } from './scenario.js';
@@ -48,10 +48,6 @@ async function step<T>(name: string, work: () => Promise<T>): Promise<T | undefi
 }
 
 let spa: Report['spa'];
-if (wants('pages')) {
-  const bundle = await step('building and sizing the pages', measureBundle);
-  if (bundle) spa = { ...bundle, timeToInteractiveMs: [] };
-}
 // The last warm start serves the load rounds, except under --cpu-prof, where the service
 // process must be started with the profiler's flags.
 let startup: Report['startup'];
@@ -74,12 +70,19 @@ const postgres = await postgresVersion(url);
 const loadAverage: Report['loadAverage'] = [NaN, NaN];
 const rounds: Measurement[][] = [];
 let rssAfterRunBytes: number | undefined;
+let rssAfterHostileBytes: number | undefined;
 let rssIdleBytes: number | undefined;
 const notes: PreparedNotes[] = [];
 try {
-  if (spa) {
-    const times = await step('login page time to interactive', () => measureTimeToInteractive(`${services.urls.auth}/login`, options.pageLoads));
-    if (times) spa.timeToInteractiveMs = times;
+  if (wants('pages')) {
+    // The dashboard as the admin sees it, the larger of its two forms.
+    const admin = config.auth.accounts.find((account) => account.role === 'admin')!;
+    const authUrl = services.urls.auth;
+    spa = {
+      weights: (await step('page weights (bytes over the wire)', () => measurePageWeights(authUrl, admin))) ?? [],
+      timeToInteractiveMs: (await step('login page time to interactive', () => measureTimeToInteractive(`${authUrl}/login`, options.pageLoads))) ?? [],
+      lighthouse: options.lighthouseRuns > 0 ? ((await step('Lighthouse on /login and /dashboard', () => measureLighthouse(authUrl, admin, options.lighthouseRuns))) ?? []) : [],
+    };
   }
   for (const service of NOTES_SERVICES.filter((s) => wants(s.label))) {
     const onPoolError = (error: Error) => problems.push(`${service.label} benchmark pool: ${error.message}`);
@@ -100,10 +103,20 @@ try {
       for (const prepared of notes) await add(prepared.service.label, () => prepared.round(round));
       rounds.push(measured);
     }
+    // Before the hostile-load scenarios: lists of big notes leave V8's heap grown for a while after
+    // them, which says nothing about what the ordinary rounds leave behind.
+    rssAfterRunBytes = await rssBytes(services.pid);
+    for (let index = 1; index <= options.rounds; index++) {
+      const round = limits.round();
+      for (const prepared of notes) {
+        const measured = await step(`round ${index} of ${options.rounds}: ${prepared.service.label} under hostile load`, () => prepared.hostileRound(round));
+        rounds[index - 1]?.push(...(measured ?? []));
+      }
+    }
+    rssAfterHostileBytes = await rssBytes(services.pid);
   } finally {
     await limits.stop();
   }
-  rssAfterRunBytes = await rssBytes(services.pid);
   loadAverage[1] = os.loadavg()[0]!;
 } finally {
   for (const prepared of notes) await prepared.close();
@@ -125,6 +138,7 @@ const report: Report = {
   startup,
   spa,
   rssAfterRunBytes,
+  rssAfterHostileBytes,
   rssIdleBytes,
   problems,
   statements: notes.flatMap(({ service, templates }) =>
@@ -145,6 +159,7 @@ function method(): string[] {
   return [
     `The services are started by \`npm start\` (the last warm start of the start-up runs; the same compiled entry point started by \`node\` directly when profiling or without the start-up runs), all three in one process, on the embedded PostgreSQL${process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : ''} in a temporary data folder, with \`LOG_LEVEL=warn\` (one log line per request would otherwise dominate), the default password hash cost (${config.auth.passwordHashCost}) and a database pool of ${config.database.poolMax}.`,
     `Load: autocannon 8, run inside the benchmark's own process (one event loop, no workers), no pipelining; ${warmupSeconds} s warm-up then ${seconds} s measured per run; ${options.rounds > 1 ? `${options.rounds} rounds, each scenario's numbers are the median over the rounds` : '1 round'}. This machine has ${os.availableParallelism()} cores shared by the load generator, the server and PostgreSQL, so connection counts stay small: ${NOTES_CONNECTIONS} (one per pooled database connection) for throughput, ${LOGIN_CONNECTIONS} for logins (one per libuv thread, where scrypt runs), 1 for latency.`,
+    `Hostile load, after the ordinary rounds (the RSS after the run is read before it) and without a limit beside it: GET /notes of ${BIG_NOTES} notes of 1 MiB of random base64 on ${BIG_LIST_CONNECTIONS} connections (req/s and memory, no target), and GET /notes/{id} on ${FLOOD_READERS} connections while ${LOGIN_FLOOD_CONNECTIONS} connections log in as the admin with the right password at the default hash cost (logins may be refused with 429 or 503; only the reads are measured).`,
     `HTTP limit: a bare \`node:http\` server in its own process answering a small fixed JSON body to ${options.quick ? "the first scenario's requests at each connection count, once per round (quick run)" : "the scenario's own requests (method, paths, headers, body, connections), right before the scenario, so both see the machine in the same state"}.`,
     "Koa alone: the same requests answered by Koa with one middleware setting the same fixed body, in its own process, right after the HTTP limit: the floor that no Koa route can go below, and the limit GET /health and GET /api/me are held to (routes that only answer); their ratio to the bare HTTP limit is shown beside the targets, Koa alone's in the Limits table.",
     "Database limit: the exact statements each request issues, recorded from the service's own code (its app run in the benchmark's process on a pool like the server's that logs every statement and its values, in order, at `trace`; each request made for two notes to find the values that carry the id; the list's statements recorded again on each table size, as the list reads in batches), replayed with a `pg` Pool of the same size at the same concurrency, no HTTP in between, right after the scenario on the same data.",

@@ -1,10 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { send } from '../harness/http.js';
 import type { ServiceUrls } from '../harness/processes.js';
 import { notes8000 } from '../server/notes8000/index.js';
 import { notes8080 } from '../server/notes8080/index.js';
-import type { Config } from '../server/shared/config.js';
+import type { AuthConfig, Config } from '../server/shared/config.js';
 import type { ServiceDescriptor, NotesDeps } from '../server/shared/service.js';
+import { LOGIN_FLOOD_CONNECTIONS, loginLoad } from './auth.js';
 import { measureScenario, withOtherPart, type Measurement, type Round } from './scenario.js';
 import { databaseLimit, startStatementRecorder, statementsFor, type StatementRecorder, type StatementTemplate } from './statements.js';
 
@@ -24,6 +26,12 @@ export const NOTES_SERVICES: NotesService[] = [
 export const NOTES_CONNECTIONS = 10;
 export const LARGE_LIST = 10_000;
 const SMALL_LIST = 100;
+/** Few notes, each as large as a request body may be (BODY_LIMIT_BYTES), read by a few clients at once. */
+export const BIG_NOTES = 60;
+const BIG_NOTE_CHARS = 2 ** 20;
+export const BIG_LIST_CONNECTIONS = 4;
+/** Readers of one note each beside the login flood. */
+export const FLOOD_READERS = 4;
 
 const NOTE_TEXT =
   'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris.';
@@ -56,7 +64,13 @@ export async function prepareNotes(service: NotesService, url: string, config: C
     const remove = await recorder.record('DELETE', [`/notes/${create.created[0]}`, `/notes/${create.created[1]}`]);
     const list = await recordList(recorder);
     const templates = { list, show: show.template, update: update.template, create: create.template, delete: remove.template };
-    return { service, templates, round: (round: Round) => notesRound(round, service, pool, templates, recorder!), close };
+    return {
+      service,
+      templates,
+      round: (round: Round) => notesRound(round, service, pool, templates, recorder!),
+      hostileRound: (round: Round) => hostileRound(round, service, pool, config.auth),
+      close,
+    };
   } catch (error) {
     await close();
     throw error;
@@ -117,6 +131,32 @@ async function notesRound(round: Round, service: NotesService, pool: pg.Pool, te
   return results;
 }
 
+/**
+ * A notes service under hostile load, measured without a limit beside it: the list of notes as
+ * large as a request body may be, read by several clients at once (req/s and memory), and reads of
+ * one note while a login flood keeps the password checks busy (latency).
+ */
+async function hostileRound(round: Round, service: NotesService, pool: pg.Pool, auth: AuthConfig): Promise<Measurement[]> {
+  const url = round.urls[service.descriptor.name as keyof ServiceUrls];
+  await resetBigNotes(pool, service, BIG_NOTES);
+  // A request reads 60 MiB: a one-second run would see none of them end.
+  const timing = { ...round.timing, seconds: Math.max(round.timing.seconds, 4) };
+  const load = { url, path: '/notes', connections: BIG_LIST_CONNECTIONS };
+  const big = await measureScenario({ ...round, timing }, { service: service.label, scenario: `GET /notes (${BIG_NOTES} notes of 1 MiB)`, load, limit: 'none' });
+  big.responseBytes = (await send(url, { method: 'GET', path: '/notes', timeoutMs: 120_000 })).body.length;
+
+  // A login flood keeps libuv's threads busy with password checks and the event loop with logins:
+  // the reads beside it show what that costs a note.
+  const ids = await resetNotes(pool, service, SMALL_LIST);
+  const admin = auth.accounts.find((account) => account.role === 'admin')!;
+  const flood = loginLoad(round.urls.auth, admin, LOGIN_FLOOD_CONNECTIONS);
+  const readers = { url, path: '/notes/{id}', nextId: cycle(ids), connections: FLOOD_READERS };
+  const scenario = `GET /notes/{id} during logins (${LOGIN_FLOOD_CONNECTIONS} login connections)`;
+  const duringLogins = await measureScenario(round, { service: service.label, scenario, load: readers, limit: 'none', alongside: flood });
+  await pool.query('TRUNCATE notes RESTART IDENTITY');
+  return [big, duringLogins];
+}
+
 /** 8000's health check: a route that only answers, held to Koa alone. */
 export async function healthRound(round: Round): Promise<Measurement[]> {
   const load = { url: round.urls.notes8000, path: '/health', connections: NOTES_CONNECTIONS };
@@ -127,6 +167,14 @@ export async function healthRound(round: Round): Promise<Measurement[]> {
 async function resetNotes(pool: pg.Pool, service: NotesService, count: number): Promise<number[]> {
   await pool.query('TRUNCATE notes RESTART IDENTITY');
   return addNotes(pool, service, count);
+}
+
+/** Empties the table and fills it with `count` notes of 1 MiB of random base64 each, which no compression shrinks. */
+async function resetBigNotes(pool: pg.Pool, service: NotesService, count: number): Promise<void> {
+  await pool.query('TRUNCATE notes RESTART IDENTITY');
+  for (let i = 1; i <= count; i++) {
+    await pool.query(`INSERT INTO notes (title, ${service.textField}) VALUES ($1, $2)`, [`Big note ${i}`, randomBytes((BIG_NOTE_CHARS * 3) / 4).toString('base64')]);
+  }
 }
 
 /** Timestamps come from the columns' defaults, as for a note created through the API. */

@@ -5,7 +5,7 @@ const GROUPS = ['pages', 'startup', 'auth', 'health', 'notes-8080', 'notes-8000'
 export type Group = (typeof GROUPS)[number];
 
 const USAGE = `npm run bench [-- options]
-  --quick            smoke check: 1 round, short runs, no thresholds, no BENCHMARKS.md
+  --quick            smoke check: 1 round, short runs, no Lighthouse, no thresholds, no BENCHMARKS.md
   --rounds N         rounds of every load scenario (default 3; quick 1)
   --seconds S        measured seconds per run, whole seconds (default 5; quick 1)
   --warmup S         warm-up seconds before each run, whole seconds (default 1; quick 0)
@@ -51,6 +51,8 @@ export function parseOptions(argv: string[]) {
     /** Cold/warm start pairs, and login page loads in the browser. */
     startRuns: quick ? 1 : 3,
     pageLoads: quick ? 1 : 5,
+    /** Lighthouse runs of each page: none in a quick run (each takes about ten seconds). */
+    lighthouseRuns: quick ? 0 : 3,
     groups: new Set(groups as Group[]),
     cpuProfile: values['cpu-prof'],
     /** Where the Markdown report goes; undefined: not written. */

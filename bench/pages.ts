@@ -1,43 +1,100 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { gzipSync } from 'node:zlib';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { launchBrowser } from '../harness/browser.js';
-import { ROOT } from '../harness/processes.js';
+import { runLighthouse, type LighthouseRun } from './lighthouse.js';
 
-/** The JavaScript of the pages, per file and in total, raw and gzipped. */
-export interface SpaSize {
-  files: { file: string; rawBytes: number; gzipBytes: number }[];
-  rawBytes: number;
-  gzipBytes: number;
+export type { LighthouseRun } from './lighthouse.js';
+
+/** What loading a page costs on the wire: bytes transferred (compressed, headers included) by kind of file. */
+export interface PageWeight {
+  page: '/login' | '/dashboard';
+  documentBytes: number;
+  scriptBytes: number;
+  stylesheetBytes: number;
+  totalBytes: number;
+  /** The Content-Encoding of each text file, as `file: encoding`. */
+  encodings: string[];
+}
+
+/** The pages' part of the report. */
+export interface PagesReport {
+  weights: PageWeight[];
+  timeToInteractiveMs: number[];
+  /** Lighthouse runs of each page (full runs only). */
+  lighthouse: LighthouseRun[];
+}
+
+export interface Account {
+  email: string;
+  password: string;
+}
+
+/** The `token=…` cookie of a fresh session of `account`. */
+async function sessionCookie(authUrl: string, account: Account): Promise<string> {
+  const response = await fetch(`${authUrl}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(account) }).catch((error: Error) => {
+    throw new Error(`logging in for the page measurements failed: ${(error.cause as Error | undefined)?.message ?? error.message}`);
+  });
+  const cookie = response.headers.getSetCookie().find((line) => line.startsWith('token='));
+  if (!response.ok || !cookie) throw new Error(`logging in for the page measurements answered ${response.status}`);
+  return cookie.split(';')[0]!;
 }
 
 /**
- * A fresh production build of the pages: `vite build` with the project's config, into a folder of
- * its own so that `dist/web`, which the running service serves, is left alone.
+ * Each page loaded once in headless Chromium with an empty cache (a fresh context), the
+ * dashboard signed in as `account` (the admin, whose page is the larger): the bytes each kind of
+ * file took on the wire, as the browser received them.
  */
-export async function measureBundle(): Promise<SpaSize> {
-  const outDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-pages-'));
-  // Vite sets NODE_ENV for its build when it is unset; the benchmark's own stays as it was.
-  const nodeEnv = process.env.NODE_ENV;
+export async function measurePageWeights(authUrl: string, account: Account): Promise<PageWeight[]> {
+  const cookie = await sessionCookie(authUrl, account);
+  const browser = await launchBrowser();
   try {
-    const { build } = await import('vite');
-    await build({ configFile: path.join(ROOT, 'vite.config.ts'), logLevel: 'warn', build: { outDir, emptyOutDir: true } });
-    const scripts = (await fs.readdir(outDir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile() && /\.m?js$/.test(entry.name));
-    const files = await Promise.all(
-      scripts.map(async (entry) => {
-        const content = await fs.readFile(path.join(entry.parentPath, entry.name));
-        return { file: path.relative(outDir, path.join(entry.parentPath, entry.name)), rawBytes: content.length, gzipBytes: gzipSync(content).length };
-      }),
-    );
-    const total = (size: 'rawBytes' | 'gzipBytes') => files.reduce((sum, file) => sum + file[size], 0);
-    return { files, rawBytes: total('rawBytes'), gzipBytes: total('gzipBytes') };
+    const weights: PageWeight[] = [];
+    for (const page of ['/login', '/dashboard'] as const) {
+      const context = await browser.newContext();
+      try {
+        if (page === '/dashboard') await context.addCookies([{ name: 'token', value: cookie.slice('token='.length), url: authUrl }]);
+        weights.push(await weighPage(context, authUrl, page));
+      } finally {
+        await context.close();
+      }
+    }
+    return weights;
   } finally {
-    if (nodeEnv === undefined) delete process.env.NODE_ENV;
-    else process.env.NODE_ENV = nodeEnv;
-    await fs.rm(outDir, { recursive: true, force: true });
+    await browser.close();
   }
+}
+
+async function weighPage(context: BrowserContext, authUrl: string, path: PageWeight['page']): Promise<PageWeight> {
+  const tab = await context.newPage();
+  const files: { kind: string; url: string; bytes: Promise<number>; encoding: string | undefined }[] = [];
+  tab.on('response', (response) => {
+    const request = response.request();
+    const bytes = request.sizes().then(({ responseBodySize, responseHeadersSize }) => responseBodySize + responseHeadersSize);
+    files.push({ kind: request.resourceType(), url: new URL(response.url()).pathname, bytes, encoding: response.headers()['content-encoding'] });
+  });
+  await tab.goto(`${authUrl}${path}`, { waitUntil: 'networkidle' });
+  if (new URL(tab.url()).pathname !== path) throw new Error(`${path} ended on ${tab.url()}`);
+  const sized = await Promise.all(files.map(async (file) => ({ ...file, bytes: await file.bytes })));
+  const sum = (kind?: string) => sized.filter((file) => kind === undefined || file.kind === kind).reduce((total, file) => total + file.bytes, 0);
+  return {
+    page: path,
+    documentBytes: sum('document'),
+    scriptBytes: sum('script'),
+    stylesheetBytes: sum('stylesheet'),
+    totalBytes: sum(),
+    encodings: sized.map((file) => `${file.url}: ${file.encoding ?? 'none'}`),
+  };
+}
+
+/** `runs` Lighthouse runs of each page, one after the other (each on its own Chromium). */
+export async function measureLighthouse(authUrl: string, account: Account, runs: number): Promise<LighthouseRun[]> {
+  // Lighthouse counts `localhost` as a secure origin, as browsers do; 127.0.0.1 is the same server.
+  const origin = authUrl.replace('//127.0.0.1:', '//localhost:');
+  const results: LighthouseRun[] = [];
+  for (let run = 0; run < runs; run++) {
+    results.push(await runLighthouse('/login', `${origin}/login`));
+    results.push(await runLighthouse('/dashboard', `${origin}/dashboard`, { Cookie: await sessionCookie(authUrl, account) }));
+  }
+  return results;
 }
 
 /**
@@ -66,6 +123,7 @@ async function loadOnce(browser: Browser, url: string): Promise<number> {
     const failed = new Promise<never>((_, reject) => page.once('pageerror', (error) => reject(new Error(`the login page failed: ${error.message}`))));
     failed.catch(() => undefined);
     await page.addInitScript(() => {
+      // The form is in the HTML from the start; its button is enabled once the script has hydrated it.
       const observer = new MutationObserver(() => {
         const button = document.querySelector<HTMLButtonElement>('form button');
         if (!document.querySelector('form input[type="email"]') || !button || button.disabled) return;

@@ -3,28 +3,39 @@
  *
  *   Production and `npm start`:  const spa = await prepareSpa({ development: false, logger });
  *       builds `dist/web` first, in a child process, when it is missing or older than `web/` or
- *       `vite.config.ts` (ensureSpaBuilt), then serves it: hashed files under /assets through koa-static.
+ *       `vite.config.ts` (ensureSpaBuilt), then serves it: /login as rendered at build time,
+ *       /dashboard rendered per request by the server bundle, hashed files under /assets through
+ *       koa-static (brotli or gzip, compressed at build time, as the browser accepts).
  *   Development (`npm run dev`): const spa = await prepareSpa({ development: true, hmrPort, logger });
- *       Vite in middleware mode inside Koa, with hot reload (its socket on HMR_PORT).
+ *       Vite in middleware mode inside Koa, with hot reload (its socket on HMR_PORT); the
+ *       document carries the page's state and the browser renders it.
  *   Tests:                       await ensureSpaBuilt(); const spa = await builtSpa();
  *   Shutdown:                    await spa.close();   (stops Vite's dev server; nothing to do otherwise)
  *
  * In both modes the app itself routes `/login` and `/dashboard` — so the session check on
- * `/dashboard` runs before any HTML is sent — and asks `spa.page(url)` for the document;
- * `spa.assets` serves what the document loads.
+ * `/dashboard` runs before any HTML is sent — and asks `spa.page(state)` for the document of the
+ * page it chose (the dashboard's with the user the check found); `spa.assets` serves what the
+ * document loads.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Middleware } from 'koa';
 import serveStatic from 'koa-static';
 import type { ViteDevServer } from 'vite';
+import type { fillTemplate } from '../../web/src/document.js';
+import type { PageState } from '../../web/src/pageState.js';
+import type { renderDocument } from '../../web/src/server.js';
 import { StartupError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { REPOSITORY_ROOT } from '../shared/paths.js';
+
+export type { PageState } from '../../web/src/pageState.js';
 
 /** Sources a mode's pages need beyond 'self', added to the Content-Security-Policy. */
 export interface CspAllowances {
@@ -34,8 +45,8 @@ export interface CspAllowances {
 }
 
 export interface Spa {
-  /** The HTML document for a page URL. */
-  page(url: string): Promise<string>;
+  /** The HTML document of a page. */
+  page(state: PageState): Promise<string>;
   /** Serves the files pages load; passes every other request on. */
   assets: Middleware;
   csp: CspAllowances;
@@ -46,6 +57,15 @@ const require = createRequire(import.meta.url);
 const SOURCE_DIR = path.join(REPOSITORY_ROOT, 'web');
 const VITE_CONFIG = path.join(REPOSITORY_ROOT, 'vite.config.ts');
 const BUILD_DIR = path.join(REPOSITORY_ROOT, 'dist', 'web');
+/** What a build holds besides the browser's files under assets/ (see vite.config.ts). */
+const BUILT = {
+  /** `web/index.html` as Vite built it: the document each page is rendered into. */
+  template: path.join(BUILD_DIR, 'index.html'),
+  /** `web/src/server.tsx` built for Node: renders a page's document. */
+  serverBundle: path.join(BUILD_DIR, 'ssr', 'server.js'),
+  /** /login, rendered at build time (it is the same for every visitor); written last. */
+  login: path.join(BUILD_DIR, 'login.html'),
+};
 const LOCK_DIR = `${BUILD_DIR}.lock`;
 /** A lock older than this was left by a build that died. */
 const STALE_LOCK_MS = 5 * 60 * 1000;
@@ -58,17 +78,36 @@ export async function prepareSpa({ development, hmrPort, logger }: { development
 
 /** Serves the Vite build in `dist/web`, which must exist (see ensureSpaBuilt). */
 export async function builtSpa(): Promise<Spa> {
-  const html = await readFile(path.join(BUILD_DIR, 'index.html'), 'utf8').catch((error) => {
+  const [template, login, serverBundle] = await Promise.all([
+    readFile(BUILT.template, 'utf8'),
+    readFile(BUILT.login, 'utf8'),
+    // A rebuild replaces the file under the same name: its time tells this import from the last.
+    stat(BUILT.serverBundle).then(({ mtimeMs }) => import(`${pathToFileURL(BUILT.serverBundle).href}?built=${mtimeMs}`)),
+  ]).catch((error) => {
     throw new Error(`The pages are not built (${BUILD_DIR}); run "npm run build"`, { cause: error });
   });
+  const render = (serverBundle as { renderDocument: typeof renderDocument }).renderDocument;
   // Only the hashed assets are files on the web; pages are routes of the app.
-  const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true });
+  const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true, brotli: true, gzip: true });
   return {
-    page: async () => html,
-    assets: (ctx, next) => (isAssetPath(ctx.path) ? serveAssets(ctx, next) : next()),
-    csp: {},
+    page: async (state) => (state.page === 'login' ? login : render(template, state)),
+    assets: (ctx, next) => {
+      if (!isAssetPath(ctx.path)) return next();
+      // The same URL is sent brotli-, gzip- or not compressed, as the request accepts.
+      ctx.vary('Accept-Encoding');
+      return serveAssets(ctx, next);
+    },
+    csp: { styleSrc: inlineStyleHashes(template) },
     close: async () => undefined,
   };
+}
+
+/**
+ * The build puts the pages' stylesheet into the document (see vite.config.ts): the policy allows
+ * those <style> elements by their hashes, and no other inline style.
+ */
+function inlineStyleHashes(document: string): string[] {
+  return [...document.matchAll(/<style>([\s\S]*?)<\/style>/g)].map(([, css]) => `'sha256-${createHash('sha256').update(css!).digest('base64')}'`);
 }
 
 /**
@@ -100,7 +139,12 @@ export async function developmentSpa({ hmrPort }: { hmrPort?: number } = {}): Pr
     server: { middlewareMode: true, hmr: hmrPort === undefined ? false : { port: hmrPort } },
   });
   return {
-    page: async (url) => vite.transformIndexHtml(url, await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8')),
+    // The document with the page's state and no markup: Vite's dev server serves modules to the
+    // browser only, which renders the page (the built pages are rendered by the server).
+    page: async (state) => {
+      const { fillTemplate: fill } = (await vite.ssrLoadModule('/src/document.ts')) as { fillTemplate: typeof fillTemplate };
+      return fill(await vite.transformIndexHtml(`/${state.page}`, await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8')), state, '');
+    },
     assets: viteMiddleware(vite),
     // Vite's dev pages run an inline React Refresh preamble, inject styles, and open the HMR socket.
     csp: { scriptSrc: ["'unsafe-inline'"], styleSrc: ["'unsafe-inline'"], connectSrc: ['ws:', 'wss:'] },
@@ -126,9 +170,10 @@ function viteMiddleware(vite: ViteDevServer): Middleware {
 }
 
 /**
- * Builds the pages into `dist/web` with Vite when the build is missing or older than any file
- * in `web/` or `vite.config.ts`. Safe to call from several processes at once (parallel test
- * files): one builds while the others wait, and the finished build replaces the old at once.
+ * Builds the pages into `dist/web` with Vite (the browser's files, the server bundle, /login
+ * rendered) when the build is missing or older than any file in `web/` or `vite.config.ts`.
+ * Safe to call from several processes at once (parallel test files): one builds while the
+ * others wait, and the finished build replaces the old at once.
  */
 export async function ensureSpaBuilt({ logger }: { logger?: Logger } = {}): Promise<void> {
   if (await isBuildFresh()) return;
@@ -167,7 +212,8 @@ function assertPortFree(port: number): Promise<void> {
 }
 
 async function isBuildFresh(): Promise<boolean> {
-  const built = await stat(path.join(BUILD_DIR, 'index.html')).catch(() => undefined);
+  // The build's last file: a build that has it is complete.
+  const built = await stat(BUILT.login).catch(() => undefined);
   if (!built) return false;
   const entries = await readdir(SOURCE_DIR, { recursive: true, withFileTypes: true });
   const sources = entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));

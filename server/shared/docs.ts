@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -8,7 +9,8 @@ import { route, type Route } from './route.js';
 import { documentHeaders } from './securityHeaders.js';
 
 /** Swagger UI's files, served from the installed `swagger-ui-dist` package: the page works offline. */
-const SWAGGER_UI_DIR = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const SWAGGER_UI_PACKAGE = createRequire(import.meta.url).resolve('swagger-ui-dist/package.json');
+const SWAGGER_UI_DIR = path.dirname(SWAGGER_UI_PACKAGE);
 
 // Kept in a file of its own rather than inline, so the page runs under a strict CSP too.
 const INITIALIZER = `window.ui = SwaggerUIBundle({
@@ -34,19 +36,34 @@ function installed(name: string, type: string) {
   return { type, body: () => createReadStream(path.join(SWAGGER_UI_DIR, name)) };
 }
 
+/**
+ * Names what `/docs/{file}` serves (the package's version and the set-up), carried in the
+ * page's links as `?v=`: such a URL always serves the same bytes, so browsers keep it a year;
+ * another version or set-up gets other URLs.
+ */
+const FILES_VERSION = createHash('sha256')
+  .update((createRequire(import.meta.url)(SWAGGER_UI_PACKAGE) as { version: string }).version)
+  .update(INITIALIZER)
+  .digest('hex')
+  .slice(0, 12);
+const versioned = (name: string) => `/docs/${name}?v=${FILES_VERSION}`;
+
+// The documents describe English APIs: the page is in English.
 const page = (title: string) => `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>${title} - Swagger UI</title>
-<link rel="stylesheet" href="/docs/swagger-ui.css">
-<link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
+<title>${title} – API documentation</title>
+<meta name="description" content="${title}: every operation, its parameters and answers, with requests you can send from the page (Swagger UI).">
+<link rel="stylesheet" href="${versioned('swagger-ui.css')}">
+<link rel="icon" type="image/png" href="${versioned('favicon-32x32.png')}">
 </head>
 <body>
+<noscript><p>Swagger UI needs JavaScript; the document itself is at <a href="/openapi.json">/openapi.json</a>.</p></noscript>
 <div id="swagger-ui"></div>
-<script src="/docs/swagger-ui-bundle.js"></script>
-<script src="/docs/swagger-initializer.js"></script>
+<script src="${versioned('swagger-ui-bundle.js')}"></script>
+<script src="${versioned('swagger-initializer.js')}"></script>
 </body>
 </html>
 `;
@@ -61,6 +78,9 @@ export function contractRoutes(title: string, document: object, production: bool
   const headers = documentHeaders({ production });
   return [
     route('GET /openapi.json', { internal: true }, (ctx) => {
+      // Tens of kilobytes of JSON, read by browsers (Swagger UI) and tools: worth compressing,
+      // unlike the API's own answers (see compression.ts).
+      ctx.compress = true;
       ctx.body = document;
     }),
     route('GET /docs', { internal: true }, async (ctx) => {
@@ -72,7 +92,8 @@ export function contractRoutes(title: string, document: object, production: bool
       const file = Object.hasOwn(FILES, params.file) ? FILES[params.file] : undefined;
       if (!file) throw notFound();
       ctx.type = file.type;
-      ctx.set('Cache-Control', 'public, max-age=3600');
+      // Only the page's own URLs are known to serve these bytes for good.
+      ctx.set('Cache-Control', ctx.query.v === FILES_VERSION ? 'public, max-age=31536000, immutable' : 'no-cache');
       ctx.body = file.body();
     }),
   ];

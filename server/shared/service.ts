@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import { bodyReader, type ReadBody } from './body.js';
+import { compression } from './compression.js';
 import type { Edge, NotesConfig } from './config.js';
 import type { Database } from './database.js';
 import { edge } from './edge.js';
@@ -71,6 +72,8 @@ export function buildApp(service: ServiceDefinition): Koa {
   const app = new Koa({ proxy: service.edge.trustProxy !== undefined });
   logFailuresAfterAnswer(app, logger);
   app.use(requestLogger(logger));
+  // Outside the error answers, so that it sees every answer as finally sent (see compression.ts).
+  app.use(compression());
   app.use(async (ctx, next) => {
     try {
       await next();

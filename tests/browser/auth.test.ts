@@ -1,81 +1,15 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startService, type StartedService } from '../../harness/service.js';
-import { auth, type AuthDeps } from '../../server/auth/index.js';
-import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
-import { loadConfig } from '../../server/shared/config.js';
-import { browserAvailable, launchBrowser } from '../support/browser.js';
-import { startGateway, type Gateway } from '../support/gateway.js';
-
-const USER = { email: 'user@example.com', password: 'user-password' };
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
+import { describe, expect, it } from 'vitest';
+import { browserAvailable } from '../support/browser.js';
+import { ADMIN, pagesInBrowser, USER } from './pagesInBrowser.js';
 
 describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () => {
-  let spa: Spa;
-  let service: StartedService<AuthDeps>;
-  /** The pages are opened through this proxy, so that tests can make the API fail as proxies do. */
-  let gateway: Gateway;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
-  let time = Date.now();
-  /** Every URL the page asked for, to show that nothing comes from another host. */
-  let requested: string[];
-  let policyViolations: string[];
-
-  beforeAll(async () => {
-    await ensureSpaBuilt();
-    spa = await builtSpa();
-    const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth;
-    service = await startService(auth, { deps: { config, spa, now: () => time } });
-    gateway = await startGateway(service.url);
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await gateway?.close();
-    await service?.close();
-    await spa?.close();
-    // What the pages did never made the service fail.
-    expect(service?.logs.errors()).toEqual([]);
-  });
-
-  beforeEach(async () => {
-    gateway.mode = 'forward';
-    context = await browser.newContext();
-    page = await context.newPage();
-    requested = [];
-    policyViolations = [];
-    page.on('request', (request) => requested.push(request.url()));
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) policyViolations.push(message.text());
-    });
-  });
-  afterEach(async () => {
-    await context.close();
-    expect(policyViolations).toEqual([]);
-    expect(requested.filter((url) => !url.startsWith(`${gateway.url}/`) && !url.startsWith('data:'))).toEqual([]);
-  });
-
-  const url = (path: string) => gateway.url + path;
-  const path = () => new URL(page.url()).pathname;
-  const submitButton = () => page.locator('form button[type="submit"]');
-  const alertText = () => page.getByRole('alert').textContent();
-
-  async function fillLogin({ email, password }: { email: string; password: string }) {
-    await page.goto(url('/login'));
-    await page.getByLabel('メールアドレス').fill(email);
-    await page.getByLabel('パスワード').fill(password);
-  }
-
-  async function logIn(credentials: { email: string; password: string }) {
-    await fillLogin(credentials);
-    await submitButton().click();
-    await page.waitForURL(url('/dashboard'));
-    await page.getByRole('heading', { name: 'ダッシュボード' }).waitFor();
-  }
+  const pages = pagesInBrowser();
+  const { url, path } = pages;
+  const submitButton = () => pages.page.locator('form button[type="submit"]');
+  const errorMessage = () => pages.page.locator('main .error');
 
   it('sends a visitor without a session from /dashboard to /login', async () => {
+    const { page } = pages;
     const response = await page.goto(url('/dashboard'));
     expect(path()).toBe('/login');
     expect(response?.request().redirectedFrom()?.url()).toBe(url('/dashboard'));
@@ -85,6 +19,7 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
   });
 
   it('requires both fields, typed as email and password, before sending anything', async () => {
+    const { page } = pages;
     await page.goto(url('/login'));
     const email = page.getByLabel('メールアドレス');
     const password = page.getByLabel('パスワード');
@@ -110,64 +45,82 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
   });
 
   it('shows the server’s message under the form for a wrong password', async () => {
-    await fillLogin({ email: USER.email, password: 'wrong-password' });
+    await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
     await submitButton().click();
-    await page.getByRole('alert').waitFor();
-    expect(await alertText()).toBe('メールアドレスまたはパスワードが正しくありません');
+    await errorMessage().waitFor();
+    expect(await errorMessage().textContent()).toBe('メールアドレスまたはパスワードが正しくありません');
+    // Under the form: after it in the document.
+    expect(await pages.page.locator('form ~ .error').count()).toBe(1);
     expect(path()).toBe('/login');
-    expect(await submitButton().isEnabled()).toBe(true);
+    expect(await submitButton().getAttribute('aria-disabled')).toBeNull();
     expect(await submitButton().textContent()).toBe('ログイン');
   });
 
   // Failures the login service itself never sends, produced by a real proxy in front of it.
   it('shows 「ログインに失敗しました」 for a 502 from a proxy, whose body has no error', async () => {
-    gateway.mode = 'badGateway';
-    await fillLogin(USER);
+    pages.gateway.mode = 'badGateway';
+    await pages.fillLogin(USER);
     await submitButton().click();
-    await page.getByRole('alert').waitFor();
-    expect(await alertText()).toBe('ログインに失敗しました');
+    await errorMessage().waitFor();
+    expect(await errorMessage().textContent()).toBe('ログインに失敗しました');
     expect(path()).toBe('/login');
   });
 
   it('shows 「ログインに失敗しました」 when the network fails', async () => {
-    gateway.mode = 'reset';
-    await fillLogin(USER);
+    pages.gateway.mode = 'reset';
+    await pages.fillLogin(USER);
     await submitButton().click();
-    await page.getByRole('alert').waitFor();
-    expect(await alertText()).toBe('ログインに失敗しました');
-    expect(await submitButton().isEnabled()).toBe(true);
+    await errorMessage().waitFor();
+    expect(await errorMessage().textContent()).toBe('ログインに失敗しました');
+    expect(await submitButton().getAttribute('aria-disabled')).toBeNull();
   });
 
-  it('disables the button with a progress label while the login runs', async () => {
-    gateway.mode = 'hold';
-    await fillLogin(USER);
+  it('marks the button disabled with a progress label while the login runs, and sends one request however often it is pressed', async () => {
+    const { page } = pages;
+    pages.gateway.mode = 'hold';
+    const loginRequests: string[] = [];
+    page.on('request', (request) => request.url().endsWith('/api/login') && loginRequests.push(request.url()));
+    await pages.fillLogin(USER);
     await submitButton().click();
     await page.waitForFunction(() => document.querySelector('form button')?.textContent === 'ログイン中…');
-    expect(await submitButton().isDisabled()).toBe(true);
-    gateway.release();
+    // Disabled as assistive technology sees it (the accessibility tree), while keeping the focus.
+    expect(await page.getByRole('button', { name: 'ログイン中…', disabled: true }).count()).toBe(1);
+    // Playwright waits for an aria-disabled button to be enabled: these press it regardless.
+    await submitButton().click({ force: true });
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    expect(await submitButton().evaluate((button) => button === document.activeElement)).toBe(true);
+    expect(loginRequests).toHaveLength(1);
+    pages.gateway.release();
     await page.waitForURL(url('/dashboard'));
   });
 
-  it('logs in as the user: email and role, and no admin menu', async () => {
-    await logIn(USER);
+  it('logs in as the user: email and role in words, and no admin menu', async () => {
+    const { page } = pages;
+    await pages.logIn(USER);
+    expect(await page.title()).toBe('ダッシュボード');
     expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
-    expect(await page.getByText('ロール: user').count()).toBe(1);
+    expect(await page.getByText('ロール: 一般ユーザー (user)').count()).toBe(1);
     expect(await page.getByRole('button', { name: 'ログアウト' }).count()).toBe(1);
     expect(await page.getByText('管理メニュー').count()).toBe(0);
     expect(await page.getByText('ユーザ管理').count()).toBe(0);
     expect(await page.getByText('システム設定').count()).toBe(0);
   });
 
-  it('logs in as the admin: the admin menu with its two items', async () => {
-    await logIn(ADMIN);
+  it('logs in as the admin: the admin menu with its two items, not links while their pages do not exist', async () => {
+    const { page } = pages;
+    await pages.logIn(ADMIN);
     expect(await page.getByText(`ようこそ、${ADMIN.email} さん`).count()).toBe(1);
-    expect(await page.getByText('ロール: admin').count()).toBe(1);
+    expect(await page.getByText('ロール: 管理者 (admin)').count()).toBe(1);
     const menu = page.getByRole('region', { name: '管理メニュー' });
-    expect(await menu.getByRole('listitem').allTextContents()).toEqual(['ユーザ管理', 'システム設定']);
+    const items = await menu.getByRole('listitem').allTextContents();
+    expect(items.map((item) => item.replace('準備中', ''))).toEqual(['ユーザ管理', 'システム設定']);
+    expect(await menu.getByRole('link').count()).toBe(0);
   });
 
   it('logs out to /login; Back and a direct visit to /dashboard both end on /login', async () => {
-    await logIn(ADMIN);
+    const { page, context } = pages;
+    await pages.logIn(ADMIN);
     await page.getByRole('button', { name: 'ログアウト' }).click();
     await page.waitForURL(url('/login'));
     // The session cookie is gone; the device cookie of the login throttling stays, as it should.
@@ -183,14 +136,35 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     expect(await page.getByText('ようこそ').count()).toBe(0);
   });
 
+  it('logs out every open tab when one logs out', async () => {
+    const { page, context } = pages;
+    await pages.logIn(ADMIN);
+    const other = await pages.watchedPage(context);
+    await other.goto(url('/dashboard'));
+    await other.getByRole('heading', { name: '管理メニュー' }).waitFor();
+
+    await page.getByRole('button', { name: 'ログアウト' }).click();
+    await other.waitForURL(url('/login'));
+    expect(await other.getByText(ADMIN.email).count()).toBe(0);
+    expect(await other.getByText('管理メニュー').count()).toBe(0);
+  });
+
   it('stays signed in when a token cookie planted for a narrower path is sent before the real one', async () => {
-    // A browser sends the cookie of the longer path first: these reach /api/me and /dashboard ahead of the session's.
-    const domain = new URL(gateway.url).hostname;
+    const { page, context } = pages;
+    // A browser sends the cookie of the longer path first: these reach /dashboard and /api/me ahead of the session's.
+    const domain = new URL(pages.gateway.url).hostname;
     await context.addCookies(['/api', '/dashboard'].map((cookiePath) => ({ name: 'token', value: 'planted', domain, path: cookiePath })));
-    const me = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/me');
-    await logIn(USER);
-    expect(await (await me).request().headerValue('cookie')).toMatch(/^token=planted; token=[0-9a-f-]{36}$/);
+    const dashboard = page.waitForRequest((request) => new URL(request.url()).pathname === '/dashboard');
+    await pages.logIn(USER);
+    expect(await (await dashboard).headerValue('cookie')).toMatch(/^token=planted; token=[0-9a-f-]{36}$/);
     expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
+
+    // The page's own check of the session, when the tab comes back, sees the same order.
+    const me = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/me');
+    await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    expect((await me).status()).toBe(200);
+    expect(await (await me).request().headerValue('cookie')).toMatch(/^token=planted; token=[0-9a-f-]{36}$/);
+    expect(path()).toBe('/dashboard');
 
     await page.reload();
     await page.getByRole('heading', { name: 'ダッシュボード' }).waitFor();
@@ -198,15 +172,57 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
   });
 
-  it('goes to /login when /api/me answers 401 on the dashboard (session expired)', async () => {
-    await logIn(USER);
-    time += 3600 * 1000;
+  it.each([
+    ['shown again', () => document.dispatchEvent(new Event('visibilitychange'))],
+    ['focused', () => window.dispatchEvent(new Event('focus'))],
+  ])('goes to /login when the tab is %s and /api/me answers 401 (session expired)', async (_, comeBack) => {
+    const { page } = pages;
+    await pages.logIn(USER);
+    pages.advance(3600 * 1000);
     try {
-      // The page asks /api/me again whenever it comes back into view.
-      await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+      await page.evaluate(comeBack);
       await page.waitForURL(url('/login'));
     } finally {
-      time -= 3600 * 1000;
+      pages.advance(-3600 * 1000);
+    }
+  });
+
+  it('shows the dashboard from its HTML alone, before any script: email, role, admin menu and title', async () => {
+    await pages.logIn(ADMIN);
+    const noScript = await pages.browser.newContext({ javaScriptEnabled: false });
+    try {
+      await noScript.addCookies(await pages.context.cookies());
+      const page = await noScript.newPage();
+      const scripts: string[] = [];
+      page.on('request', (request) => request.resourceType() === 'script' && scripts.push(request.url()));
+      await page.goto(url('/dashboard'));
+      expect(await page.title()).toBe('ダッシュボード');
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('ダッシュボード');
+      expect(await page.getByText(`ようこそ、${ADMIN.email} さん`).isVisible()).toBe(true);
+      expect(await page.getByText('ロール: 管理者 (admin)').isVisible()).toBe(true);
+      expect(await page.getByRole('region', { name: '管理メニュー' }).isVisible()).toBe(true);
+      expect(await page.getByRole('button', { name: 'ログアウト' }).isVisible()).toBe(true);
+    } finally {
+      await noScript.close();
+    }
+  });
+
+  it('shows the login form without JavaScript, saying that logging in needs it, and sends nothing', async () => {
+    const noScript = await pages.browser.newContext({ javaScriptEnabled: false });
+    try {
+      const page = await noScript.newPage();
+      await page.goto(url('/login'));
+      expect(await page.title()).toBe('ログイン');
+      expect(await page.getByLabel('メールアドレス').isVisible()).toBe(true);
+      expect(await page.getByLabel('パスワード').isVisible()).toBe(true);
+      // (Playwright's text queries skip <noscript>, whose content only shows without script.)
+      const notice = page.locator('noscript .notice');
+      expect(await notice.isVisible()).toBe(true);
+      expect(await notice.textContent()).toContain('ログインには JavaScript が必要です');
+      // The form cannot be sent by the browser itself: the password never travels in a URL.
+      expect(await page.locator('form button[type="submit"]').isDisabled()).toBe(true);
+    } finally {
+      await noScript.close();
     }
   });
 });

@@ -1,101 +1,53 @@
-import { useEffect, useState } from 'react';
-import { fetchMe, goTo, logout, type Me } from './api.js';
+import { useRef, useState } from 'react';
+import { ActionButton } from './ActionButton.js';
+import { AdminMenu } from './AdminMenu.js';
+import { goTo, logout } from './api.js';
+import { Header } from './Header.js';
+import { LiveRegion } from './LiveRegion.js';
 import { messages } from './messages.js';
+import type { User } from './pageState.js';
+import { useSession } from './useSession.js';
 
-export function DashboardPage() {
-  const me = useCurrentUser();
-  const [loggingOut, setLoggingOut] = useState(false);
-  const [logoutFailed, setLogoutFailed] = useState(false);
+type LogoutState = 'idle' | 'pending' | 'failed';
 
-  useEffect(() => {
-    document.title = messages.dashboardTitle;
-  }, []);
+export function DashboardPage({ initialUser }: { initialUser: User }) {
+  const { user, announceLogout } = useSession(initialUser);
+  const [logoutState, setLogoutState] = useState<LogoutState>('idle');
+  const leaving = useRef(false);
 
   async function signOut() {
-    setLoggingOut(true);
-    setLogoutFailed(false);
+    if (leaving.current) return;
+    leaving.current = true;
+    setLogoutState('pending');
     if (await logout()) {
+      announceLogout();
       goTo('/login');
       return;
     }
-    setLogoutFailed(true);
-    setLoggingOut(false);
+    leaving.current = false;
+    setLogoutState('failed');
   }
 
-  if (me?.kind === 'failed') {
-    return (
-      <main className="card">
-        <p className="error" role="alert">
-          {messages.loadFailed}
-        </p>
-      </main>
-    );
-  }
-  if (me?.kind !== 'user') {
-    return (
-      <main className="card">
-        <p>{messages.loading}</p>
-      </main>
-    );
-  }
   return (
-    <main className="card">
-      <h1>{messages.dashboardTitle}</h1>
-      <p>{messages.welcome(me.user.email)}</p>
-      <p>{messages.role(me.user.role)}</p>
-      {me.user.role === 'admin' && <AdminMenu />}
-      <button type="button" onClick={signOut} disabled={loggingOut}>
-        {loggingOut ? messages.loggingOut : messages.logoutButton}
-      </button>
-      {logoutFailed && (
-        <p className="error" role="alert">
-          {messages.logoutFailed}
-        </p>
-      )}
-    </main>
+    <>
+      <Header>
+        <ActionButton
+          type="button"
+          className="secondary"
+          label={messages.logoutButton}
+          busyLabel={messages.loggingOut}
+          busy={logoutState === 'pending'}
+          onClick={signOut}
+        />
+      </Header>
+      <main className="card">
+        <h1>{messages.dashboardTitle}</h1>
+        <p className="welcome">{messages.welcome(user.email)}</p>
+        <p>{messages.role(user.role)}</p>
+        {user.role === 'admin' && <AdminMenu />}
+        {logoutState === 'failed' && <p className="error">{messages.logoutFailed}</p>}
+        <LiveRegion text={logoutState === 'pending' ? messages.loggingOut : logoutState === 'failed' ? messages.logoutFailed : ''} />
+      </main>
+    </>
   );
-}
-
-/** Presentation only: anything an administrator may do is checked again on the server. */
-function AdminMenu() {
-  return (
-    <section className="admin" aria-labelledby="admin-menu">
-      <h2 id="admin-menu">{messages.adminMenu}</h2>
-      <ul>
-        <li>{messages.userManagement}</li>
-        <li>{messages.systemSettings}</li>
-      </ul>
-    </section>
-  );
-}
-
-/**
- * The signed-in user from /api/me, asked again whenever the page comes back into view; a 401
- * (the session ended or expired) sends the browser to /login.
- */
-function useCurrentUser(): Me | undefined {
-  const [me, setMe] = useState<Me>();
-
-  useEffect(() => {
-    let active = true;
-    const refresh = async () => {
-      const answer = await fetchMe();
-      if (!active) return;
-      if (answer.kind === 'signed-out') goTo('/login');
-      else setMe(answer);
-    };
-    const onVisible = () => document.visibilityState === 'visible' && void refresh();
-    // A page restored from the back/forward cache skipped the server's check: ask the server again.
-    const onPageShow = (event: PageTransitionEvent) => event.persisted && window.location.reload();
-    void refresh();
-    document.addEventListener('visibilitychange', onVisible);
-    window.addEventListener('pageshow', onPageShow);
-    return () => {
-      active = false;
-      document.removeEventListener('visibilitychange', onVisible);
-      window.removeEventListener('pageshow', onPageShow);
-    };
-  }, []);
-
-  return me;
 }

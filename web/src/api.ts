@@ -1,10 +1,5 @@
 /** The auth service's API as the pages use it. The session cookie travels on its own. */
-
-export interface User {
-  id: string;
-  email: string;
-  role: 'user' | 'admin';
-}
+import type { User } from './pageState.js';
 
 /** On failure, the answer's `error` when it carries one (none either when the network failed). */
 export type LoginResult = { ok: true } | { ok: false; error: string | undefined };

@@ -1,21 +1,18 @@
 import { StrictMode } from 'react';
-import { createRoot } from 'react-dom/client';
-import { BrowserRouter, Navigate, Route, Routes } from 'react-router-dom';
-import { DashboardPage } from './DashboardPage.js';
-import { LoginPage } from './LoginPage.js';
+import { createRoot, hydrateRoot } from 'react-dom/client';
+import { App } from './App.js';
+import { STATE_ELEMENT_ID, type PageState } from './pageState.js';
 import './styles.css';
 
-// The server sends this document only for /login and, after its session check, /dashboard.
-// Moving between the two is a full navigation (see api.ts), so /dashboard is always checked
-// by the server; the router only picks the page for the path.
-createRoot(document.getElementById('root')!).render(
+const state = JSON.parse(document.getElementById(STATE_ELEMENT_ID)!.textContent!) as PageState;
+const container = document.getElementById('root')!;
+const app = (
   <StrictMode>
-    <BrowserRouter>
-      <Routes>
-        <Route path="/dashboard" element={<DashboardPage />} />
-        <Route path="/login" element={<LoginPage />} />
-        <Route path="*" element={<Navigate to="/login" replace />} />
-      </Routes>
-    </BrowserRouter>
-  </StrictMode>,
+    <App state={state} />
+  </StrictMode>
 );
+
+// Built pages arrive rendered by the server and are hydrated. Vite's dev server (npm run dev)
+// sends the document with the state alone, and the page is rendered here.
+if (container.hasChildNodes()) hydrateRoot(container, app);
+else createRoot(container).render(app);

@@ -1,0 +1,169 @@
+import AxeBuilder from '@axe-core/playwright';
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { browserAvailable } from '../support/browser.js';
+import { ADMIN, pagesInBrowser, USER } from './pagesInBrowser.js';
+
+type Scheme = 'light' | 'dark';
+const SCHEMES: Scheme[] = ['light', 'dark'];
+
+/** WCAG's contrast ratio of two `rgb(…)` colours as getComputedStyle writes them. */
+function contrast(first: string, second: string): number {
+  const luminance = (color: string) => {
+    const [r, g, b] = color.match(/[\d.]+/g)!.slice(0, 3).map((value) => {
+      const channel = Number(value) / 255;
+      return channel <= 0.04045 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+  };
+  const [light, dark] = [luminance(first), luminance(second)].sort((a, b) => b - a);
+  return (light! + 0.05) / (dark! + 0.05);
+}
+
+/** The focused control's ring, and the colour behind it (the nearest opaque background of its ancestors). */
+function focusRing(control: Locator) {
+  return control.evaluate((element) => {
+    const style = getComputedStyle(element);
+    let behind = element.parentElement;
+    while (behind && /rgba\(.*, 0\)|transparent/.test(getComputedStyle(behind).backgroundColor)) behind = behind.parentElement;
+    return {
+      style: style.outlineStyle,
+      width: parseFloat(style.outlineWidth),
+      color: style.outlineColor,
+      behind: getComputedStyle(behind ?? document.documentElement).backgroundColor,
+    };
+  });
+}
+
+describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () => {
+  const pages = pagesInBrowser();
+  const submitButton = () => pages.page.locator('form button[type="submit"]');
+  const status = () => pages.page.getByRole('status');
+
+  /** No axe-core violation, and one h1, in the page's present state. */
+  async function expectAccessible(page: Page, state: string) {
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    expect(violations.map(({ id, nodes }) => `${state}: ${id} at ${nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+    expect(await page.locator('h1').count(), state).toBe(1);
+  }
+
+  it.each(SCHEMES)('has no axe-core violation and one h1 in every state of the login page (%s theme)', async (scheme) => {
+    const { page, gateway } = pages;
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.goto(pages.url('/login'));
+    await expectAccessible(page, 'login');
+    gateway.mode = 'hold';
+    await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
+    await submitButton().click();
+    await status().filter({ hasText: 'ログイン中…' }).waitFor();
+    await expectAccessible(page, 'logging in');
+    gateway.mode = 'forward';
+    gateway.release();
+    await page.locator('main .error').waitFor();
+    await expectAccessible(page, 'login failed');
+  });
+
+  it.each(SCHEMES)('has no axe-core violation and one h1 in every state of the dashboard (%s theme)', async (scheme) => {
+    const { page, gateway } = pages;
+    await page.emulateMedia({ colorScheme: scheme });
+    await pages.logIn(USER);
+    await expectAccessible(page, 'dashboard of a user');
+    await pages.logIn(ADMIN);
+    await expectAccessible(page, 'dashboard of an admin');
+    gateway.mode = 'hold';
+    await page.getByRole('button', { name: 'ログアウト' }).click();
+    await status().filter({ hasText: 'ログアウト中…' }).waitFor();
+    await expectAccessible(page, 'logging out');
+    gateway.mode = 'forward';
+    gateway.release();
+    await page.waitForURL(pages.url('/login'));
+    await pages.logIn(ADMIN);
+    gateway.mode = 'badGateway';
+    await page.getByRole('button', { name: 'ログアウト' }).click();
+    await status().filter({ hasText: 'ログアウトに失敗しました' }).waitFor();
+    await expectAccessible(page, 'logout failed');
+    expect(await page.locator('main .error').textContent()).toBe('ログアウトに失敗しました');
+  });
+
+  it('keeps the focus on the button while the login runs, and announces it', async () => {
+    const { page, gateway } = pages;
+    gateway.mode = 'hold';
+    await pages.fillLogin(USER);
+    await submitButton().focus();
+    await page.keyboard.press('Enter');
+    await status().filter({ hasText: 'ログイン中…' }).waitFor();
+    expect(await submitButton().getAttribute('aria-disabled')).toBe('true');
+    expect(await submitButton().evaluate((button) => button === document.activeElement)).toBe(true);
+    gateway.release();
+    await page.waitForURL(pages.url('/dashboard'));
+  });
+
+  it('after a failed login, moves the focus to the first field, ties the message to the fields and announces it', async () => {
+    const { page } = pages;
+    await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
+    await page.getByLabel('パスワード').press('Enter');
+    const message = 'メールアドレスまたはパスワードが正しくありません';
+    await status().filter({ hasText: message }).waitFor();
+    const email = page.getByLabel('メールアドレス');
+    expect(await email.evaluate((input) => input === document.activeElement)).toBe(true);
+    for (const field of [email, page.getByLabel('パスワード')]) {
+      expect(await field.getAttribute('aria-invalid')).toBe('true');
+      const described = await field.getAttribute('aria-describedby');
+      expect(await page.locator(`#${described}`).textContent()).toBe(message);
+    }
+    // The next Tab stays in the form.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('password');
+  });
+
+  it.each(SCHEMES)('rings every focused control at 3:1 or more against what is behind it (%s theme)', async (scheme) => {
+    const { page } = pages;
+    await page.emulateMedia({ colorScheme: scheme });
+    const check = async (controls: Locator[]) => {
+      for (const control of controls) {
+        await control.focus();
+        const ring = await focusRing(control);
+        expect(ring.style, await control.evaluate((element) => element.outerHTML)).toBe('solid');
+        expect(ring.width).toBeGreaterThanOrEqual(2);
+        expect(contrast(ring.color, ring.behind), `${ring.color} on ${ring.behind}`).toBeGreaterThanOrEqual(3);
+      }
+    };
+    await page.goto(pages.url('/login'));
+    // Through the keyboard, as :focus-visible shows the ring for it.
+    await page.keyboard.press('Tab');
+    await check([page.getByLabel('メールアドレス'), page.getByLabel('パスワード'), submitButton()]);
+    await pages.logIn(ADMIN);
+    await page.keyboard.press('Tab');
+    await check([page.getByRole('button', { name: 'ログアウト' })]);
+  });
+
+  it('shows the focus ring in forced-colours mode', async () => {
+    const { page } = pages;
+    await page.emulateMedia({ forcedColors: 'active' });
+    await page.goto(pages.url('/login'));
+    await page.keyboard.press('Tab');
+    for (const control of [page.getByLabel('メールアドレス'), submitButton()]) {
+      await control.focus();
+      const ring = await focusRing(control);
+      expect(ring.style).toBe('solid');
+      expect(ring.width).toBeGreaterThanOrEqual(2);
+    }
+  });
+
+  it('follows the system’s dark theme', async () => {
+    const { page } = pages;
+    const colours = () =>
+      page.evaluate(() => {
+        const card = getComputedStyle(document.querySelector('main')!);
+        return { page: getComputedStyle(document.documentElement).backgroundColor, card: card.backgroundColor, text: card.color };
+      });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto(pages.url('/login'));
+    const light = await colours();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await colours();
+    expect(light).toEqual({ page: 'rgb(243, 245, 248)', card: 'rgb(255, 255, 255)', text: 'rgb(31, 41, 51)' });
+    expect(dark).toEqual({ page: 'rgb(15, 20, 26)', card: 'rgb(26, 32, 41)', text: 'rgb(230, 233, 238)' });
+    expect(contrast(dark.text, dark.card)).toBeGreaterThanOrEqual(4.5);
+  });
+});

@@ -1,0 +1,107 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
+import { startService, type StartedService } from '../../harness/service.js';
+import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
+import { loadConfig } from '../../server/shared/config.js';
+import { launchBrowser } from '../support/browser.js';
+import { startGateway, type Gateway } from '../support/gateway.js';
+
+export const USER = { email: 'user@example.com', password: 'user-password' };
+export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
+export type Credentials = typeof USER;
+
+/**
+ * The login service with its built pages, opened in Chromium through a real proxy (so that a
+ * test can make the API fail as proxies do), on a clock the tests move. Each test gets a fresh
+ * browser context and page; after each, the page must have broken no Content-Security-Policy,
+ * logged no error, and asked nothing of another host. Call once per file, at its top.
+ */
+export function pagesInBrowser() {
+  let spa: Spa;
+  let service: StartedService<AuthDeps>;
+  let gateway: Gateway;
+  let browser: Browser;
+  let time = Date.now();
+  const current = { context: undefined as unknown as BrowserContext, page: undefined as unknown as Page };
+  let requested: string[] = [];
+  let complaints: string[] = [];
+
+  beforeAll(async () => {
+    await ensureSpaBuilt();
+    spa = await builtSpa();
+    const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth;
+    service = await startService(auth, { deps: { config, spa, now: () => time } });
+    gateway = await startGateway(service.url);
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gateway?.close();
+    await service?.close();
+    await spa?.close();
+    // What the pages did never made the service fail.
+    expect(service?.logs.errors()).toEqual([]);
+  });
+
+  /** A page of its own in `context`, watched as every test's page is. */
+  async function watchedPage(context: BrowserContext): Promise<Page> {
+    const page = await context.newPage();
+    page.on('request', (request) => requested.push(request.url()));
+    page.on('console', (message) => {
+      // A failed API call is a console error the browser writes by itself; the tests cause those on purpose.
+      const expected = message.type() === 'error' && /Failed to load resource/.test(message.text());
+      if (/Content Security Policy/i.test(message.text()) || (message.type() === 'error' && !expected)) complaints.push(message.text());
+    });
+    page.on('pageerror', (error) => complaints.push(error.message));
+    return page;
+  }
+
+  beforeEach(async () => {
+    gateway.mode = 'forward';
+    requested = [];
+    complaints = [];
+    current.context = await browser.newContext();
+    current.page = await watchedPage(current.context);
+  });
+  afterEach(async () => {
+    await current.context.close();
+    expect(complaints).toEqual([]);
+    expect(requested.filter((url) => !url.startsWith(`${gateway.url}/`) && !url.startsWith('data:'))).toEqual([]);
+  });
+
+  const url = (path: string) => gateway.url + path;
+
+  return {
+    url,
+    get page() {
+      return current.page;
+    },
+    get context() {
+      return current.context;
+    },
+    get gateway() {
+      return gateway;
+    },
+    get browser() {
+      return browser;
+    },
+    watchedPage,
+    /** Moves the service's clock. */
+    advance: (ms: number) => void (time += ms),
+    path: (page = current.page) => new URL(page.url()).pathname,
+    async fillLogin({ email, password }: Credentials, page = current.page) {
+      await page.goto(url('/login'));
+      await page.getByLabel('メールアドレス').fill(email);
+      await page.getByLabel('パスワード').fill(password);
+    },
+    async logIn(credentials: Credentials, page = current.page) {
+      await this.fillLogin(credentials, page);
+      await page.locator('form button[type="submit"]').click();
+      await page.waitForURL(url('/dashboard'));
+      await page.getByRole('heading', { name: 'ダッシュボード' }).waitFor();
+    },
+  };
+}
+
+export type PagesInBrowser = ReturnType<typeof pagesInBrowser>;

@@ -1,0 +1,148 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { send, type Reply } from '../harness/http.js';
+import { startService, type StartedService } from '../harness/service.js';
+import { auth, type AuthDeps } from '../server/auth/index.js';
+import { builtSpa, ensureSpaBuilt, type Spa } from '../server/auth/spa.js';
+import { notes8000 } from '../server/notes8000/index.js';
+import { notes8080 } from '../server/notes8080/index.js';
+import { loadConfig } from '../server/shared/config.js';
+import type { NotesDeps } from '../server/shared/service.js';
+import { startTestService } from './support/services.js';
+
+// What the pages send over the wire: rendered HTML, compressed text, cache lifetimes.
+
+const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
+const USER = { email: 'user@example.com', password: 'user-password' };
+
+let spa: Spa;
+let service: StartedService<AuthDeps>;
+const notesServices: StartedService<NotesDeps>[] = [];
+
+beforeAll(async () => {
+  await ensureSpaBuilt();
+  spa = await builtSpa();
+  service = await startService(auth, { deps: { config: loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth, spa } });
+  for (const descriptor of [notes8080, notes8000]) notesServices.push(await startTestService(descriptor, { deps: { config: loadConfig({}).notes } }));
+});
+afterAll(async () => {
+  await Promise.all([service, ...notesServices].map((started) => started?.close()));
+  await spa?.close();
+  expect(service.logs.errors()).toEqual([]);
+});
+
+const get = (path: string, headers: Record<string, string> = {}, url = service.url) => send(url, { method: 'GET', path, headers });
+
+async function sessionCookie(credentials: typeof USER): Promise<string> {
+  const reply = await service.request('POST', '/api/login', { json: credentials });
+  return reply.headers['set-cookie']!.find((line) => line.startsWith('token='))!.split(';')[0]!;
+}
+
+/** The body as the browser reads it, whatever its encoding. */
+function decoded(reply: Reply): string {
+  const encoding = reply.headers['content-encoding'];
+  const body = encoding === 'br' ? brotliDecompressSync(reply.body) : encoding === 'gzip' ? gunzipSync(reply.body) : reply.body;
+  return body.toString('utf8');
+}
+
+describe('pages rendered on the server', () => {
+  it('sends the dashboard with the user’s email, role, admin menu and title in its HTML', async () => {
+    const html = (await get('/dashboard', { cookie: await sessionCookie(ADMIN) })).text;
+    expect(html).toContain('<title>ダッシュボード</title>');
+    expect(html).toContain(`ようこそ、${ADMIN.email} さん`);
+    expect(html).toContain('ロール: 管理者 (admin)');
+    expect(html).toContain('管理メニュー');
+    expect(html).toContain('ユーザ管理');
+    expect(html).toContain('システム設定');
+    expect(html).toMatch(/<meta name="robots" content="noindex"/);
+    expect(html).toMatch(/<meta name="description" content="[^"]+"/);
+  });
+
+  it('leaves the admin menu out of a user’s dashboard', async () => {
+    const html = (await get('/dashboard', { cookie: await sessionCookie(USER) })).text;
+    expect(html).toContain(`ようこそ、${USER.email} さん`);
+    expect(html).toContain('ロール: 一般ユーザー (user)');
+    expect(html).not.toContain('管理メニュー');
+  });
+
+  it('sends /login with its form in the HTML, the same for every visitor', async () => {
+    const [first, second] = [await get('/login'), await get('/login', { cookie: await sessionCookie(USER) })];
+    expect(first.text).toBe(second.text);
+    expect(first.text).toContain('<title>ログイン</title>');
+    expect(first.text).toMatch(/<form[\s>]/);
+    expect(first.text).toMatch(/<input type="email"[^>]* name="email"/);
+    expect(first.text).toMatch(/<input type="password"[^>]* name="password"/);
+  });
+
+  it('keeps a value that could close the state’s script element escaped', async () => {
+    const { renderDocument } = (await import('../web/src/server.js')) as typeof import('../web/src/server.js');
+    const html = renderDocument('<!--page-head--><div id="root"><!--page-markup--></div><!--page-state-->', {
+      page: 'dashboard',
+      user: { id: '1', email: '</script><script>alert(1)</script>@example.com', role: 'user' },
+    });
+    expect(html).not.toContain('</script><script>');
+    expect(html.match(/<script/g)).toHaveLength(1);
+  });
+});
+
+describe('compression', () => {
+  const assetsOf = async (html: string) => [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
+
+  it.each([
+    ['br', 'br'],
+    ['gzip', 'gzip'],
+    ['gzip, deflate, br, zstd', 'br'],
+  ])('sends the hashed assets compressed at build time for Accept-Encoding %s (%s), varying on it', async (accepted, expected) => {
+    const assets = await assetsOf((await get('/login')).text);
+    expect(assets.length).toBeGreaterThanOrEqual(1);
+    for (const asset of assets) {
+      const [raw, compressed] = [await get(asset), await get(asset, { 'accept-encoding': accepted })];
+      expect(raw.headers['content-encoding']).toBeUndefined();
+      expect(compressed.headers['content-encoding'], asset).toBe(expected);
+      expect(compressed.headers.vary).toMatch(/Accept-Encoding/i);
+      expect(compressed.headers['cache-control']).toContain('immutable');
+      expect(compressed.body.length).toBeLessThan(raw.body.length / 2);
+      expect(decoded(compressed)).toBe(raw.text);
+    }
+  });
+
+  it('sends the pages compressed', async () => {
+    const cookie = await sessionCookie(ADMIN);
+    for (const path of ['/login', '/dashboard']) {
+      const reply = await get(path, { 'accept-encoding': 'gzip, deflate, br, zstd', cookie });
+      expect(reply.status).toBe(200);
+      expect(reply.headers['content-encoding'], path).toBe('br');
+      expect(reply.headers.vary).toMatch(/Accept-Encoding/i);
+      expect(decoded(reply)).toContain('<div id="root"><');
+    }
+    expect((await get('/login', { 'accept-encoding': 'gzip' })).headers['content-encoding']).toBe('gzip');
+  });
+
+  it('sends /openapi.json and Swagger UI’s files compressed on every service, the files cached a year at the page’s URLs', async () => {
+    for (const url of [service.url, ...notesServices.map((notes) => notes.url)]) {
+      const document = await get('/openapi.json', { 'accept-encoding': 'br, gzip' }, url);
+      expect(document.headers['content-encoding']).toBe('br');
+      expect(JSON.parse(decoded(document))).toHaveProperty('openapi');
+
+      const files = [...(await get('/docs', {}, url)).text.matchAll(/(?:src|href)="(\/docs\/[^"]+)"/g)].map((match) => match[1]!);
+      expect(files.length).toBeGreaterThanOrEqual(3);
+      for (const file of files) {
+        const reply = await get(file, { 'accept-encoding': 'br, gzip' }, url);
+        expect(reply.status, file).toBe(200);
+        expect(reply.headers['cache-control'], file).toBe('public, max-age=31536000, immutable');
+        // Swagger UI itself; its few hundred bytes of set-up gain nothing from compression.
+        if (/swagger-ui(-bundle)?\.(css|js)\?/.test(file)) expect(reply.headers['content-encoding'], file).toBe('br');
+      }
+      // Another URL of the same file may serve other bytes some day: checked again each time.
+      expect((await get('/docs/swagger-ui.css', {}, url)).headers['cache-control']).toBe('no-cache');
+    }
+  });
+
+  it('leaves the API’s JSON answers as they are', async () => {
+    const reply = await get('/api/me', { 'accept-encoding': 'br, gzip', cookie: await sessionCookie(USER) });
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-encoding']).toBeUndefined();
+    const notes = await get('/notes', { 'accept-encoding': 'br, gzip' }, notesServices[0]!.url);
+    expect(notes.headers['content-encoding']).toBeUndefined();
+  });
+});

@@ -1,0 +1,20 @@
+/**
+ * The server's entry (Vite builds it into `dist/web/ssr/`): a page's whole document, with the
+ * markup React renders from the same components the browser then hydrates.
+ */
+import { StrictMode } from 'react';
+import { renderToString } from 'react-dom/server';
+import { App } from './App.js';
+import { fillTemplate } from './document.js';
+import type { PageState } from './pageState.js';
+
+export type { PageState } from './pageState.js';
+
+export function renderDocument(template: string, state: PageState): string {
+  const markup = renderToString(
+    <StrictMode>
+      <App state={state} />
+    </StrictMode>,
+  );
+  return fillTemplate(template, state, markup);
+}
