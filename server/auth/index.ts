@@ -9,6 +9,7 @@ import { buildApp, ownSchema, type ServiceDescriptor } from '../shared/service.j
 import { createAccounts } from './accounts.js';
 import { ErrorBody, failure, messages } from './messages.js';
 import { PostgresSessionStore } from './postgresSessions.js';
+import { adminViews } from './presenters.js';
 import { adminRoutes } from './routes/admin.js';
 import { pageRoutes } from './routes/pages.js';
 import { sessionRoutes } from './routes/session.js';
@@ -68,11 +69,12 @@ export const auth: ServiceDescriptor<AuthDeps> = {
     const signedIn = signedInWith(sessions, accounts);
     const { store, ttlSeconds, max, maxPerUser } = config.sessions;
     const settings = { sessions: { store, ttlSeconds, max, maxPerUser }, throttling: THROTTLE_LIMITS, edge, passwordHashCost: config.passwordHashCost };
+    const admin = adminViews(accounts, sessions, settings);
     const routes = [
       ...sessionRoutes({ accounts, sessions, signedIn, throttle, devices, cookie: { maxAgeSeconds: ttlSeconds, secure: config.production } }),
       ...ownSessionRoutes({ sessions, signedIn }),
-      ...adminRoutes({ accounts, sessions, signedIn, settings }),
-      ...pageRoutes({ signedIn, spa, production: config.production }),
+      ...adminRoutes({ accounts, sessions, signedIn, views: admin }),
+      ...pageRoutes({ signedIn, admin, spa, production: config.production }),
     ];
     return buildApp({
       contract,

@@ -85,6 +85,24 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
     expect(await page.locator('main .error').textContent()).toBe('ログアウトに失敗しました');
   });
 
+  it.each(SCHEMES)('has no axe-core violation and one h1 on the administrators\' pages and the forbidden page (%s theme)', async (scheme) => {
+    const { page } = pages;
+    await page.emulateMedia({ colorScheme: scheme });
+    await pages.logIn(ADMIN);
+    await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
+    // Earlier tests of this file may have left the admin signed in elsewhere.
+    await status().filter({ hasText: /ほかにログイン中の端末はありません|ほかの端末の \d+ 件のセッションを終了しました/ }).waitFor();
+    await expectAccessible(page, 'dashboard, other devices signed out');
+    await page.goto(pages.url('/admin/users'));
+    await expectAccessible(page, 'users');
+    await page.locator('section', { has: page.getByRole('heading', { name: ADMIN.email }) }).getByRole('button', { name: 'すべて終了' }).waitFor();
+    await page.goto(pages.url('/admin/settings'));
+    await expectAccessible(page, 'settings');
+    await pages.logIn(USER);
+    await page.goto(pages.url('/admin/users'));
+    await expectAccessible(page, 'forbidden');
+  });
+
   it('keeps the focus on the button while the login runs, and announces it', async () => {
     const { page, gateway } = pages;
     gateway.mode = 'hold';

@@ -107,15 +107,14 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     expect(await page.getByText('システム設定').count()).toBe(0);
   });
 
-  it('logs in as the admin: the admin menu with its two items, not links while their pages do not exist', async () => {
+  it('logs in as the admin: the admin menu with its two items, links to their pages', async () => {
     const { page } = pages;
     await pages.logIn(ADMIN);
     expect(await page.getByText(`ようこそ、${ADMIN.email} さん`).count()).toBe(1);
     expect(await page.getByText('ロール: 管理者 (admin)').count()).toBe(1);
     const menu = page.getByRole('region', { name: '管理メニュー' });
-    const items = await menu.getByRole('listitem').allTextContents();
-    expect(items.map((item) => item.replace('準備中', ''))).toEqual(['ユーザ管理', 'システム設定']);
-    expect(await menu.getByRole('link').count()).toBe(0);
+    expect(await menu.getByRole('listitem').allTextContents()).toEqual(['ユーザ管理', 'システム設定']);
+    expect(await menu.getByRole('link').evaluateAll((links) => links.map((link) => link.getAttribute('href')))).toEqual(['/admin/users', '/admin/settings']);
   });
 
   it('logs out to /login; Back and a direct visit to /dashboard both end on /login', async () => {

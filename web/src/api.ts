@@ -1,5 +1,5 @@
 /** The auth service's API as the pages use it. The session cookie travels on its own. */
-import type { User } from './pageState.js';
+import type { AccountSessions, User } from './pageState.js';
 
 /** On failure, the answer's `error` when it carries one (none either when the network failed). */
 export type LoginResult = { ok: true } | { ok: false; error: string | undefined };
@@ -41,6 +41,28 @@ export async function logout(): Promise<boolean> {
     return false;
   }
 }
+
+/** How an action of a signed-in page ended: its answer, or why there is none. */
+export type Outcome<T> = { kind: 'done'; value: T } | { kind: 'signed-out' } | { kind: 'forbidden' } | { kind: 'missing' } | { kind: 'failed' };
+
+async function call<T>(method: 'GET' | 'DELETE', path: string): Promise<Outcome<T>> {
+  try {
+    const response = await fetch(path, { method, cache: 'no-store' });
+    if (response.ok) return { kind: 'done', value: (await response.json()) as T };
+    return { kind: ({ 401: 'signed-out', 403: 'forbidden', 404: 'missing' } as const)[response.status as 401 | 403 | 404] ?? 'failed' };
+  } catch {
+    return { kind: 'failed' };
+  }
+}
+
+type Ended = { ended: number };
+
+/** Ends every session of the signed-in user but this one. */
+export const endOtherSessions = () => call<Ended>('DELETE', '/api/sessions');
+/** For administrators: every account with its live sessions. */
+export const fetchAccounts = () => call<{ users: AccountSessions[] }>('GET', '/api/admin/sessions');
+export const endSession = (id: string) => call<Ended>('DELETE', `/api/admin/sessions/${encodeURIComponent(id)}`);
+export const endAccountSessions = (userId: string) => call<Ended>('DELETE', `/api/admin/users/${encodeURIComponent(userId)}/sessions`);
 
 /**
  * Full navigations, never client-side routing: every visit to /dashboard, including Back after

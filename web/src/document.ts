@@ -5,6 +5,9 @@ import { STATE_ELEMENT_ID, type PageState } from './pageState.js';
 const HEAD: Record<PageState['page'], { title: string; description: string }> = {
   login: { title: messages.loginTitle, description: messages.loginDescription },
   dashboard: { title: messages.dashboardTitle, description: messages.dashboardDescription },
+  users: { title: messages.userManagement, description: messages.usersDescription },
+  settings: { title: messages.systemSettings, description: messages.settingsDescription },
+  forbidden: { title: messages.forbiddenTitle, description: messages.forbiddenText },
 };
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);

@@ -1,20 +1,25 @@
 import type { Context } from 'koa';
 import { route } from '../../shared/route.js';
 import { documentHeaders } from '../../shared/securityHeaders.js';
-import type { SignedInCheck } from '../sessions.js';
+import type { AdminViews } from '../presenters.js';
+import type { SignedIn, SignedInCheck } from '../sessions.js';
 import type { PageState, Spa } from '../spa.js';
 
 export interface PageRoutesDeps {
   signedIn: SignedInCheck;
+  /** What the administrators' pages show, as the admin API shows it. */
+  admin: AdminViews;
   spa: Spa;
   production: boolean;
 }
 
 /**
- * The two pages: `/dashboard` passes the session check before any of it is sent, and is then
+ * The pages: `/dashboard` passes the session check before any of it is sent, and is then
  * rendered for the user the check found (the email, the role and the admin menu are in the HTML).
+ * The administrators' pages pass the role check too: a user's browser gets a page saying it may
+ * not, with status 403.
  */
-export function pageRoutes({ signedIn, spa, production }: PageRoutesDeps) {
+export function pageRoutes({ signedIn, admin, spa, production }: PageRoutesDeps) {
   const pageHeaders = documentHeaders({ production, allow: spa.csp });
   const page = async (ctx: Context, state: PageState) => {
     await pageHeaders(ctx, async () => undefined);
@@ -30,10 +35,35 @@ export function pageRoutes({ signedIn, spa, production }: PageRoutesDeps) {
     route('GET /login', { internal: true }, (ctx) => page(ctx, { page: 'login' })),
 
     route('GET /dashboard', { internal: true }, async (ctx) => {
-      const user = (await signedIn(ctx))?.user;
-      if (user) return page(ctx, { page: 'dashboard', user: { id: user.id, email: user.email, role: user.role } });
-      ctx.set('Cache-Control', 'no-store');
-      ctx.redirect('/login');
+      const found = await signedIn(ctx);
+      if (!found) return toLogin(ctx);
+      return page(ctx, { page: 'dashboard', user: userOf(found) });
+    }),
+
+    route('GET /admin/users', { internal: true }, async (ctx) => {
+      const found = await signedIn(ctx);
+      if (!found) return toLogin(ctx);
+      if (found.user.role !== 'admin') return forbiddenPage(ctx, found);
+      return page(ctx, { page: 'users', user: userOf(found), accounts: await admin.accounts(found.sessionId) });
+    }),
+
+    route('GET /admin/settings', { internal: true }, async (ctx) => {
+      const found = await signedIn(ctx);
+      if (!found) return toLogin(ctx);
+      if (found.user.role !== 'admin') return forbiddenPage(ctx, found);
+      return page(ctx, { page: 'settings', user: userOf(found), settings: admin.settings });
     }),
   ];
+
+  function forbiddenPage(ctx: Context, found: SignedIn) {
+    ctx.status = 403;
+    return page(ctx, { page: 'forbidden', user: userOf(found) });
+  }
+}
+
+const userOf = ({ user: { id, email, role } }: SignedIn) => ({ id, email, role });
+
+function toLogin(ctx: Context): void {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.redirect('/login');
 }

@@ -3,7 +3,7 @@ import { route } from '../../shared/route.js';
 import { failure, messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
 import { requireSignedIn, type SessionStore, type SignedInCheck } from '../sessions.js';
-import { presentSession, sessionList } from '../sessionView.js';
+import { presentSession, sessionList } from '../presenters.js';
 import { crossSite, Ended, signedOut, SessionId } from './outcomes.js';
 
 export interface OwnSessionRoutesDeps {

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { browserAvailable } from '../support/browser.js';
+import { ADMIN, pagesInBrowser, USER } from './pagesInBrowser.js';
+
+// The administrators' pages and ending sessions, as a person does it in Chromium: every check
+// the page relies on is the server's (the role at each request, the session at each page).
+
+describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chromium', () => {
+  const pages = pagesInBrowser();
+  const { url } = pages;
+
+  /** Another browser, with the same watch as every test's page, signed in as `credentials`. */
+  async function otherBrowser(credentials = USER) {
+    const context = await pages.browser.newContext();
+    const page = await pages.watchedPage(context);
+    await pages.logIn(credentials, page);
+    return { context, page };
+  }
+
+  it('sends a visitor without a session from the administrators\' pages to /login', async () => {
+    const { page } = pages;
+    for (const path of ['/admin/users', '/admin/settings']) {
+      await page.goto(url(path));
+      expect(pages.path()).toBe('/login');
+    }
+  });
+
+  it('shows a user the administrators\' pages as forbidden (403), with the way back', async () => {
+    const { page } = pages;
+    await pages.logIn(USER);
+    for (const path of ['/admin/users', '/admin/settings']) {
+      const response = await page.goto(url(path));
+      expect(response?.status()).toBe(403);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('このページを表示する権限がありません');
+      expect(await page.getByText('admin@example.com').count()).toBe(0);
+    }
+    await page.getByRole('link', { name: 'ダッシュボードに戻る' }).click();
+    await page.waitForURL(url('/dashboard'));
+  });
+
+  it('lets the admin end one session of another browser: that browser is signed out at its next request', async () => {
+    const { page } = pages;
+    const other = await otherBrowser(USER);
+    try {
+      await pages.logIn(ADMIN);
+      await page.getByRole('link', { name: 'ユーザ管理' }).click();
+      await page.waitForURL(url('/admin/users'));
+      expect(await page.title()).toBe('ユーザ管理');
+      const userSessions = page.getByRole('table', { name: `${USER.email} のセッション` });
+      const rows = await userSessions.getByRole('row').count();
+      const adminSessions = page.getByRole('table', { name: `${ADMIN.email} のセッション` });
+      expect(await adminSessions.getByText('この端末').count()).toBe(1);
+      expect(await page.content()).not.toMatch(/token=|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"\s*\}/);
+
+      // Sessions are listed oldest first: the other browser's is the last.
+      await userSessions.getByRole('button', { name: '終了' }).last().click();
+      await page.getByRole('status').filter({ hasText: '1 件のセッションを終了しました' }).waitFor();
+      expect(rows === 2 ? await page.getByText('ログイン中のセッションはありません').count() : await userSessions.getByRole('row').count()).toBe(rows === 2 ? 1 : rows - 1);
+
+      await other.page.goto(url('/dashboard'));
+      expect(pages.path(other.page)).toBe('/login');
+    } finally {
+      await other.context.close();
+    }
+  });
+
+  it('lets the admin end every session of an account at once', async () => {
+    const { page } = pages;
+    const [first, second] = [await otherBrowser(USER), await otherBrowser(USER)];
+    try {
+      await pages.logIn(ADMIN);
+      await page.goto(url('/admin/users'));
+      const account = page.locator('section', { has: page.getByRole('heading', { name: USER.email }) });
+      await account.getByRole('button', { name: 'すべて終了' }).click();
+      await page.getByRole('status').filter({ hasText: /\d+ 件のセッションを終了しました/ }).waitFor();
+      expect(await account.getByText('ログイン中のセッションはありません').count()).toBe(1);
+      for (const other of [first, second]) {
+        await other.page.reload();
+        expect(pages.path(other.page)).toBe('/login');
+      }
+      // The admin's own session is untouched.
+      await page.goto(url('/dashboard'));
+      expect(pages.path()).toBe('/dashboard');
+    } finally {
+      await first.context.close();
+      await second.context.close();
+    }
+  });
+
+  it('shows the admin the effective settings, read-only', async () => {
+    const { page } = pages;
+    await pages.logIn(ADMIN);
+    await page.getByRole('link', { name: 'システム設定' }).click();
+    await page.waitForURL(url('/admin/settings'));
+    const value = (name: string) => page.locator('.settings div', { has: page.getByText(name, { exact: true }) }).locator('dd').textContent();
+    expect(await value('セッションの保存先 (SESSION_STORE)')).toBe('プロセスのメモリー (memory)');
+    expect(await value('セッションの有効期間 (SESSION_TTL_SECONDS)')).toBe('3600 秒');
+    expect(await value('ログイン失敗の上限: アカウントと接続元ごと')).toBe('900 秒に 5 回');
+    expect(await page.locator('input, textarea, select').count()).toBe(0);
+    expect(await page.content()).not.toContain(ADMIN.password);
+  });
+
+  it('lets a user sign out every other browser from the dashboard, keeping this one', async () => {
+    const { page } = pages;
+    const other = await otherBrowser(USER);
+    try {
+      await pages.logIn(USER);
+      await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
+      await page.getByRole('status').filter({ hasText: 'ほかの端末の 1 件のセッションを終了しました' }).waitFor();
+      await other.page.reload();
+      expect(pages.path(other.page)).toBe('/login');
+      await page.reload();
+      expect(pages.path()).toBe('/dashboard');
+    } finally {
+      await other.context.close();
+    }
+  });
+});
