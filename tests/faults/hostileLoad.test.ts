@@ -63,9 +63,12 @@ describe('6. Hostile load', () => {
   const NOTE_CHARS = 2 ** 20;
   const FULL_READERS = 4;
   const STALLED_READERS = 4;
-  const GROWTH_LIMIT = 150 * MB;
+  // The targets hold on a machine doing nothing else: the full run checks them. The quick form in
+  // `npm test` shares two cores with other test files, which slows the collector's pace, so it
+  // checks the same behaviour (bounded, given back) with room for that.
+  const GROWTH_LIMIT = scale(200, 150) * MB;
   const SETTLED_MARGIN = 50 * MB;
-  const SETTLE_WITHIN_MS = 10_000;
+  const SETTLE_WITHIN_MS = scale(30_000, 10_000);
   // The server looks every second; twice the timeout (how Node's own socket timeout can end up) is past it.
   const CUT_MARGIN_MS = 2_000;
   // The default in the full form; a short one keeps the quick form short.
@@ -85,9 +88,9 @@ describe('6. Hostile load', () => {
     const checks: Record<string, boolean> = {};
     for (const run of runs) {
       checks[`${run.service}: every full read answered 200 with all ${BIG_NOTES} notes`] = run.reads.length === FULL_READERS && run.reads.every((read) => read.complete);
-      checks[`${run.service}: RSS growth over idle < 150 MB`] = run.peakRss - idleRss < GROWTH_LIMIT;
+      checks[`${run.service}: RSS growth over idle < ${GROWTH_LIMIT / MB} MB`] = run.peakRss - idleRss < GROWTH_LIMIT;
       checks[`${run.service}: the stalled readers were cut within the idle timeout + 2 s`] = run.stalled.every((s) => s.cutAfterMs !== undefined && s.cutAfterMs <= IDLE_TIMEOUT_MS + CUT_MARGIN_MS);
-      checks[`${run.service}: RSS back within 50 MB of idle within 10 s of the cut`] = run.settledAfterMs !== undefined;
+      checks[`${run.service}: RSS back within 50 MB of idle within ${SETTLE_WITHIN_MS / 1000} s of the cut`] = run.settledAfterMs !== undefined;
     }
     checks['the process kept running'] = services.child.exitCode === null;
 
@@ -98,14 +101,14 @@ describe('6. Hostile load', () => {
       const cuts = run.stalled.map((s) => (s.cutAfterMs === undefined ? 'not' : `${seconds(s.cutAfterMs)} s`)).join(', ');
       const received = allCut ? `, and had received ${run.stalled.map((s) => mb(s.receivedBytes)).join(', ')} MB each of the ${mb(listBytes)} MB` : '';
       const since = allCut ? 'the cut' : `giving up on the cut (${seconds(2 * IDLE_TIMEOUT_MS + CUT_MARGIN_MS)} s after the requests)`;
-      const settled = run.settledAfterMs !== undefined ? `back within 50 MB of idle ${seconds(run.settledAfterMs)} s after ${since} (${mb(run.settledRss)} MB)` : `NOT back within 50 MB of idle 10 s after ${since}: ${mb(run.settledRss)} MB then (lowest ${mb(run.lowestAfterCut)} MB)`;
+      const settled = run.settledAfterMs !== undefined ? `back within 50 MB of idle ${seconds(run.settledAfterMs)} s after ${since} (${mb(run.settledRss)} MB)` : `NOT back within 50 MB of idle ${SETTLE_WITHIN_MS / 1000} s after ${since}: ${mb(run.settledRss)} MB then (lowest ${mb(run.lowestAfterCut)} MB)`;
       return `${run.service}: full reads of ${mb(listBytes)} MB each took ${reads}; RSS peak ${mb(run.peakRss)} MB, growth ${mb(run.peakRss - idleRss)} MB; stalled readers cut ${cuts} after their request (the server's side of each connection no longer established)${received}; RSS ${settled}.`;
     };
     report({
       key: '6a',
       case: '6. Hostile load: the list under big notes',
       done: `${BIG_NOTES} notes of 1 MiB of random base64 seeded through SQL in each notes service's table; the process (\`startProcess\`, compiled, on a scratch database, CLIENT_IDLE_TIMEOUT_MS=${IDLE_TIMEOUT_MS}${FULL ? ', the default' : ''}); against each service in turn, ${FULL_READERS} concurrent full reads of GET /notes while ${STALLED_READERS} raw-socket clients sent GET /notes and never read. RSS of the server process sampled every 50 ms.`,
-      expected: `Every full read answers 200 with a parseable array of all ${BIG_NOTES} notes; RSS grows < 150 MB over idle; the server cuts the stalled readers within the idle timeout + 2 s; within 10 s of the cut RSS is back within 50 MB of idle.`,
+      expected: `Every full read answers 200 with a parseable array of all ${BIG_NOTES} notes; RSS grows < ${GROWTH_LIMIT / MB} MB over idle; the server cuts the stalled readers within the idle timeout + 2 s; within ${SETTLE_WITHIN_MS / 1000} s of the cut RSS is back within 50 MB of idle.`,
       observed: `Idle RSS ${mb(idleRss)} MB. ${runs.map(describeRun).join(' ')} Process still running: ${checks['the process kept running']}.`,
       pass: passed(checks),
     });
