@@ -35,17 +35,17 @@ async function newPlace(): Promise<Omit<Instance, 'process'>> {
   return { dataDir, scratchUrl: scratch?.url };
 }
 
-async function launch(place: Omit<Instance, 'process'>, form: ProcessOptions['form'], nodeFlags: string[] = []): Promise<Instance> {
-  const env = { ...SERVICE_ENV, DATABASE_URL: place.scratchUrl ?? '' };
+async function launch(place: Omit<Instance, 'process'>, form: ProcessOptions['form'], nodeFlags: string[] = [], settings: Record<string, string> = {}): Promise<Instance> {
+  const env = { ...SERVICE_ENV, DATABASE_URL: place.scratchUrl ?? '', ...settings };
   const started = await startProcess({ dataDir: place.dataDir, form, nodeFlags, env });
   running.add(started);
   void started.exited.then(() => running.delete(started));
   return { ...place, process: started };
 }
 
-/** `compiled`: what `npm start` runs, without npm, so that Node flags can be added. */
-export async function startInstance(form: ProcessOptions['form'], nodeFlags?: string[]): Promise<Instance> {
-  return launch(await newPlace(), form, nodeFlags);
+/** `compiled`: what `npm start` runs, without npm, so that Node flags can be added; `settings`: variables beside SERVICE_ENV (SERVICES, WORKERS, …). */
+export async function startInstance(form: ProcessOptions['form'], nodeFlags?: string[], settings?: Record<string, string>): Promise<Instance> {
+  return launch(await newPlace(), form, nodeFlags, settings);
 }
 
 /** Stops the services (throws unless they ended cleanly) and removes their data folder and database. */

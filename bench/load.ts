@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { percentile } from '../harness/http.js';
-import { cpuMs } from '../harness/processes.js';
+import { serverCpuMs } from '../harness/processes.js';
 
 /**
  * The two load generators every scenario and every limit goes through: autocannon for HTTP, run
@@ -35,9 +35,10 @@ export interface LoadResult {
   errors: number;
   requests: number;
   /**
-   * CPU time per request (µs) of the process doing the work during the measured run: the server
-   * for HTTP, this process for the work without HTTP; NaN when not measured. Unlike req/s, it
-   * hardly moves when other work competes for the machine.
+   * CPU time per request (µs) of the processes doing the work during the measured run: the
+   * server's Node processes for HTTP (with WORKERS, the primary and its workers; not PostgreSQL),
+   * this process for the work without HTTP; NaN when not measured. Unlike req/s, it hardly moves
+   * when other work competes for the machine.
    */
   cpuUs: number;
 }
@@ -57,12 +58,12 @@ async function runAutocannon({ url, connections, method = 'GET', path, headers, 
   return { requestsPerSecond: total / result.duration, p50: latency.p50, p99: latency.p99, mean: latency.mean, errors, requests: total, cpuUs: NaN };
 }
 
-/** A warm-up whose numbers are thrown away, then the measured run and the CPU `serverPid` spent on it. */
+/** A warm-up whose numbers are thrown away, then the measured run and the CPU the server of `serverPid` (and its workers) spent on it. */
 export function measureHttp(load: HttpLoad, timing: Timing, serverPid: number): Promise<LoadResult> {
   return warmedUp(timing, async (seconds) => {
-    const cpuBefore = await cpuMs(serverPid);
+    const cpuBefore = await serverCpuMs(serverPid);
     const result = await runAutocannon(load, seconds);
-    return { ...result, cpuUs: (((await cpuMs(serverPid)) - cpuBefore) * 1000) / result.requests };
+    return { ...result, cpuUs: (((await serverCpuMs(serverPid)) - cpuBefore) * 1000) / result.requests };
   });
 }
 

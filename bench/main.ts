@@ -4,9 +4,10 @@ import path from 'node:path';
 import { postgresVersion } from '../harness/postgres.js';
 import { ROOT, rssBytes } from '../harness/processes.js';
 import { loadConfig } from '../server/shared/config.js';
-import { authRound, LOGIN_CONNECTIONS, LOGIN_FLOOD_CONNECTIONS } from './auth.js';
+import { authRound, LOGIN_CONNECTIONS, LOGIN_FLOOD_CONNECTIONS, ME_CONNECTIONS } from './auth.js';
+import { startStoreComparison, startWorkersComparison, WORKERS_VARIANT } from './compare.js';
 import { databaseUrl, discard, discardAll, measureStartup, SERVICE_ENV, startInstance, type Instance } from './instance.js';
-import { BIG_LIST_CONNECTIONS, BIG_NOTES, FLOOD_READERS, healthRound, NOTES_CONNECTIONS, NOTES_SERVICES, prepareNotes, type PreparedNotes } from './notes.js';
+import { BIG_LIST_CONNECTIONS, BIG_NOTES, FLOOD_READERS, healthRound, NOTES_CONNECTIONS, NOTES_SERVICES, prepareNotes, SMALL_LIST, type PreparedNotes } from './notes.js';
 import { parseOptions, type Group } from './options.js';
 import { measureLighthouse, measurePageWeights, measureTimeToInteractive } from './pages.js';
 import { printProfiles } from './profile.js';
@@ -73,6 +74,14 @@ let rssAfterRunBytes: number | undefined;
 let rssAfterHostileBytes: number | undefined;
 let rssIdleBytes: number | undefined;
 const notes: PreparedNotes[] = [];
+let store: Awaited<ReturnType<typeof startStoreComparison>> | undefined;
+let workers: Awaited<ReturnType<typeof startWorkersComparison>> | undefined;
+/** The comparisons' instances are stopped after the ordinary rounds, or when the run ends before. */
+const stopComparisons = async () => {
+  if (store) await step('stopping the login service with SESSION_STORE=postgres', store.stop);
+  if (workers) await step(`stopping the notes services with ${WORKERS_VARIANT}`, workers.stop);
+  store = workers = undefined;
+};
 try {
   if (wants('pages')) {
     // The dashboard as the admin sees it, the larger of its two forms.
@@ -89,6 +98,12 @@ try {
     const prepared = await step(`recording the SQL of ${service.label}`, () => prepareNotes(service, url, config, onPoolError));
     if (prepared) notes.push(prepared);
   }
+  // The comparisons' instances start together, once the main one's pages and SQL are done.
+  const onComparisonPoolError = (error: Error) => problems.push(`${WORKERS_VARIANT} comparison pool: ${error.message}`);
+  [store, workers] = await Promise.all([
+    wants('session-store') ? step('starting the login service with SESSION_STORE=postgres', startStoreComparison) : undefined,
+    wants('workers') ? step(`starting the notes services with ${WORKERS_VARIANT}`, () => startWorkersComparison(instance, config, onComparisonPoolError)) : undefined,
+  ]);
 
   rssIdleBytes = await rssBytes(services.pid);
   loadAverage[0] = os.loadavg()[0]!;
@@ -98,11 +113,13 @@ try {
       const round = limits.round();
       const measured: Measurement[] = [];
       const add = async (name: string, work: () => Promise<Measurement[]>) => measured.push(...((await step(`round ${index} of ${options.rounds}: ${name}`, work)) ?? []));
-      if (wants('auth')) await add('auth', () => authRound(round, config.auth));
+      if (wants('auth') || store) await add('auth', () => authRound(round, config.auth, { logins: wants('auth'), postgresStore: store?.round(round) }));
       if (wants('health')) await add('notes-8000 /health', () => healthRound(round));
       for (const prepared of notes) await add(prepared.service.label, () => prepared.round(round));
+      for (const compared of workers?.services ?? []) await add(`${compared.label}, WORKERS=1 then ${WORKERS_VARIANT}`, () => compared.round(round));
       rounds.push(measured);
     }
+    await stopComparisons();
     // Before the hostile-load scenarios: lists of big notes leave V8's heap grown for a while after
     // them, which says nothing about what the ordinary rounds leave behind.
     rssAfterRunBytes = await rssBytes(services.pid);
@@ -120,6 +137,7 @@ try {
   loadAverage[1] = os.loadavg()[0]!;
 } finally {
   for (const prepared of notes) await prepared.close();
+  await stopComparisons();
   await step('stopping the services', () => discard(instance));
   await discardAll();
 }
@@ -156,6 +174,7 @@ process.exit(problems.length > 0 || (!options.quick && missed.length > 0) ? 1 : 
 
 function method(): string[] {
   const { warmupSeconds, seconds } = options.timing;
+  const database = process.env.DATABASE_URL ? 'a throwaway database on DATABASE_URL' : 'embedded PostgreSQL';
   return [
     `The services are started by \`npm start\` (the last warm start of the start-up runs; the same compiled entry point started by \`node\` directly when profiling or without the start-up runs), all three in one process, on the embedded PostgreSQL${process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : ''} in a temporary data folder, with \`LOG_LEVEL=warn\` (one log line per request would otherwise dominate), the default password hash cost (${config.auth.passwordHashCost}) and a database pool of ${config.database.poolMax}.`,
     `Load: autocannon 8, run inside the benchmark's own process (one event loop, no workers), no pipelining; ${warmupSeconds} s warm-up then ${seconds} s measured per run; ${options.rounds > 1 ? `${options.rounds} rounds, each scenario's numbers are the median over the rounds` : '1 round'}. This machine has ${os.availableParallelism()} cores shared by the load generator, the server and PostgreSQL, so connection counts stay small: ${NOTES_CONNECTIONS} (one per pooled database connection) for throughput, ${LOGIN_CONNECTIONS} for logins (one per libuv thread, where scrypt runs), 1 for latency.`,
@@ -166,5 +185,7 @@ function method(): string[] {
     "Composed limit for a database-backed endpoint: 1 / (1/HTTP + 1/DB), what one Node process doing both jobs back to back could reach. For logins the second part is the password check (the service's own scrypt code and cost) on libuv's thread pool.",
     'Memory: RSS of the server process sampled every 50 ms during each scenario; growth is the peak minus the RSS just before the warm-up. Each GET /notes list scenario starts from a table of exactly that many notes; deletes get notes seeded for them.',
     'Start-up: `npm start` itself, timed from the command until all three ports answer an HTTP request; cold with an empty data folder (the database cluster is created), warm on the same folder again.',
+    `Session store comparison: a second instance with \`SERVICES=auth SESSION_STORE=postgres\`, started like the main one (the compiled entry point, the same settings, a data folder and ${database} of its own). In each round, right after the main instance's GET /api/me (sessions in memory), the same load (${ME_CONNECTIONS} connections, with a session cookie from a login on that instance) goes to it, without a limit beside it; there each request costs an indexed statement in PostgreSQL. Target: its req/s at least half the memory store's in the same round (the median of the rounds' ratios). Its CPU per request counts the Node process only, not PostgreSQL's work.`,
+    `Workers comparison: a third instance with \`SERVICES=notes8080,notes8000 ${WORKERS_VARIANT}\` (a node:cluster primary that hands each connection to one of its workers in turn), a data folder and ${database} of its own. In each round, after the notes rounds, each endpoint those measure on ${NOTES_CONNECTIONS} connections (GET /notes of ${SMALL_LIST} notes, GET, PUT and DELETE /notes/{id}, POST /notes) is readied alike on both instances' tables (the same list, notes of their own to delete) and its load sent to the main instance (WORKERS=1) and then to the ${WORKERS_VARIANT} one, back to back, without limits beside them. CPU per request sums the server's own Node processes, read from /proc: the primary and its workers (its descendants running the entry point), not PostgreSQL's. Target: CPU per request with ${WORKERS_VARIANT} at most 1.10 × with WORKERS=1, per endpoint. Req/s is reported without a target: this machine's ${os.availableParallelism()} cores are shared by the load generator, PostgreSQL and the server, so a second worker has no core of its own to add throughput with.`,
   ];
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Timing } from './load.js';
 
-const GROUPS = ['pages', 'startup', 'auth', 'health', 'notes-8080', 'notes-8000'] as const;
+const GROUPS = ['pages', 'startup', 'auth', 'health', 'notes-8080', 'notes-8000', 'session-store', 'workers'] as const;
 export type Group = (typeof GROUPS)[number];
 
 const USAGE = `npm run bench [-- options]
@@ -10,6 +10,8 @@ const USAGE = `npm run bench [-- options]
   --seconds S        measured seconds per run, whole seconds (default 5; quick 1)
   --warmup S         warm-up seconds before each run, whole seconds (default 1; quick 0)
   --only G[,G...]    only these groups: ${GROUPS.join(', ')}
+                     (session-store: GET /api/me with SESSION_STORE=postgres against the memory store;
+                      workers: both notes services' endpoints with WORKERS=2 against 1)
   --cpu-prof         run the services under node --cpu-prof and summarise the profile
   --report FILE      write the Markdown report there (default BENCHMARKS.md; quick: none)
   --no-report        write no Markdown report`;

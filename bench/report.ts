@@ -39,7 +39,7 @@ const kilobytes = (bytes: number) => (bytes / 1000).toFixed(1);
 function scenarioTable(summaries: Summary[]): Table {
   return {
     header: ['Service', 'Scenario', 'Conn.', 'req/s', 'p50 ms', 'p99 ms', 'Errors', 'Limit req/s', 'Ratio', 'CPU µs/req', 'CPU ratio', 'Peak RSS MB'],
-    rows: summaries.map((s) => [
+    rows: summaries.filter((s) => !s.comparison).map((s) => [
       s.service,
       s.scenario,
       String(s.connections),
@@ -74,6 +74,33 @@ function limitTable(summaries: Summary[]): Table {
         count(s.limit),
         Number.isNaN(s.koa) ? '–' : `${count(s.koa)} (${fixed(s.koaRatio, 2)}), ${fixed(s.koaCpuUs, 0)} µs`,
       ]),
+  };
+}
+
+/** Each comparison's side beside its baseline's figures from the same rounds. */
+function comparisonTable(summaries: Summary[]): Table {
+  return {
+    header: ['Service', 'Scenario', 'Compared', 'Against', 'Conn.', 'req/s', 'Against req/s', 'Ratio', 'CPU µs/req', 'Against CPU µs/req', 'CPU ratio', 'p99 ms (against)', 'Errors (against)'],
+    rows: summaries.flatMap((s) => {
+      const against = s.comparison?.against;
+      if (!against) return [];
+      const baseline = summaries.find((b) => b.id === against.id);
+      return [[
+        s.service,
+        s.scenario,
+        s.comparison!.variant,
+        against.variant,
+        String(s.connections),
+        count(s.requestsPerSecond),
+        count(s.againstRequestsPerSecond),
+        fixed(s.againstRatio, 2),
+        fixed(s.cpuUs, 0),
+        fixed(s.againstCpuUs, 0),
+        fixed(s.againstCpuRatio, 2),
+        `${fixed(s.p99)} (${fixed(baseline?.p99 ?? NaN)})`,
+        `${s.errors} (${baseline?.errors ?? '–'})`,
+      ]];
+    }),
   };
 }
 
@@ -130,6 +157,13 @@ export function markdownReport(report: Report, { terminal = false } = {}): strin
   ];
   if (report.rssAfterRunBytes !== undefined) {
     out.push('', `RSS of the server process after the run: ${megabytes(report.rssAfterRunBytes)} MB (idle before the first round: ${megabytes(report.rssIdleBytes)} MB; after the hostile-load scenarios, which run last: ${megabytes(report.rssAfterHostileBytes)} MB). The three services run in that one process (as \`npm start\` runs them), so this is their combined RSS; PostgreSQL's processes are not included.`);
+  }
+  const comparisons = comparisonTable(report.summaries);
+  if (comparisons.rows.length) {
+    out.push('', '## Comparisons', ...explain(
+      '',
+      "Each row: a scenario on an instance that differs from the main one in one setting (Compared), beside the same load on the main instance (Against) right before it in the same round. Ratio: req/s over the main instance's; CPU ratio: CPU per request over the main instance's (above 1: more CPU a request; in the scenario table the CPU ratio is the other way round, the limit's over the service's); both are the median of the rounds' ratios. CPU counts the server's own Node processes (with workers, the primary and its workers), not PostgreSQL's.",
+    ), '', markdownTable(comparisons, 4));
   }
   if (startup) {
     const runs = (times: number[]) => [times.map(count).join(', '), count(median(times))];

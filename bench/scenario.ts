@@ -29,6 +29,18 @@ export interface Measurement {
   responseBytes?: number;
   /** Problems of the measurement itself (ran out of seeded notes, say). */
   warnings: string[];
+  /** Set for a comparison's measurements, which are shown in their own table rather than the scenario table. */
+  comparison?: Comparison;
+}
+
+/**
+ * One side of a comparison of instances: `variant` names what sets its instance apart (it ends
+ * the measurement's id: `auth GET /api/me (SESSION_STORE=postgres)`); `against`, the measurement of
+ * the same round it is compared with and that one's variant (none: it is itself the baseline).
+ */
+export interface Comparison {
+  variant: string;
+  against?: { id: string; variant: string };
 }
 
 /**
@@ -52,6 +64,11 @@ export async function startHttpLimits(services: RunningProcess, timing: Timing, 
     },
     stop: () => Promise.all([bare.stop(), koa.stop()]),
   };
+}
+
+/** The same round (timing, limits) for the services of another instance. */
+export function roundOn(round: Round, services: RunningProcess): Round {
+  return { ...round, urls: services.urls, serverPid: services.pid };
 }
 
 async function startReferenceServer(framework: 'node:http' | 'koa') {
@@ -91,16 +108,17 @@ function httpLimit(server: { url: string; pid: number }, load: HttpLoad, timing:
  */
 export async function measureScenario(
   round: Round,
-  spec: { service: string; scenario: string; load: HttpLoad; limit?: 'http' | 'koa' | 'none'; alongside?: HttpLoad },
+  spec: { service: string; scenario: string; load: HttpLoad; limit?: 'http' | 'koa' | 'none'; alongside?: HttpLoad; comparison?: Comparison },
 ): Promise<Measurement> {
-  const { service, scenario, load, limit = 'http', alongside } = spec;
+  const { service, scenario, load, limit = 'http', alongside, comparison } = spec;
   const http = limit === 'none' ? undefined : await round.httpLimit(load);
   const koa = limit === 'koa' ? await round.koaAlone(load) : undefined;
   const rssBeforeBytes = await rssBytes(round.serverPid);
   const sampler = sampleRss(round.serverPid);
   const result = alongside ? (await measureHttpTogether([load, alongside], round.timing))[0]! : await measureHttp(load, round.timing, round.serverPid);
   const peakRssBytes = await sampler.stop();
-  return { id: `${service} ${scenario}`, service, scenario, connections: load.connections, load: result, http, koa, rssBeforeBytes, peakRssBytes, warnings: [] };
+  const id = `${service} ${scenario}${comparison ? ` (${comparison.variant})` : ''}`;
+  return { id, service, scenario, connections: load.connections, load: result, http, koa, rssBeforeBytes, peakRssBytes, warnings: [], comparison };
 }
 
 /** Adds the second part of a composed limit (database or password hash) to a measured scenario. */

@@ -17,11 +17,22 @@ interface Statement {
   values: unknown[];
 }
 
-/** Statements of one request; `idSlots` are the values that carry the note's id. */
+type Slot = { statement: number; value: number };
+
+/**
+ * Statements of one request; `idSlots` are the values that carry the note's id, `deadlineSlots`
+ * the moment a write's client stops waiting (`Database.write`), stamped anew at each replay.
+ */
 export interface StatementTemplate {
   statements: Statement[];
-  idSlots: { statement: number; value: number }[];
+  idSlots: Slot[];
+  deadlineSlots: Slot[];
 }
+
+/** How a write's deadline reads in the log: a Date, serialized. */
+const isTimestamp = (value: unknown) => typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(value);
+/** Far enough that no replayed write is refused by its fence. */
+const REPLAY_DEADLINE_MS = 60_000;
 
 export type StatementRecorder = Awaited<ReturnType<typeof startStatementRecorder>>;
 
@@ -69,20 +80,26 @@ function templateOf(request: string, first: Statement[], second: Statement[]): S
     first.length === second.length &&
     first.every((statement, index) => statement.text === second[index]!.text && statement.values.length === second[index]!.values.length);
   if (!same) throw new Error(`${request} sends different statements for different notes; cannot replay it`);
-  const idSlots = first.flatMap((statement, index) =>
+  const differing = first.flatMap((statement, index) =>
     statement.values.flatMap((value, slot) => (value === second[index]!.values[slot] ? [] : [{ statement: index, value: slot }])),
   );
-  return { statements: first, idSlots };
+  const isDeadline = (slot: Slot) => isTimestamp(first[slot.statement]!.values[slot.value]);
+  return { statements: first, idSlots: differing.filter((slot) => !isDeadline(slot)), deadlineSlots: differing.filter(isDeadline) };
 }
 
 /** The template's statements for the note `id` (unchanged for requests that name no note). */
 export function statementsFor(template: StatementTemplate, id?: number): Statement[] {
-  if (id === undefined || template.idSlots.length === 0) return template.statements;
+  const { idSlots, deadlineSlots } = template;
+  if ((id === undefined || idSlots.length === 0) && deadlineSlots.length === 0) return template.statements;
   const statements = template.statements.map(({ text, values }) => ({ text, values: [...values] }));
-  for (const slot of template.idSlots) {
-    const recorded = statements[slot.statement]!.values[slot.value];
-    statements[slot.statement]!.values[slot.value] = typeof recorded === 'string' ? String(id) : id;
+  if (id !== undefined) {
+    for (const slot of idSlots) {
+      const recorded = statements[slot.statement]!.values[slot.value];
+      statements[slot.statement]!.values[slot.value] = typeof recorded === 'string' ? String(id) : id;
+    }
   }
+  const deadline = new Date(Date.now() + REPLAY_DEADLINE_MS);
+  for (const slot of deadlineSlots) statements[slot.statement]!.values[slot.value] = deadline;
   return statements;
 }
 

@@ -1,5 +1,5 @@
 import type { LoadResult } from './load.js';
-import type { Measurement } from './scenario.js';
+import type { Comparison, Measurement } from './scenario.js';
 
 /** NaN when a value is: a figure some round lacks is not known. */
 export function median(values: number[]): number {
@@ -11,8 +11,8 @@ export function median(values: number[]): number {
 
 const NOT_MEASURED: LoadResult = { requestsPerSecond: NaN, p50: NaN, p99: NaN, mean: NaN, errors: 0, requests: 0, cpuUs: NaN };
 
-/** One round's figures of a scenario; NaN where the scenario has no such limit. */
-function figuresOf({ load, http = NOT_MEASURED, koa, other }: Measurement) {
+/** One round's figures of a scenario; NaN where it has no such limit, and for the `against` figures unless it is compared with `baseline`. */
+function figuresOf({ load, http = NOT_MEASURED, koa, other }: Measurement, baseline = NOT_MEASURED) {
   const part = other?.result ?? NOT_MEASURED;
   // A composed limit is what one Node process doing the HTTP part and the other part back to back could reach.
   const limit = koa ?? (other ? { requestsPerSecond: 1 / (1 / http.requestsPerSecond + 1 / part.requestsPerSecond), cpuUs: http.cpuUs + part.cpuUs } : http);
@@ -38,6 +38,11 @@ function figuresOf({ load, http = NOT_MEASURED, koa, other }: Measurement) {
     otherP50: part.p50,
     otherP99: part.p99,
     otherCpuUs: part.cpuUs,
+    /** A comparison's baseline in the same round (its req/s and CPU per request), and this side's over the baseline's. */
+    againstRequestsPerSecond: baseline.requestsPerSecond,
+    againstCpuUs: baseline.cpuUs,
+    againstRatio: load.requestsPerSecond / baseline.requestsPerSecond,
+    againstCpuRatio: load.cpuUs / baseline.cpuUs,
   };
 }
 
@@ -57,14 +62,23 @@ export type Summary = ReturnType<typeof figuresOf> & {
   rssGrowthBytes: number;
   responseBytes?: number;
   warnings: string[];
+  comparison?: Comparison;
 };
 
 export function summarize(rounds: Measurement[][]): Summary[] {
-  const byId = new Map<string, Measurement[]>();
-  for (const measurement of rounds.flat()) byId.set(measurement.id, [...(byId.get(measurement.id) ?? []), measurement]);
-  return [...byId.values()].map((all) => {
-    const { id, service, scenario, connections, http, koa, other } = all[0]!;
-    const figures = all.map(figuresOf);
+  // Each measurement with the baseline it is compared with in its own round, if any.
+  const byId = new Map<string, { measurement: Measurement; baseline?: LoadResult }[]>();
+  for (const round of rounds) {
+    for (const measurement of round) {
+      const against = measurement.comparison?.against;
+      const baseline = against && (round.find((m) => m.id === against.id)?.load ?? NOT_MEASURED);
+      byId.set(measurement.id, [...(byId.get(measurement.id) ?? []), { measurement, baseline }]);
+    }
+  }
+  return [...byId.values()].map((pairs) => {
+    const all = pairs.map((pair) => pair.measurement);
+    const { id, service, scenario, connections, http, koa, other, comparison } = all[0]!;
+    const figures = pairs.map((pair) => figuresOf(pair.measurement, pair.baseline));
     const medians = Object.fromEntries(Object.keys(figures[0]!).map((key) => [key, median(figures.map((f) => f[key as keyof typeof f]))]));
     return {
       ...(medians as ReturnType<typeof figuresOf>),
@@ -79,6 +93,7 @@ export function summarize(rounds: Measurement[][]): Summary[] {
       rssGrowthBytes: Math.max(...all.map((m) => m.peakRssBytes - m.rssBeforeBytes)),
       responseBytes: all.at(-1)!.responseBytes,
       warnings: [...new Set(all.flatMap((m) => m.warnings))],
+      comparison,
     };
   });
 }

@@ -1,3 +1,5 @@
+import { POSTGRES_STORE } from './auth.js';
+import { WORKERS_VARIANT } from './compare.js';
 import { LARGE_LIST } from './notes.js';
 import type { LighthouseRun, PagesReport } from './pages.js';
 import { median, type Summary } from './summary.js';
@@ -11,6 +13,7 @@ export interface TargetCheck {
 
 const MB = 1024 * 1024;
 const ms = (value: number) => `${value.toFixed(1)} ms`;
+const perSecond = (value: number) => `${Math.round(value).toLocaleString('en')} req/s`;
 const largeList = LARGE_LIST.toLocaleString('en');
 
 export function checkTargets(run: {
@@ -31,6 +34,15 @@ export function checkTargets(run: {
   for (const s of run.summaries) {
     if (s.otherName !== 'database' || s.connections === 1) continue;
     check(`${s.id}: ≥ 0.7 of the composed limit, no errors`, `${s.ratio.toFixed(2)}, ${s.errors} errors`, s.ratio >= 0.7 && s.errors === 0);
+  }
+  // The comparisons: each side against the main instance's in the same round (bench/compare.ts).
+  for (const s of run.summaries.filter((s) => s.comparison?.variant === POSTGRES_STORE)) {
+    const measured = `${s.againstRatio.toFixed(2)} (${perSecond(s.requestsPerSecond)} against ${perSecond(s.againstRequestsPerSecond)})`;
+    check(`${s.id}: ≥ 0.5 of the memory store's req/s in the same round`, measured, s.againstRatio >= 0.5);
+  }
+  for (const s of run.summaries.filter((s) => s.comparison?.variant === WORKERS_VARIANT)) {
+    const measured = `${s.againstCpuRatio.toFixed(2)} (${s.cpuUs.toFixed(0)} µs against ${s.againstCpuUs.toFixed(0)} µs)`;
+    check(`${s.service} ${s.scenario}: CPU µs per request with ${WORKERS_VARIANT} ≤ 1.10 × with ${s.comparison!.against!.variant}`, measured, s.againstCpuRatio <= 1.1);
   }
   const underLogins = run.summaries.find((s) => s.id.startsWith('auth GET /api/me during logins'));
   if (underLogins) check('auth GET /api/me p99 during logins: < 20 ms', ms(underLogins.p99), underLogins.p99 < 20);

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -114,9 +115,18 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
   try {
     // Only the services the process runs (SERVICES) are waited for.
     const served = options.env?.SERVICES?.split(',').map((name) => name.trim());
-    await waitUntilAnswering(Object.entries(urls).flatMap(([name, url]) => (!served || served.includes(name) ? [url] : [])), child, output);
+    const servedUrls = Object.entries(urls).flatMap(([name, url]) => (!served || served.includes(name) ? [url] : []));
+    await waitUntilAnswering(servedUrls, child, output);
     // With workers, the first answers before the others have started: the primary says when all serve.
-    if ((options.env?.WORKERS ?? '1') !== '1') await waitForLine(output, '"msg":"workers serving"', child);
+    const workers = options.env?.WORKERS ?? '1';
+    if (workers !== '1') {
+      if (logsInfo(options.env)) await waitForLine(output, '"msg":"workers serving"', child);
+      else {
+        // That line is logged at `info`: at a higher LOG_LEVEL, each worker is seen taking connections instead.
+        const primary = options.form === 'npm' ? await serverProcessBelow(child.pid!, entry) : child.pid!;
+        await waitForWorkers(primary, workers === 'auto' ? os.availableParallelism() : Number(workers), servedUrls, child, output);
+      }
+    }
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -189,6 +199,48 @@ async function waitUntilAnswering(urls: string[], child: ChildProcess, output: (
       }),
     );
     if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Whether the server logs `info` lines with these settings (an empty LOG_LEVEL counts as unset, as in its configuration). */
+function logsInfo(env: Record<string, string> = {}): boolean {
+  return ['info', 'debug', 'trace'].includes(env.LOG_LEVEL || process.env.LOG_LEVEL || 'info');
+}
+
+/**
+ * Waits until `count` workers run below `primary` and each has been handed a connection on every
+ * one of `urls`: a worker is handed connections once all its services listen, and the primary
+ * hands each new connection to a worker in turn, so a few opened at once reach each of them.
+ */
+async function waitForWorkers(primary: number, count: number, urls: string[], child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const serving = new Map(urls.map((url) => [url, new Set<number>()]));
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the process exited during start-up:\n${output().slice(-4000)}`);
+    if (Date.now() > deadline) throw new Error(`${count} workers did not all take connections within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`);
+    const workers = (await serverProcesses(primary)).slice(1);
+    if (workers.length >= count) {
+      for (const [url, seen] of serving) for (const worker of await takingConnections(url, 2 * count, workers)) seen.add(worker);
+      if ([...serving.values()].every((seen) => workers.every((worker) => seen.has(worker)))) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Which of `workers` hold one of `connections` connections opened to `url` at once (kept open while looking). */
+async function takingConnections(url: string, connections: number, workers: number[]): Promise<number[]> {
+  const agent = new http.Agent({ keepAlive: true });
+  try {
+    const answered = () =>
+      new Promise<void>((resolve) => {
+        http.get(url, { agent, signal: AbortSignal.timeout(1_000) }, (response) => response.resume().once('end', resolve)).once('error', () => resolve());
+      });
+    await Promise.all(Array.from({ length: connections }, answered));
+    const held = await connectionInodes(Number(new URL(url).port));
+    const holding = await Promise.all(workers.map(async (worker) => (await socketInodes(worker)).some((inode) => held.has(inode))));
+    return workers.filter((_, index) => holding[index]);
+  } finally {
+    agent.destroy();
   }
 }
 
@@ -276,6 +328,27 @@ export async function cpuMs(pid: number): Promise<number> {
   return fields.length > 12 ? ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 : Number.NaN;
 }
 
+/**
+ * The Node processes of a server: `pid`, then the node:cluster workers below it (descendants whose
+ * command line runs the same script; Node gives a worker its absolute path), not the embedded
+ * PostgreSQL's processes nor any other child.
+ */
+export async function serverProcesses(pid: number): Promise<number[]> {
+  const script = (await commandLine(pid)).at(-1);
+  const workers: number[] = [];
+  for (const below of script ? await descendants(pid) : []) {
+    const last = (await commandLine(below)).at(-1);
+    if (last === script || last?.endsWith(`/${script}`)) workers.push(below);
+  }
+  return [pid, ...workers];
+}
+
+/** CPU time (ms) of a server's own Node processes (serverProcesses); of a server without workers, what cpuMs gives. */
+export async function serverCpuMs(pid: number): Promise<number> {
+  const times = await Promise.all((await serverProcesses(pid)).map(cpuMs));
+  return times.reduce((sum, time) => sum + time, 0);
+}
+
 export async function commandLine(pid: number): Promise<string[]> {
   const raw = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
   return raw.split('\0').filter(Boolean);
@@ -290,6 +363,26 @@ export async function descendants(root: number): Promise<number[]> {
   }
   const below = (pid: number): number[] => [...parents].filter(([, parent]) => parent === pid).flatMap(([child]) => [child, ...below(child)]);
   return below(root);
+}
+
+/** Socket inodes of the established TCP connections whose local end is `port` (a server's side of them). */
+async function connectionInodes(port: number): Promise<Set<string>> {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of (await fs.readFile(table, 'utf8').catch(() => '')).split('\n').slice(1)) {
+      // sl, local address (`ADDRESS:PORT` in hex), remote address, state (01: established), queues, timers, retransmits, uid, timeout, inode.
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === '01' && parseInt(fields[1]?.split(':')[1] ?? '', 16) === port) inodes.add(fields[9]!);
+    }
+  }
+  return inodes;
+}
+
+/** Inodes of the sockets `pid` has open. */
+async function socketInodes(pid: number): Promise<string[]> {
+  const fds = await fs.readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+  const targets = await Promise.all(fds.map((fd) => fs.readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+  return targets.flatMap((target) => /^socket:\[(\d+)\]$/.exec(target)?.[1] ?? []);
 }
 
 async function allProcesses(): Promise<number[]> {

@@ -1,0 +1,42 @@
+import type { Config } from '../server/shared/config.js';
+import { databaseUrl, discard, startInstance, type Instance } from './instance.js';
+import { comparedNotesRound, NOTES_SERVICES, openNotesTable, type NotesService } from './notes.js';
+import { roundOn, type Round } from './scenario.js';
+
+/**
+ * The instances the comparisons measure beside the main one (all three services in one process,
+ * sessions in memory), each started like it (the compiled entry point, with a data folder and
+ * database of its own) and measured in the same rounds: the login service keeping its sessions in
+ * PostgreSQL, and the notes services served by two workers.
+ */
+
+/** The workers comparison's instance; the main instance runs one process (WORKERS=1). */
+const WORKERS = '2';
+export const WORKERS_VARIANT = `WORKERS=${WORKERS}`;
+
+/** The login service alone, with SESSION_STORE=postgres; `round` points a round of the main instance at it. */
+export async function startStoreComparison() {
+  const instance = await startInstance('compiled', [], { SERVICES: 'auth', SESSION_STORE: 'postgres' });
+  return { round: (round: Round) => roundOn(round, instance.process), stop: () => discard(instance) };
+}
+
+/**
+ * Both notes services in a node:cluster primary with two workers, and each notes table open on it
+ * and on the main instance; `services`: each one's comparison round, to run once per round.
+ */
+export async function startWorkersComparison(main: Instance, config: Config, onPoolError: (error: Error) => void) {
+  const instance = await startInstance('compiled', [], { SERVICES: 'notes8080,notes8000', WORKERS });
+  const open = async (on: Instance, service: NotesService) => openNotesTable(service, await databaseUrl(on), config, onPoolError);
+  const tables = await Promise.all(NOTES_SERVICES.map(async (service) => ({ service, main: await open(main, service), workers: await open(instance, service) })));
+  return {
+    services: tables.map(({ service, main, workers }) => ({
+      label: service.label,
+      round: (round: Round) =>
+        comparedNotesRound({ variant: 'WORKERS=1', round, table: main }, { variant: WORKERS_VARIANT, round: roundOn(round, instance.process), table: workers }),
+    })),
+    async stop() {
+      for (const { main, workers } of tables) await Promise.all([main.pool.end(), workers.pool.end()]);
+      await discard(instance);
+    },
+  };
+}
