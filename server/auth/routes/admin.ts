@@ -6,7 +6,7 @@ import { failure, messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
 import { requireAdmin, type SessionStore, type SignedInCheck } from '../sessions.js';
 import { AccountSessionsView, SettingsView, type AdminViews } from '../presenters.js';
-import { Ended, notAdmin, notAdminOrCrossSite, SessionId, signedOut } from './outcomes.js';
+import { Ended, endSessionRoute, notAdmin, notAdminOrCrossSite, signedOut } from './outcomes.js';
 
 export interface AdminRoutesDeps {
   accounts: Accounts;
@@ -33,26 +33,14 @@ export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutes
       },
     ),
 
-    route(
+    endSessionRoute(
       'DELETE /api/admin/sessions/{id}',
       {
         summary: 'End a Session',
-        description: 'Ends any account\'s session: its browser is signed out at its next request, on every instance.',
-        session: true,
-        params: SessionId,
-        responses: {
-          200: { description: 'Ended', schema: Ended },
-          404: failure('No live session has this id', messages.sessionNotFound),
-          ...signedOut,
-          ...notAdminOrCrossSite,
-        },
+        description: "Ends any account's session: its browser is signed out at its next request, on every instance.",
+        by: 'admin',
       },
-      async (ctx, { params }) => {
-        if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
-        await requireAdmin(ctx, signedIn);
-        if (!(await sessions.end(params.id))) throw notFound(messages.sessionNotFound);
-        ctx.body = { ended: 1 };
-      },
+      { sessions, signedIn },
     ),
 
     route(

@@ -1,8 +1,11 @@
 import * as yup from 'yup';
-import type { JsonSchema } from '../../shared/route.js';
+import { forbidden, notFound } from '../../shared/errors.js';
+import { route, type JsonSchema } from '../../shared/route.js';
 import { failure, messages } from '../messages.js';
+import { isForeignOrigin } from '../origin.js';
+import { requireAdmin, requireSignedIn, type SessionStore, type SignedInCheck } from '../sessions.js';
 
-/** What the session routes have in common: a session id in the path, their failures, the count of sessions ended. */
+/** What the session routes have in common: a session id in the path, their failures, the count of sessions ended, ending one session. */
 
 export const SessionId = yup.object({ id: yup.string().required() });
 
@@ -27,3 +30,36 @@ export const notAdminOrCrossSite = {
     messages.forbidden,
   ),
 };
+
+/**
+ * Ending one session by its id, the same operation for two callers: its owner (another user's
+ * session is a 404, as if it did not exist) or an administrator (anyone's). Either way a page of
+ * another site cannot send it.
+ */
+export function endSessionRoute(
+  line: `DELETE /${string}`,
+  doc: { summary: string; description: string; by: 'owner' | 'admin' },
+  { sessions, signedIn }: { sessions: SessionStore; signedIn: SignedInCheck },
+) {
+  const { by, ...text } = doc;
+  return route(
+    line,
+    {
+      ...text,
+      session: true,
+      params: SessionId,
+      responses: {
+        200: { description: 'Ended', schema: Ended },
+        404: failure(by === 'admin' ? 'No live session has this id' : 'The user has no live session with this id', messages.sessionNotFound),
+        ...signedOut,
+        ...(by === 'admin' ? notAdminOrCrossSite : crossSite),
+      },
+    },
+    async (ctx, { params }) => {
+      if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
+      const { user } = by === 'admin' ? await requireAdmin(ctx, signedIn) : await requireSignedIn(ctx, signedIn);
+      if (!(await sessions.end(params.id, by === 'admin' ? undefined : user.id))) throw notFound(messages.sessionNotFound);
+      ctx.body = { ended: 1 };
+    },
+  );
+}

@@ -1,10 +1,10 @@
-import { forbidden, notFound } from '../../shared/errors.js';
+import { forbidden } from '../../shared/errors.js';
 import { route } from '../../shared/route.js';
-import { failure, messages } from '../messages.js';
+import { messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
 import { requireSignedIn, type SessionStore, type SignedInCheck } from '../sessions.js';
 import { presentSession, sessionList } from '../presenters.js';
-import { crossSite, Ended, signedOut, SessionId } from './outcomes.js';
+import { crossSite, Ended, endSessionRoute, signedOut } from './outcomes.js';
 
 export interface OwnSessionRoutesDeps {
   sessions: SessionStore;
@@ -46,26 +46,14 @@ export function ownSessionRoutes({ sessions, signedIn }: OwnSessionRoutesDeps) {
       },
     ),
 
-    route(
+    endSessionRoute(
       'DELETE /api/sessions/{id}',
       {
         summary: 'End My Session',
         description: "Ends one of the signed-in user's sessions (ending this request's own is logging out, without deleting the cookie).",
-        session: true,
-        params: SessionId,
-        responses: {
-          200: { description: 'Ended', schema: Ended },
-          404: failure('The user has no live session with this id', messages.sessionNotFound),
-          ...signedOut,
-          ...crossSite,
-        },
+        by: 'owner',
       },
-      async (ctx, { params }) => {
-        if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
-        const { user } = await requireSignedIn(ctx, signedIn);
-        if (!(await sessions.end(params.id, user.id))) throw notFound(messages.sessionNotFound);
-        ctx.body = { ended: 1 };
-      },
+      { sessions, signedIn },
     ),
   ];
 }
