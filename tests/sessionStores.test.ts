@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../server/auth/accounts.js';
 import { auth } from '../server/auth/index.js';
 import { PostgresSessionStore } from '../server/auth/postgresSessions.js';
@@ -46,6 +46,19 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Ses
       expect(await store.find(token)).toBeUndefined();
       expect(await store.find(randomUUID())).toBeUndefined();
       expect(await store.find('not a token')).toBeUndefined();
+    },
+  ],
+  [
+    'lookups sent at once each name their own session, however many, repeated, ended or unknown',
+    async (make) => {
+      const store = await make();
+      const [aliceToken, bobToken, ended] = [await store.create(alice, client), await store.create(bob, client), await store.create(alice, client)];
+      await store.remove(ended);
+      const [aliceId, bobId] = [await idOf(store, aliceToken), await idOf(store, bobToken)];
+      const expected = new Map<string, unknown>([[aliceToken, { id: aliceId, userId: alice.id }], [bobToken, { id: bobId, userId: bob.id }], [ended, undefined]]);
+      const tokens = Array.from({ length: 600 }, (_, i) => [aliceToken, bobToken, ended, randomUUID()][i % 4]!);
+      const found = await Promise.all(tokens.map((token) => store.find(token)));
+      expect(found).toEqual(tokens.map((token) => expected.get(token)));
     },
   ],
   [
@@ -162,6 +175,17 @@ describe('the PostgreSQL session store', () => {
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(token);
     expect(rows[0].token_hash).toEqual(createHash('sha256').update(token).digest());
+  });
+
+  it('refreshes the last-seen time of a session used after a minute, and only of that one', async () => {
+    const store = await stores.postgres!();
+    const used = await store.create(alice, client);
+    await store.create(bob, client);
+    await db.query("UPDATE sessions SET last_seen_at = now() - interval '2 minutes'");
+    const lastSeen = async () => new Map((await store.list()).map((session) => [session.userId, Date.now() - Date.parse(session.lastSeenAt)]));
+    expect(await store.find(used)).toBeDefined();
+    await vi.waitFor(async () => expect((await lastSeen()).get(alice.id)).toBeLessThan(10_000));
+    expect((await lastSeen()).get(bob.id)).toBeGreaterThan(110_000);
   });
 
   it('deletes expired rows when swept, and only those', async () => {

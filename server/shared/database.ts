@@ -11,9 +11,15 @@ import type { Logger } from './logger.js';
  * promise chains) cost about as much CPU per request as the rest of the request, measured with
  * `npm run bench` against the same statements on a bare `pg` pool.
  */
+/** A statement's text, or a prepared statement: a name that always stands for the same text. */
+export type Statement = string | { name: string; text: string };
+
 export interface Database {
-  /** Sends one parameterized statement on a pooled connection. */
-  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>>;
+  /**
+   * Sends one parameterized statement on a pooled connection; a named one is parsed and planned
+   * once per connection, then only executed (for the few statements nearly every request sends).
+   */
+  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(statement: Statement, values?: unknown[]): Promise<pg.QueryResult<Row>>;
   /**
    * Sends a statement that changes data, with the moment the client stops waiting for it as its
    * last parameter: the statement checks it with `inTime($n)` (see writeFence.ts) and fails,
@@ -71,12 +77,13 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
   const timers = new Set<NodeJS.Timeout>();
 
   return {
-    query(text, values = []) {
-      if (traced) logger.trace({ sql: text, values }, 'statement');
-      return pool.query(text, values).catch(refusedForSpace);
+    query(statement, values = []) {
+      const named = typeof statement === 'string' ? { text: statement } : statement;
+      if (traced) logger.trace({ sql: named.text, values }, 'statement');
+      return pool.query({ ...named, values }).catch(refusedForSpace);
     },
-    write(text, values = []) {
-      return this.query(text, [...values, new Date(Date.now() + timeoutMs)]);
+    write(statement, values = []) {
+      return this.query(statement, [...values, new Date(Date.now() + timeoutMs)]);
     },
     async transaction(work) {
       const client = await pool.connect();
