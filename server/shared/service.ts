@@ -65,15 +65,14 @@ export function buildApp(service: ServiceDefinition): Koa {
   const documented = { ...service, routes: [...service.routes, readinessRoute(service)] };
   const routes = [...documented.routes, ...contractRoutes(contract.title, openApiDocument(documented), service.edge.production)];
   const readBody = bodyReader({ limitBytes: service.bodyLimitBytes });
+  const compressed = compression();
   // A path is what it says, as in FastAPI and Echo: `/notes/` is not `/notes`, nor is `/NOTES`.
   const router = new Router({ strict: true, sensitive: true });
-  for (const route of routes) router.register(routerPath(route.path), [route.method], handlerOf(route, readBody));
+  for (const route of routes) router.register(routerPath(route.path), [route.method], handlerOf(route, readBody, compressed));
 
   const app = new Koa({ proxy: service.edge.trustProxy !== undefined });
   logFailuresAfterAnswer(app, logger);
   app.use(requestLogger(logger));
-  // Outside the error answers, so that it sees every answer as finally sent (see compression.ts).
-  app.use(compression());
   app.use(async (ctx, next) => {
     try {
       await next();
@@ -88,7 +87,7 @@ export function buildApp(service: ServiceDefinition): Koa {
   app.use(edge(service.edge));
   for (const middleware of service.before ?? []) app.use(middleware);
   app.use(dispatch(router));
-  if (service.fallback) app.use(service.fallback);
+  if (service.fallback) app.use(compressed(service.fallback));
   app.use(unmatched(router, service.redirectTrailingSlash ?? false));
   return app;
 }
@@ -137,10 +136,12 @@ const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 /**
  * The route's handler, given its input: the path parameters validated before it runs, the body
  * when it asks. When the parameters fail, the body's failures (if any) join them in one answer.
+ * What browsers load, the routes outside the API's contract (pages, the document, Swagger UI),
+ * goes through the compressor; the API's answers never do (see compression.ts).
  */
-function handlerOf(route: Route, readBody: ReadBody): Middleware {
+function handlerOf(route: Route, readBody: ReadBody, compressed: (middleware: Middleware) => Middleware): Middleware {
   const { params: paramsSchema, body: bodySchema } = route;
-  return async (ctx) => {
+  const handler: Middleware = async (ctx) => {
     let validBody: Promise<unknown> | undefined;
     const body = () => (validBody ??= bodySchema ? readBody(ctx).then((received) => validateBody(bodySchema, received)) : Promise.resolve(undefined));
     let params: unknown;
@@ -154,6 +155,7 @@ function handlerOf(route: Route, readBody: ReadBody): Middleware {
     }
     await route.handler(ctx, { params, body });
   };
+  return route.internal ? compressed(handler) : handler;
 }
 
 /** What was wrong with a body, or undefined when it is valid; a body that cannot be read at all fails alone. */
