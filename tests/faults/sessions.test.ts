@@ -1,5 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { User } from '../../server/auth/accounts.js';
 import { auth, type AuthDeps } from '../../server/auth/index.js';
@@ -9,20 +7,12 @@ import { loadConfig } from '../../server/shared/config.js';
 import { send } from '../../harness/http.js';
 import type { StartedService } from '../../harness/service.js';
 import { startTestService } from '../support/services.js';
+import { heapMiB } from './heap.js';
 import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
 
 // The in-memory session table under pressure, first through the store the login service uses,
 // then through the login API itself.
-
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
-
-function heapMiB(): number {
-  collectGarbage();
-  collectGarbage();
-  return process.memoryUsage().heapUsed / 2 ** 20;
-}
 
 /**
  * Issued tokens kept outside the JS heap (16 bytes each in a Buffer), so that holding them to
