@@ -500,6 +500,21 @@ describe('routing', () => {
     expect(allowOf(options)).toEqual(['GET', 'HEAD', 'POST']);
   });
 
+  test('HEAD answers as GET does, without the body, on paths with and without parameters', async () => {
+    const note = await createNote();
+    for (const path of ['/health', '/notes', `/notes/${note.id}`]) {
+      const [head, get] = [await call('HEAD', path), await call('GET', path)];
+      expect(head.status, path).toBe(200);
+      expect(head.body.length, path).toBe(0);
+      expect(head.headers['content-type'], path).toBe(get.headers['content-type']);
+    }
+    expect((await call('HEAD', '/notes/999999')).status).toBe(404);
+  });
+
+  test('paths are matched exactly: letter case and a slash count', async () => {
+    for (const path of ['/HEALTH', '/Notes', '/health/']) expect((await call('GET', path)).status, path).not.toBe(200);
+  });
+
   test('an unknown path answers 404 {detail: "Not Found"}', async () => {
     for (const path of ['/nope', '/notes/1/extra', '/']) {
       expect(await call('GET', path)).toMatchObject({ status: 404, json: { detail: 'Not Found' } });

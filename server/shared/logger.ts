@@ -45,8 +45,6 @@ function safeError(error: unknown): unknown {
 
 /** One structured line per request: method, path, status and duration in milliseconds. */
 export function requestLogger(logger: Logger): Middleware {
-  // The level is fixed at start-up: with request lines off, skip the timing and the object too.
-  if (!logger.isLevelEnabled('info')) return (_ctx, next) => next();
   return async (ctx, next) => {
     const started = performance.now();
     try {
