@@ -30,4 +30,4 @@ EXPOSE 8080 8000 3000
 USER app
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "dist/server/healthcheck.js"]
 # The flags of `npm start` (package.json).
-CMD ["node", "--expose-gc", "--heap-growing-percent=20", "dist/server/main.js"]
+CMD ["node", "--expose-gc", "--heap-growing-percent=20", "--max-semi-space-size=16", "dist/server/main.js"]
