@@ -9,6 +9,7 @@ COPY package.json package-lock.json ./
 # The build needs only what the server needs (esbuild, Vite and React are among them).
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY server server
+COPY migrations migrations
 COPY scripts scripts
 COPY web web
 COPY vite.config.ts tsconfig.json ./

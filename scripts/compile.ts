@@ -5,11 +5,13 @@ import path from 'node:path';
 import { build, version } from 'esbuild';
 
 /**
- * `npm start`'s first step: `server/` compiled by esbuild, one file per file, so that the server
- * runs as plain Node without tsx's loader. Each build goes to `dist/builds/<hash of the sources>`
- * and `dist/server` is a link to the current one, replaced in one step: a process starting from
- * the previous build keeps reading a complete one, two starts at the same moment never write
- * over each other, and unchanged sources are not compiled again.
+ * `npm start`'s first step: `server/` and `migrations/` compiled by esbuild, one file per file,
+ * so that the server runs as plain Node without tsx's loader. Each build goes to
+ * `dist/builds/<hash of the sources>/{server,migrations}` (the server finds its migrations beside
+ * it, as in the repository) and `dist/server` is a link to the current build's server, replaced
+ * in one step: a process starting from the previous build keeps reading a complete one, two
+ * starts at the same moment never write over each other, and unchanged sources are not compiled
+ * again.
  */
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -17,17 +19,25 @@ const BUILDS = path.join(DIST, 'builds');
 /** Builds no link names any more are removed once they are this old: a start may still be reading one. */
 const KEEP_OLD_BUILDS_MS = 10 * 60 * 1000;
 
-const sources = (await fs.readdir(path.join(ROOT, 'server'), { recursive: true })).filter((file) => file.endsWith('.ts')).sort();
+/** The folders compiled, each into a folder of the same name in the build. */
+const FOLDERS = ['server', 'migrations'];
+
+const sources: string[] = [];
+for (const folder of FOLDERS) {
+  const files = await fs.readdir(path.join(ROOT, folder), { recursive: true });
+  sources.push(...files.filter((file) => file.endsWith('.ts')).map((file) => path.join(folder, file)));
+}
+sources.sort();
 const hash = createHash('sha256').update(version);
-for (const file of sources) hash.update(file).update(await fs.readFile(path.join(ROOT, 'server', file)));
+for (const file of sources) hash.update(file).update(await fs.readFile(path.join(ROOT, file)));
 const id = hash.digest('hex').slice(0, 16);
 const target = path.join(BUILDS, id);
 
 if (!existsSync(target)) {
   const staging = `${target}.${process.pid}`;
   await build({
-    entryPoints: sources.map((file) => path.join(ROOT, 'server', file)),
-    outbase: path.join(ROOT, 'server'),
+    entryPoints: sources.map((file) => path.join(ROOT, file)),
+    outbase: ROOT,
     outdir: staging,
     platform: 'node',
     format: 'esm',
@@ -41,7 +51,7 @@ if (!existsSync(target)) {
 const link = path.join(DIST, 'server');
 if ((await fs.lstat(link).catch(() => undefined))?.isDirectory()) await fs.rm(link, { recursive: true });
 const draft = `${link}.${process.pid}`;
-await fs.symlink(path.join('builds', id), draft);
+await fs.symlink(path.join('builds', id, 'server'), draft);
 await fs.rename(draft, link);
 
 for (const build of await fs.readdir(BUILDS)) {

@@ -411,8 +411,9 @@ describe('memory', () => {
     await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
     const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'first-start-'));
     try {
-      for (const entry of ['package.json', 'vite.config.ts', 'web', 'dist/server']) {
-        await fs.cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true, dereference: true });
+      // dist/server is a relative link into dist/builds, where the compiled migrations sit beside it.
+      for (const entry of ['package.json', 'vite.config.ts', 'web', 'dist/builds', 'dist/server']) {
+        await fs.cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true, verbatimSymlinks: true });
       }
       await fs.symlink(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
       const dir = await dataDir();

@@ -61,7 +61,7 @@ const BODY_LIMIT_BYTES = 16 * 1024;
  */
 export const auth: ServiceDescriptor<AuthDeps> = {
   name: 'auth',
-  database: ownSchema('auth', import.meta.url),
+  database: ownSchema('auth'),
   usesDatabase: (config) => config.sessions.store === 'postgres',
   createApp({ config, edge, logger, spa, db, now = Date.now }) {
     const accounts = createAccounts(config);

@@ -12,7 +12,7 @@ import { HTTPError, noteRoutes } from './routes.js';
  */
 export const notes8000: ServiceDescriptor<NotesDeps> = {
   name: 'notes8000',
-  database: ownSchema('notes8000', import.meta.url),
+  database: ownSchema('notes8000'),
   createApp: ({ db, logger, config, edge }) =>
     buildApp({
       contract,

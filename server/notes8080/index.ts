@@ -8,7 +8,7 @@ import { ErrorBody, failure, NOTE_NOT_FOUND, noteRoutes } from './routes.js';
 /** The notes service of docs/specs/notes-service-8080.md: CRUD on `/notes`, `{error}` bodies on failure. */
 export const notes8080: ServiceDescriptor<NotesDeps> = {
   name: 'notes8080',
-  database: ownSchema('notes8080', import.meta.url),
+  database: ownSchema('notes8080'),
   createApp: ({ db, logger, config, edge }) =>
     buildApp({ contract, routes: noteRoutes(db, config), logger, edge, answerFor, bodyLimitBytes: config.bodyLimitBytes, ready: () => db.query('SELECT 1') }),
 };

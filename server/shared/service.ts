@@ -37,8 +37,12 @@ export interface NotesDeps {
   edge: Edge;
 }
 
-/** A service's own PostgreSQL schema, named after it, with the migrations in `migrations/` beside its front door. */
-export const ownSchema = (name: string, frontDoor: string) => ({ schema: name, migrations: fileURLToPath(new URL('./migrations', frontDoor)) });
+/**
+ * A service's own PostgreSQL schema, named after it, with its migrations in the repository's
+ * `migrations/<name>` (found from this module, so that the compiled server finds the compiled
+ * migrations beside it).
+ */
+export const ownSchema = (name: string) => ({ schema: name, migrations: fileURLToPath(new URL(`../../migrations/${name}`, import.meta.url)) });
 
 export interface ServiceDefinition extends DocumentedService {
   logger: Logger;

@@ -1,0 +1,3 @@
+import { safeWritesMigration } from '../../server/shared/safeWrites.js';
+
+export const { up, down } = safeWritesMigration('content');

@@ -1,3 +1,0 @@
-import { safeWritesMigration } from '../../shared/safeWrites.js';
-
-export const { up, down } = safeWritesMigration('content');
