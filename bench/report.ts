@@ -208,7 +208,7 @@ function pagesSection(spa: PagesReport): string[] {
       '',
       '### Lighthouse',
       '',
-      "Lighthouse 12 (npm `lighthouse`) on Debian's Chromium (`--headless --no-sandbox --disable-gpu`), default mobile settings (simulated slow 4G, CPU slowed 4×), every run on a fresh Chromium; the targets are judged on each page's median run (by first contentful paint), marked ✱. Comparison: the Next.js 16 build of the same spec scored 96–99 for performance with a first contentful paint of 0.88 s. The pages carry `noindex` (they are an account's pages): Lighthouse's SEO category fails any such page through its is-crawlable audit.",
+      "Lighthouse 12 (npm `lighthouse`) on Debian's Chromium (`--headless --no-sandbox --disable-gpu`), default mobile settings (simulated slow 4G, CPU slowed 4×), every run on a fresh Chromium; the targets are judged on each page's median run (by first contentful paint), marked ✱. Comparison: the Next.js 16 build of the same spec scored 96–99 for performance with a first contentful paint of 0.88 s. /login may be indexed (the service's public entry point); the dashboard carries `noindex` (an account's page), which Lighthouse's SEO category fails through its is-crawlable audit, so SEO is a target on /login only.",
       '',
       markdownTable({
         header: ['Page', 'Performance', 'Accessibility', 'Best practices', 'SEO', 'FCP ms', 'LCP ms', 'TBT ms', 'CLS', 'JS kB', 'Total kB', 'Audits not passed'],

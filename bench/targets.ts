@@ -75,7 +75,8 @@ export function checkTargets(run: {
     lighthouse('performance ≥ 98', String(typical.performance), typical.performance >= 98);
     lighthouse('accessibility 100', String(typical.accessibility), typical.accessibility === 100);
     lighthouse('best practices 100', String(typical.bestPractices), typical.bestPractices === 100);
-    lighthouse('SEO 100', String(typical.seo), typical.seo === 100);
+    // The account pages ask not to be indexed, which Lighthouse's SEO category counts against them.
+    if (page === '/login') lighthouse('SEO 100', String(typical.seo), typical.seo === 100);
     lighthouse('first contentful paint ≤ 0.85 s (simulated)', ms(typical.firstContentfulPaintMs), typical.firstContentfulPaintMs <= 850);
     lighthouse('JavaScript transferred ≤ 90 kB', `${(typical.scriptBytes / 1000).toFixed(1)} kB`, typical.scriptBytes <= 90_000);
   }

@@ -74,9 +74,22 @@ describe('pages rendered on the server', () => {
     expect(first.text).toMatch(/<input type="password"[^>]* name="password"/);
   });
 
+  it('lets search engines index /login, with a description, and keeps the account pages out of them', async () => {
+    const login = (await get('/login')).text;
+    expect(login).not.toMatch(/<meta name="robots"/);
+    expect(login).toMatch(/<meta name="description" content="[^"]+"/);
+    const cookie = await sessionCookie(ADMIN);
+    for (const path of ['/dashboard', '/admin/users', '/admin/settings']) {
+      expect((await get(path, { cookie })).text, path).toMatch(/<meta name="robots" content="noindex"/);
+    }
+    const forbidden = await get('/admin/users', { cookie: await sessionCookie(USER) });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.text).toMatch(/<meta name="robots" content="noindex"/);
+  });
+
   it('keeps a value that could close the state’s script element escaped', async () => {
     const { renderDocument } = (await import('../web/src/server.js')) as typeof import('../web/src/server.js');
-    const html = renderDocument('<!--page-head--><div id="root"><!--page-markup--></div><!--page-state-->', {
+    const html = renderDocument('<!--page-head--><div id="root"><!--page-markup--></div><!--page-state-->', '/dashboard', {
       page: 'dashboard',
       user: { id: '1', email: '</script><script>alert(1)</script>@example.com', role: 'user' },
     });

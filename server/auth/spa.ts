@@ -13,7 +13,7 @@
  *   Shutdown:                    await spa.close();   (stops Vite's dev server; nothing to do otherwise)
  *
  * In both modes the app itself routes `/login` and `/dashboard` — so the session check on
- * `/dashboard` runs before any HTML is sent — and asks `spa.page(state)` for the document of the
+ * `/dashboard` runs before any HTML is sent — and asks `spa.page(path, state)` for the document of the
  * page it chose (the dashboard's with the user the check found); `spa.assets` serves what the
  * document loads.
  */
@@ -45,8 +45,8 @@ export interface CspAllowances {
 }
 
 export interface Spa {
-  /** The HTML document of a page. */
-  page(state: PageState): Promise<string>;
+  /** The HTML document of the page at `location` (a path), for what the server found for it. */
+  page(location: string, state: PageState): Promise<string>;
   /** Serves the files pages load; passes every other request on. */
   assets: Middleware;
   csp: CspAllowances;
@@ -90,7 +90,7 @@ export async function builtSpa(): Promise<Spa> {
   // Only the hashed assets are files on the web; pages are routes of the app.
   const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true, brotli: true, gzip: true });
   return {
-    page: async (state) => (state.page === 'login' ? login : render(template, state)),
+    page: async (location, state) => (state.page === 'login' ? login : render(template, location, state)),
     assets: (ctx, next) => {
       if (!isAssetPath(ctx.path)) return next();
       // The same URL is sent brotli-, gzip- or not compressed, as the request accepts.
@@ -141,9 +141,9 @@ export async function developmentSpa({ hmrPort }: { hmrPort?: number } = {}): Pr
   return {
     // The document with the page's state and no markup: Vite's dev server serves modules to the
     // browser only, which renders the page (the built pages are rendered by the server).
-    page: async (state) => {
+    page: async (location, state) => {
       const { fillTemplate: fill } = (await vite.ssrLoadModule('/src/document.ts')) as { fillTemplate: typeof fillTemplate };
-      return fill(await vite.transformIndexHtml(`/${state.page}`, await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8')), state, '');
+      return fill(await vite.transformIndexHtml(location, await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8')), state, '');
     },
     assets: viteMiddleware(vite),
     // Vite's dev pages run an inline React Refresh preamble, inject styles, and open the HMR socket.

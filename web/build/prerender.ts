@@ -11,5 +11,5 @@ import type { renderDocument } from '../src/server.js';
 export async function prerenderLogin(outDir: string, serverBundle: string): Promise<void> {
   const bundle = (await import(pathToFileURL(serverBundle).href)) as { renderDocument: typeof renderDocument };
   const template = await readFile(path.join(outDir, 'index.html'), 'utf8');
-  await writeFile(path.join(outDir, 'login.html'), bundle.renderDocument(template, { page: 'login' }));
+  await writeFile(path.join(outDir, 'login.html'), bundle.renderDocument(template, '/login', { page: 'login' }));
 }

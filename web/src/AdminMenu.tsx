@@ -1,3 +1,4 @@
+import { Link } from 'react-router-dom';
 import { messages } from './messages.js';
 
 const ITEMS = [
@@ -5,7 +6,10 @@ const ITEMS = [
   { label: messages.systemSettings, href: '/admin/settings' },
 ];
 
-/** Presentation only: each page, and anything an administrator may do there, is checked again on the server. */
+/**
+ * Presentation only: each page, and anything an administrator may do there, is checked again on
+ * the server, which every link reaches with a full page load.
+ */
 export function AdminMenu() {
   return (
     <section className="admin" aria-labelledby="admin-menu">
@@ -13,7 +17,9 @@ export function AdminMenu() {
       <ul>
         {ITEMS.map(({ label, href }) => (
           <li key={href}>
-            <a href={href}>{label}</a>
+            <Link to={href} reloadDocument>
+              {label}
+            </Link>
           </li>
         ))}
       </ul>

@@ -1,3 +1,4 @@
+import { Link } from 'react-router-dom';
 import { Header } from './Header.js';
 import { messages } from './messages.js';
 
@@ -5,9 +6,9 @@ import { messages } from './messages.js';
 export function SignedInHeader() {
   return (
     <Header>
-      <a className="header-link" href="/dashboard">
+      <Link className="header-link" to="/dashboard" reloadDocument>
         {messages.backToDashboard}
-      </a>
+      </Link>
     </Header>
   );
 }

@@ -1,13 +1,17 @@
 import { messages } from './messages.js';
 import { STATE_ELEMENT_ID, type PageState } from './pageState.js';
 
-/** Each page's title and description, written into the document's head by the server. */
-const HEAD: Record<PageState['page'], { title: string; description: string }> = {
-  login: { title: messages.loginTitle, description: messages.loginDescription },
-  dashboard: { title: messages.dashboardTitle, description: messages.dashboardDescription },
-  users: { title: messages.userManagement, description: messages.usersDescription },
-  settings: { title: messages.systemSettings, description: messages.settingsDescription },
-  forbidden: { title: messages.forbiddenTitle, description: messages.forbiddenText },
+/**
+ * Each page's title and description, written into the document's head by the server, and whether
+ * search engines may index it: the sign-in page is the service's public entry point; the others
+ * are an account's pages.
+ */
+const HEAD: Record<PageState['page'], { title: string; description: string; indexed: boolean }> = {
+  login: { title: messages.loginTitle, description: messages.loginDescription, indexed: true },
+  dashboard: { title: messages.dashboardTitle, description: messages.dashboardDescription, indexed: false },
+  users: { title: messages.userManagement, description: messages.usersDescription, indexed: false },
+  settings: { title: messages.systemSettings, description: messages.settingsDescription, indexed: false },
+  forbidden: { title: messages.forbiddenTitle, description: messages.forbiddenText, indexed: false },
 };
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -25,8 +29,12 @@ const stateBlock = (state: PageState) =>
  * head, the markup rendered on the server (none when the browser renders it), and its state.
  */
 export function fillTemplate(template: string, state: PageState, markup: string): string {
-  const { title, description } = HEAD[state.page];
-  const head = `<title>${escapeHtml(title)}</title>\n    <meta name="description" content="${escapeHtml(description)}" />`;
+  const { title, description, indexed } = HEAD[state.page];
+  const head = [
+    `<title>${escapeHtml(title)}</title>`,
+    `<meta name="description" content="${escapeHtml(description)}" />`,
+    ...(indexed ? [] : ['<meta name="robots" content="noindex" />']),
+  ].join('\n    ');
   return template
     .replace('<!--page-head-->', () => head)
     .replace('<!--page-markup-->', () => markup)

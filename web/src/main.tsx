@@ -1,5 +1,6 @@
 import { StrictMode } from 'react';
 import { createRoot, hydrateRoot } from 'react-dom/client';
+import { BrowserRouter } from 'react-router-dom';
 import { App } from './App.js';
 import { STATE_ELEMENT_ID, type PageState } from './pageState.js';
 import './styles.css';
@@ -8,7 +9,9 @@ const state = JSON.parse(document.getElementById(STATE_ELEMENT_ID)!.textContent!
 const container = document.getElementById('root')!;
 const app = (
   <StrictMode>
-    <App state={state} />
+    <BrowserRouter>
+      <App state={state} />
+    </BrowserRouter>
   </StrictMode>
 );
 

@@ -26,7 +26,7 @@ export function pageRoutes({ signedIn, admin, spa, production }: PageRoutesDeps)
     // The answer depends on the session: never stored, so Back after logout asks again.
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'html';
-    ctx.body = await spa.page(state);
+    ctx.body = await spa.page(ctx.path, state);
   };
 
   return [
