@@ -76,7 +76,8 @@ export function useAuthService() {
 
 export type AuthClient = Awaited<ReturnType<ReturnType<typeof useAuthService>['start']>>;
 
-const setCookies = (reply: Reply) => reply.headers['set-cookie'] ?? [];
+/** The Set-Cookie lines of an answer, none when it sets no cookie. */
+export const setCookies = (reply: Reply): string[] => reply.headers['set-cookie'] ?? [];
 
 export function tokenFrom(reply: Reply): string {
   const cookie = setCookies(reply).find((line) => line.startsWith('token='));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { messages } from '../server/auth/messages.js';
-import { ADMIN, signIn, tokenFrom, USER, useAuthService, type AuthClient } from './support/authClient.js';
+import { messages } from '../../server/auth/messages.js';
+import { ADMIN, signIn, tokenFrom, USER, useAuthService, type AuthClient } from '../support/authClient.js';
 
 const { start } = useAuthService();
 

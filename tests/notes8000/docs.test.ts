@@ -3,12 +3,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { StartedService } from '../harness/service.js';
-import { notes8000 } from '../server/notes8000/index.js';
-import type { NotesDeps } from '../server/shared/service.js';
-import { loadConfig } from '../server/shared/config.js';
-import { browserAvailable, launchBrowser } from './support/browser.js';
-import { startTestService } from './support/services.js';
+import { browserAvailable, launchBrowser } from '../support/browser.js';
+import { useNotes8000 } from '../support/notes8000.js';
 
 /** Every operation of the spec's endpoint table, and the readiness check, as OpenAPI names them. */
 const OPERATIONS = [
@@ -23,18 +19,10 @@ const OPERATIONS = [
 
 type JsonObject = Record<string, any>;
 
-let service: StartedService<NotesDeps>;
-
-beforeAll(async () => {
-  service = await startTestService(notes8000, { deps: { config: loadConfig({}).notes } });
-});
-
-afterAll(async () => {
-  await service?.close();
-});
+const { service } = useNotes8000();
 
 async function openApi(): Promise<JsonObject> {
-  const response = await fetch(`${service.url}/openapi.json`);
+  const response = await fetch(`${service().url}/openapi.json`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   return (await response.json()) as JsonObject;
@@ -144,7 +132,7 @@ describe('/openapi.json', () => {
 
 describe('/docs over HTTP', () => {
   test('is an HTML page whose every referenced asset is served by the service itself', async () => {
-    const response = await fetch(`${service.url}/docs`);
+    const response = await fetch(`${service().url}/docs`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
     const html = await response.text();
@@ -152,7 +140,7 @@ describe('/docs over HTTP', () => {
     expect(assets.length).toBeGreaterThanOrEqual(4);
     for (const asset of assets) {
       expect(asset, 'no CDN: the page must work offline').toMatch(/^\/[^/]/);
-      const served = await fetch(`${service.url}${asset}`);
+      const served = await fetch(`${service().url}${asset}`);
       expect(served.status, asset).toBe(200);
       expect((await served.arrayBuffer()).byteLength, asset).toBeGreaterThan(0);
     }
@@ -160,14 +148,14 @@ describe('/docs over HTTP', () => {
 
   test('serves Swagger UI from the installed swagger-ui-dist package', async () => {
     const installed = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-    const response = await fetch(`${service.url}/docs/swagger-ui-bundle.js`);
+    const response = await fetch(`${service().url}/docs/swagger-ui-bundle.js`);
     expect(response.headers.get('content-type')).toMatch(/^text\/javascript/);
     expect(Buffer.from(await response.arrayBuffer()).equals(await readFile(path.join(installed, 'swagger-ui-bundle.js')))).toBe(true);
   });
 
   test('serves none of the package\'s other files', async () => {
     for (const asset of ['/docs/package.json', '/docs/..%2Fpackage.json', '/docs/index.html']) {
-      const response = await fetch(`${service.url}${asset}`);
+      const response = await fetch(`${service().url}${asset}`);
       expect(response.status, asset).toBe(404);
       expect(await response.json()).toEqual({ detail: 'Not Found' });
     }
@@ -190,7 +178,7 @@ describe.skipIf(!browserAvailable)('/docs in a browser', () => {
     const requested: string[] = [];
     page.on('request', (request) => void requested.push(request.url()));
     try {
-      await page.goto(`${service.url}/docs`);
+      await page.goto(`${service().url}/docs`);
       await page.locator('.opblock').first().waitFor();
 
       const listed = await page
@@ -213,10 +201,10 @@ describe.skipIf(!browserAvailable)('/docs in a browser', () => {
       await expect.poll(() => status.textContent(), { timeout: 10_000 }).toContain('201');
       await expect.poll(() => create.locator('.live-responses-table .microlight').first().textContent()).toContain('from the docs');
 
-      const { rows } = await service.db.query('SELECT content FROM notes WHERE title = $1', ['from the docs']);
+      const { rows } = await service().db.query('SELECT content FROM notes WHERE title = $1', ['from the docs']);
       expect(rows).toEqual([{ content: 'tried out' }]);
       // Offline: the page fetched nothing but the service's own URLs.
-      expect(requested.filter((url) => !url.startsWith(service.url) && !url.startsWith('data:'))).toEqual([]);
+      expect(requested.filter((url) => !url.startsWith(service().url) && !url.startsWith('data:'))).toEqual([]);
     } finally {
       await page.close();
     }

@@ -1,26 +1,15 @@
 import fs from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StartedService } from '../harness/service.js';
-import { notes8080 } from '../server/notes8080/index.js';
-import type { NotesDeps } from '../server/shared/service.js';
-import { loadConfig } from '../server/shared/config.js';
-import type { Database } from '../server/shared/database.js';
-import { notesColumns, serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
-import { startTestService } from './support/services.js';
+import { notes8080 } from '../../server/notes8080/index.js';
+import type { Database } from '../../server/shared/database.js';
+import { createOn, deps, TIMESTAMP, type Note, type Service } from '../support/notes8080.js';
+import { notesColumns, serviceDatabase, type ServiceDatabase } from '../support/serviceDatabase.js';
+import { startTestService } from '../support/services.js';
 
 // Start-up migrations of the 8080 notes service: "the table is created if it does not exist;
 // an existing table only gets missing columns added". Each case starts from its own database.
 
-interface Note {
-  id: number;
-  title: string;
-  body: string;
-  created_at: string;
-}
-
 const SCHEMA = notes8080.database!.schema;
-const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const deps = { config: loadConfig({}).notes };
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -34,17 +23,11 @@ async function freshDatabase(): Promise<ServiceDatabase> {
 }
 
 /** Starts the service on a pool of `database` the way the process does: migrations first, then the app. */
-async function startService(database: ServiceDatabase, db: Database = database.connect()): Promise<StartedService<NotesDeps>> {
+async function startService(database: ServiceDatabase, db: Database = database.connect()): Promise<Service> {
   await database.migrate();
   const service = await startTestService(notes8080, { db, deps });
   cleanups.push(service.close);
   return service;
-}
-
-async function createNote(service: StartedService<NotesDeps>, note: object): Promise<Note> {
-  const response = await service.request('POST', '/notes', { json: note });
-  expect(response.status).toBe(201);
-  return response.json as Note;
 }
 
 const EXPECTED_COLUMNS = [
@@ -78,8 +61,8 @@ describe('notes8080 start-up migrations', () => {
     );
     expect(rows).toEqual([{ attname: 'id' }]);
 
-    const first = await createNote(service, { title: 'first', body: 'one' });
-    const second = await createNote(service, { title: 'second' });
+    const first = await createOn(service, { title: 'first', body: 'one' });
+    const second = await createOn(service, { title: 'second' });
     expect(first).toEqual({ id: 1, title: 'first', body: 'one', created_at: expect.stringMatching(TIMESTAMP) });
     expect(second.id).toBeGreaterThan(first.id);
   });
@@ -110,14 +93,14 @@ describe('notes8080 start-up migrations', () => {
     expect((await db.query(`SELECT tag FROM ${SCHEMA}.notes`)).rows).toEqual([{ tag: 'kept' }]);
 
     // The table's own id sequence carries on.
-    expect((await createNote(service, { title: 'added by the service' })).id).toBe(2);
+    expect((await createOn(service, { title: 'added by the service' })).id).toBe(2);
   });
 
   it('changes nothing when run again at the next start', async () => {
     const database = await freshDatabase();
     const firstStart = database.connect();
     const first = await startService(database, firstStart);
-    const note = await createNote(first, { title: 'survives a restart', body: 'b' });
+    const note = await createOn(first, { title: 'survives a restart', body: 'b' });
     const columnsBefore = await notesColumns(firstStart, SCHEMA);
 
     const secondStart = database.connect();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MemorySessionStore } from '../server/auth/sessions.js';
-import { FailureLog } from '../server/auth/throttle.js';
+import { MemorySessionStore } from '../../server/auth/sessions.js';
+import { FailureLog } from '../../server/auth/throttle.js';
 
 const WINDOW_MS = 15 * 60 * 1000;
 

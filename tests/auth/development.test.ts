@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { send } from '../harness/http.js';
-import { startService, type StartedService } from '../harness/service.js';
-import { auth, type AuthDeps } from '../server/auth/index.js';
-import { developmentSpa, type Spa } from '../server/auth/spa.js';
-import { loadConfig } from '../server/shared/config.js';
+import { send } from '../../harness/http.js';
+import { startService, type StartedService } from '../../harness/service.js';
+import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { developmentSpa, type Spa } from '../../server/auth/spa.js';
+import { loadConfig } from '../../server/shared/config.js';
 
 // `npm run dev`: Vite in middleware mode inside Koa. The session check on /dashboard must hold
 // there too. (Hot reload's socket is off here so that tests never clash with a running dev server.)

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { send } from '../harness/http.js';
-import { startService, type StartedService } from '../harness/service.js';
-import { auth, type AuthDeps } from '../server/auth/index.js';
-import { messages } from '../server/auth/messages.js';
-import { builtSpa, ensureSpaBuilt, type Spa } from '../server/auth/spa.js';
-import { ADMIN, authConfig, tokenFrom, USER } from './support/authClient.js';
-import { serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
+import { send } from '../../harness/http.js';
+import { startService, type StartedService } from '../../harness/service.js';
+import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { messages } from '../../server/auth/messages.js';
+import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
+import { ADMIN, authConfig, tokenFrom, USER } from '../support/authClient.js';
+import { serviceDatabase, type ServiceDatabase } from '../support/serviceDatabase.js';
 
 // Two login-service instances on different ports, as two processes (or two hosts) behind one
 // proxy would run them: with SESSION_STORE=postgres they share one database and nothing else.

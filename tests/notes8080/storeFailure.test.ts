@@ -1,0 +1,119 @@
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { notes8080 } from '../../server/notes8080/index.js';
+import { freeLoopbackPort } from '../../server/shared/embeddedPostgres.js';
+import { createOn, deps, type Options, type Service } from '../support/notes8080.js';
+import { serviceDatabase, unreachableDatabase } from '../support/serviceDatabase.js';
+import { startTestService } from '../support/services.js';
+
+describe('notes8080 service when the store fails', () => {
+  it('answers every operation with 500 {error} within the pool timeout, logging each failure once with its error', async () => {
+    const timeoutMs = 1_000;
+    const { db } = await unreachableDatabase(notes8080.database!.schema, timeoutMs);
+    const service = await startTestService(notes8080, { db, deps });
+    try {
+      const operations: [string, string, Options?][] = [
+        ['POST', '/notes', { json: { title: 'x' } }],
+        ['GET', '/notes'],
+        ['GET', '/notes/1'],
+        ['PUT', '/notes/1', { json: { title: 'x' } }],
+        ['DELETE', '/notes/1'],
+      ];
+      for (const [method, path, options] of operations) {
+        service.logs.clear();
+        const response = await service.request(method, path, options);
+        expect(response.status, `${method} ${path}`).toBe(500);
+        expect(response.json).toEqual({ error: 'database unavailable' });
+        // A wait for a connection, then one for the statement: each bounded by the timeout.
+        expect(response.ms, `${method} ${path}`).toBeLessThan(2 * timeoutMs + 1_000);
+        expect(service.logs.errors()).toEqual([expect.objectContaining({ err: expect.objectContaining({ message: expect.any(String) }) })]);
+      }
+    } finally {
+      await service.close();
+      await db.close();
+    }
+  }, 20_000);
+
+  it('cuts a streamed list short (never hangs) when the database fails mid-list, and logs it', async () => {
+    const database = await serviceDatabase(notes8080);
+    let service: Service | undefined;
+    try {
+      await database.migrate();
+      const db = database.connect();
+      service = await startTestService(notes8080, { db, deps });
+      // About 13 MB of JSON: far more than the socket buffers hold while the client waits.
+      await db.query(`INSERT INTO notes (title, body) SELECT 'note ' || i, repeat('x', 200) FROM generate_series(1, 50000) AS i`);
+      // fetch rather than service.request: the answer must stay unread while the store fails,
+      // and an answer cut short has no body to check against the contract.
+      const response = await fetch(`${service.url}/notes`);
+      expect(response.status).toBe(200);
+      await db.query('ALTER TABLE notes RENAME TO notes_gone');
+      await expect(response.text()).rejects.toThrow();
+      expect(service.logs.errors()).toEqual([expect.objectContaining({ msg: 'answer cut short' })]);
+    } finally {
+      await service?.close();
+      await database.drop();
+    }
+  }, 20_000);
+
+  it('serves again by itself once the database is back', async () => {
+    const database = await serviceDatabase(notes8080);
+    const target = new URL(database.url);
+    const proxy = await tcpProxy(Number(target.port), target.hostname);
+    let service: Service | undefined;
+    try {
+      await database.migrate();
+      const proxied = new URL(database.url);
+      proxied.port = String(proxy.port);
+      service = await startTestService(notes8080, { db: database.connect(proxied.toString()), deps });
+      const note = await createOn(service, { title: 'before the outage' });
+
+      await proxy.stop();
+      const during = await service.request('GET', `/notes/${note.id}`);
+      expect(during.status).toBe(500);
+      expect(during.json).toEqual({ error: 'database unavailable' });
+
+      await proxy.start();
+      const after = await service.request('GET', `/notes/${note.id}`);
+      expect(after.status).toBe(200);
+      expect(after.json).toEqual(note);
+    } finally {
+      await service?.close();
+      await proxy.stop();
+      await database.drop();
+    }
+  }, 20_000);
+});
+
+/** A TCP relay to the database that can be cut (dropping every connection) and restored. */
+async function tcpProxy(targetPort: number, targetHost: string) {
+  const port = await freeLoopbackPort();
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | undefined;
+  const track = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  const start = () =>
+    new Promise<void>((resolve, reject) => {
+      server = net.createServer((client) => {
+        const upstream = net.connect(targetPort, targetHost);
+        track(client);
+        track(upstream);
+        client.pipe(upstream).pipe(client);
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+      });
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      if (!server?.listening) return resolve();
+      server.close(() => resolve());
+    });
+  await start();
+  return { port, start, stop };
+}
