@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { AddressInfo, Server } from 'node:net';
 
 /** One HTTP request, sent through `node:http`, which (unlike fetch) sends bytes as given: raw paths, invalid UTF-8, odd content types, repeated headers. */
 export interface Request {
@@ -88,4 +89,18 @@ export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/**
+ * Starts `server` listening on a port the system chooses (never one picked beforehand, which
+ * something else could take in between), on `host` or every interface, and resolves with that port.
+ */
+export function listenOnFreePort(server: Server, host?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }

@@ -1,19 +1,16 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freeLoopbackPort } from '../server/shared/embeddedPostgres.js';
+import { SERVICE_NAMES, type ServiceName } from '../server/shared/config.js';
+import { isListening } from '../server/shared/workers.js';
 
 /** The repository's root folder. */
 export const ROOT = path.resolve(import.meta.dirname, '..');
 
-export interface ServiceUrls {
-  notes8080: string;
-  notes8000: string;
-  auth: string;
-}
+/** Where each service the process runs answers (only those of its SERVICES are present). */
+export type ServiceUrls = Record<ServiceName, string>;
 
 export interface RunningProcess {
   /** What was spawned: node itself, or npm for `form: 'npm'`. */
@@ -52,7 +49,8 @@ const READY_TIMEOUT_MS = 120_000;
 
 interface Spawned {
   child: ChildProcess;
-  urls: ServiceUrls;
+  /** Where each service listens, as the process reports it; rejects when it exits first. */
+  listening: Promise<ServiceUrls>;
   output(): string;
   exited: Promise<number | string>;
   /** performance.now() when it was spawned. */
@@ -60,13 +58,13 @@ interface Spawned {
   entry: string;
 }
 
-/** The server's entry point spawned in the given form on free loopback ports. */
+/**
+ * The server's entry point spawned in the given form, its services on loopback ports the system
+ * chooses (port 0) unless `env` names them. The process reports the ports it got: over its IPC
+ * channel when node is spawned directly, in its "listening on" log lines under npm (which passes
+ * no channel on).
+ */
 async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags = [], cwd = ROOT, ownGroup = false }: ProcessOptions): Promise<Spawned> {
-  const ports = {
-    NOTES8080_PORT: await freeLoopbackPort(),
-    NOTES8000_PORT: await freeLoopbackPort(),
-    AUTH_PORT: await freeLoopbackPort(),
-  };
   const environment: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'development',
@@ -74,7 +72,9 @@ async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags =
     NOTES8080_HOST: '127.0.0.1',
     NOTES8000_HOST: '127.0.0.1',
     AUTH_HOST: '127.0.0.1',
-    ...Object.fromEntries(Object.entries(ports).map(([key, value]) => [key, String(value)])),
+    NOTES8080_PORT: '0',
+    NOTES8000_PORT: '0',
+    AUTH_PORT: '0',
     ...env,
   };
   const start = await startScript();
@@ -86,47 +86,47 @@ async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags =
       : spawn(process.execPath, form === 'compiled' ? [...start.flags, ...nodeFlags, start.entry] : [...nodeFlags, '--import', 'tsx', 'server/main.ts'], {
           cwd,
           env: form === 'compiled' ? { ...environment, ...start.env } : environment,
-          stdio: ['ignore', 'pipe', 'pipe'],
+          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
           detached: ownGroup,
         });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  return {
-    child,
-    urls: {
-      notes8080: `http://127.0.0.1:${ports.NOTES8080_PORT}`,
-      notes8000: `http://127.0.0.1:${ports.NOTES8000_PORT}`,
-      auth: `http://127.0.0.1:${ports.AUTH_PORT}`,
-    },
-    output: () => output,
-    exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'))),
-    startedAt,
-    entry: start.entry,
-  };
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const served = (environment.SERVICES?.split(',').map((name) => name.trim()) ?? SERVICE_NAMES) as ServiceName[];
+  const listening = new Promise<ServiceUrls>((resolve, reject) => {
+    const reported = (entries: { name: string; url: string }[]) => {
+      if (served.every((name) => entries.some((entry) => entry.name === name))) {
+        resolve(Object.fromEntries(entries.map(({ name, url }) => [name, url])) as ServiceUrls);
+      }
+    };
+    child.on('message', (message: unknown) => {
+      if (isListening(message)) reported(message.listening);
+    });
+    if (form === 'npm') {
+      const announced = () => reported([...output.matchAll(/\b(\w+) listening on (http:\/\/[^\s"]+)/g)].map(([, name, url]) => ({ name: name!, url: url! })));
+      child.stdout!.on('data', announced);
+    }
+    void exited.then(() => reject(new Error(`the services exited during start-up:\n${output.slice(-4000)}`)));
+  });
+  // A start that is expected to fail never reports; its rejection is read only by those who wait for it.
+  listening.catch(() => undefined);
+  // The channel must not keep this process alive, nor the spawned one from ending.
+  child.channel?.unref();
+  return { child, listening, output: () => output, exited, startedAt, entry: start.entry };
 }
 
 /**
- * Starts the server's entry point on free loopback ports, and waits until every service
+ * Starts the server's entry point (see spawnEntryPoint), and waits until every service it runs
  * answers HTTP. A process that exits first rejects with what it printed.
  */
 export async function startProcess(options: ProcessOptions): Promise<RunningProcess> {
-  const { child, urls, output, exited, startedAt, entry } = await spawnEntryPoint(options);
+  const { child, listening, output, exited, startedAt, entry } = await spawnEntryPoint(options);
+  let urls: ServiceUrls;
   try {
-    // Only the services the process runs (SERVICES) are waited for.
-    const served = options.env?.SERVICES?.split(',').map((name) => name.trim());
-    const servedUrls = Object.entries(urls).flatMap(([name, url]) => (!served || served.includes(name) ? [url] : []));
-    await waitUntilAnswering(servedUrls, child, output);
-    // With workers, the first answers before the others have started: the primary says when all serve.
-    const workers = options.env?.WORKERS ?? '1';
-    if (workers !== '1') {
-      if (logsInfo(options.env)) await waitForLine(output, '"msg":"workers serving"', child);
-      else {
-        // That line is logged at `info`: at a higher LOG_LEVEL, each worker is seen taking connections instead.
-        const primary = options.form === 'npm' ? await serverProcessBelow(child.pid!, entry) : child.pid!;
-        await waitForWorkers(primary, workers === 'auto' ? os.availableParallelism() : Number(workers), servedUrls, child, output);
-      }
-    }
+    urls = await withDeadline(listening, READY_TIMEOUT_MS, () => `the services did not say where they listen within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`);
+    // With WORKERS, the primary reports once every worker listens: each is then handed connections in turn.
+    await waitUntilAnswering(Object.values(urls), child, output);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -165,20 +165,17 @@ export async function runUntilExit(options: ProcessOptions, timeoutMs = 30_000):
   return { code, output: output(), ms: performance.now() - startedAt };
 }
 
+/** `promise`, or a rejection with `message()` once `ms` have passed without it settling. */
+function withDeadline<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms)))]).finally(() => clearTimeout(timer));
+}
+
 function signal(pid: number, name: NodeJS.Signals) {
   try {
     process.kill(pid, name);
   } catch {
     // already gone
-  }
-}
-
-async function waitForLine(output: () => string, text: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!output().includes(text)) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the process exited during start-up:\n${output().slice(-4000)}`);
-    if (Date.now() > deadline) throw new Error(`no "${text}" within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -199,48 +196,6 @@ async function waitUntilAnswering(urls: string[], child: ChildProcess, output: (
       }),
     );
     if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Whether the server logs `info` lines with these settings (an empty LOG_LEVEL counts as unset, as in its configuration). */
-function logsInfo(env: Record<string, string> = {}): boolean {
-  return ['info', 'debug', 'trace'].includes(env.LOG_LEVEL || process.env.LOG_LEVEL || 'info');
-}
-
-/**
- * Waits until `count` workers run below `primary` and each has been handed a connection on every
- * one of `urls`: a worker is handed connections once all its services listen, and the primary
- * hands each new connection to a worker in turn, so a few opened at once reach each of them.
- */
-async function waitForWorkers(primary: number, count: number, urls: string[], child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  const serving = new Map(urls.map((url) => [url, new Set<number>()]));
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the process exited during start-up:\n${output().slice(-4000)}`);
-    if (Date.now() > deadline) throw new Error(`${count} workers did not all take connections within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`);
-    const workers = (await serverProcesses(primary)).slice(1);
-    if (workers.length >= count) {
-      for (const [url, seen] of serving) for (const worker of await takingConnections(url, 2 * count, workers)) seen.add(worker);
-      if ([...serving.values()].every((seen) => workers.every((worker) => seen.has(worker)))) return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Which of `workers` hold one of `connections` connections opened to `url` at once (kept open while looking). */
-async function takingConnections(url: string, connections: number, workers: number[]): Promise<number[]> {
-  const agent = new http.Agent({ keepAlive: true });
-  try {
-    const answered = () =>
-      new Promise<void>((resolve) => {
-        http.get(url, { agent, signal: AbortSignal.timeout(1_000) }, (response) => response.resume().once('end', resolve)).once('error', () => resolve());
-      });
-    await Promise.all(Array.from({ length: connections }, answered));
-    const held = await connectionInodes(Number(new URL(url).port));
-    const holding = await Promise.all(workers.map(async (worker) => (await socketInodes(worker)).some((inode) => held.has(inode))));
-    return workers.filter((_, index) => holding[index]);
-  } finally {
-    agent.destroy();
   }
 }
 
@@ -365,24 +320,20 @@ export async function descendants(root: number): Promise<number[]> {
   return below(root);
 }
 
-/** Socket inodes of the established TCP connections whose local end is `port` (a server's side of them). */
-async function connectionInodes(port: number): Promise<Set<string>> {
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of (await fs.readFile(table, 'utf8').catch(() => '')).split('\n').slice(1)) {
-      // sl, local address (`ADDRESS:PORT` in hex), remote address, state (01: established), queues, timers, retransmits, uid, timeout, inode.
-      const fields = line.trim().split(/\s+/);
-      if (fields[3] === '01' && parseInt(fields[1]?.split(':')[1] ?? '', 16) === port) inodes.add(fields[9]!);
-    }
-  }
-  return inodes;
-}
-
-/** Inodes of the sockets `pid` has open. */
-async function socketInodes(pid: number): Promise<string[]> {
+/** The TCP ports `pid` itself listens on (its sockets in LISTEN state), from /proc. */
+export async function listeningPorts(pid: number): Promise<number[]> {
   const fds = await fs.readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
   const targets = await Promise.all(fds.map((fd) => fs.readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
-  return targets.flatMap((target) => /^socket:\[(\d+)\]$/.exec(target)?.[1] ?? []);
+  const own = new Set(targets.flatMap((target) => /^socket:\[(\d+)\]$/.exec(target)?.[1] ?? []));
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of (await fs.readFile(table, 'utf8').catch(() => '')).split('\n').slice(1)) {
+      // sl, local address (`ADDRESS:PORT` in hex), remote address, state (0A: listening), queues, timers, retransmits, uid, timeout, inode.
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === '0A' && own.has(fields[9]!)) ports.add(parseInt(fields[1]!.split(':')[1]!, 16));
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
 }
 
 async function allProcesses(): Promise<number[]> {

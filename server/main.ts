@@ -15,7 +15,7 @@ import { createLogger } from './shared/logger.js';
 import { runMigrations } from './shared/migrations.js';
 import { listenAll } from './shared/serve.js';
 import { needsDatabase } from './shared/service.js';
-import { reportReady, startWorkers, type Listening } from './shared/workers.js';
+import { reportListening, startWorkers, type Listening } from './shared/workers.js';
 
 /**
  * The process: its configuration, the database (embedded unless DATABASE_URL is set), the
@@ -113,12 +113,16 @@ async function preparePages(): Promise<Spa | undefined> {
   return spa;
 }
 
-const announce = (listening: Listening) => listening.forEach(({ name, url }) => logger.info(`${name} listening on ${url}`));
+/** Says where each service listens: in the log, and to the process that started this one (see reportListening). */
+function announce(listening: Listening): void {
+  for (const { name, url } of listening) logger.info(`${name} listening on ${url}`);
+  reportListening(listening);
+}
 
 try {
   if (cluster.isWorker) {
     // The primary has migrated the schemas and built the pages; DATABASE_URL is its server's.
-    reportReady(await serve(config.database.url, config.services.includes('auth') ? await builtSpa() : undefined));
+    reportListening(await serve(config.database.url, config.services.includes('auth') ? await builtSpa() : undefined));
   } else if (config.workers > 1) {
     const [url] = await Promise.all([prepareDatabase(), preparePages()]);
     const workers = await startWorkers({ count: config.workers, env: url ? { DATABASE_URL: url } : {}, logger });

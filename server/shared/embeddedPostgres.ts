@@ -1,8 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from './logger.js';
@@ -17,7 +16,8 @@ import type { Logger } from './logger.js';
  *   data folder that user cannot reach are copied or placed where it can;
  * - an existing cluster (`PG_VERSION`) is reused, never initialised again;
  * - a stale postmaster from a killed parent (`postmaster.pid`) is shut down before starting;
- * - the port is a free loopback port, never 5432.
+ * - the port is drawn at random below the range of outgoing connections' ports, never 5432, and
+ *   drawn again when it is taken (servers started together cannot end up on one port).
  */
 
 export interface EmbeddedPostgresOptions {
@@ -26,7 +26,7 @@ export interface EmbeddedPostgresOptions {
   logger: Logger;
   /** Tests trade durability for speed. */
   durable?: boolean;
-  /** A fixed port instead of a free one, so a restarted server keeps its address (outage tests). */
+  /** A fixed port instead of a drawn one, so a server started again keeps its address (outage tests). */
   port?: number;
 }
 
@@ -59,19 +59,33 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   await stopStalePostmaster(clusterDir, logger);
 
-  const port = options.port ?? (await freeLoopbackPort());
-  const launch = () =>
+  const launch = (port: number) =>
     spawn(
       path.join(bin, 'postgres'),
       ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
         ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [])],
       { ...owner, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
     );
-  let child = launch();
+  let child: ChildProcess | undefined;
   // Should this process die without stopping the server, the signal still goes out.
-  const stopOnExit = () => child.kill('SIGINT');
+  const stopOnExit = () => child?.kill('SIGINT');
   process.once('exit', stopOnExit);
-  await waitUntilReady(child, logger);
+  let port: number;
+  for (let attempt = 1; ; attempt++) {
+    port = options.port ?? randomPort();
+    child = launch(port);
+    try {
+      await waitUntilReady(child, logger);
+      break;
+    } catch (error) {
+      const taken = /Address already in use/.test((error as Error).message);
+      if (!taken || options.port !== undefined || attempt === PORT_ATTEMPTS) {
+        process.off('exit', stopOnExit);
+        throw error;
+      }
+      logger.debug({ port }, 'port taken; PostgreSQL tried on another');
+    }
+  }
   logger.info({ port, clusterDir }, 'embedded PostgreSQL started');
 
   // The server is this process's to keep running: when it exits on its own (a crash, a kill), it
@@ -88,10 +102,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       logger.error({ code, signal, restartInMs: delay, restarts }, 'embedded PostgreSQL exited unexpectedly; starting it again');
       setTimeout(() => {
         if (stopping) return;
-        child = launch();
+        const restarted = launch(port);
+        child = restarted;
         startedAt = Date.now();
-        supervise(child);
-        waitUntilReady(child, logger).then(
+        supervise(restarted);
+        waitUntilReady(restarted, logger).then(
           () => logger.info({ port }, 'embedded PostgreSQL running again'),
           // Its exit is handled above: it is started again after a longer pause.
           (error: Error) => logger.error({ err: error.message }, 'embedded PostgreSQL did not start'),
@@ -100,12 +115,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     });
   supervise(child);
 
+  const running = child;
   return {
     url: `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/postgres`,
     async stop() {
       stopping = true;
       process.off('exit', stopOnExit);
-      await stopChild(child);
+      await stopChild(child ?? running);
       logger.info('embedded PostgreSQL stopped');
     },
   };
@@ -266,16 +282,14 @@ function isPostgresProcess(pid: number): boolean {
   }
 }
 
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+/**
+ * Where the server is tried: below Linux's range for the local ports of outgoing connections
+ * (32768–60999) and of listeners told to take any port, where a port is rarely taken; a taken
+ * one is drawn again (PORT_ATTEMPTS times at most).
+ */
+const PORT_RANGE = { from: 20_000, to: 32_767 };
+const PORT_ATTEMPTS = 10;
+const randomPort = () => PORT_RANGE.from + randomInt(PORT_RANGE.to - PORT_RANGE.from + 1);
 
 function waitUntilReady(child: ChildProcess, logger: Logger): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -5,18 +5,23 @@ import type { Logger } from './logger.js';
 /** Where each service of a worker listens, as the worker reports it once it does. */
 export type Listening = { name: string; url: string }[];
 
-interface ReadyMessage {
-  kind: 'ready';
+interface ListeningMessage {
+  kind: 'listening';
   listening: Listening;
 }
 
-/** Said by a worker once every service of it listens (see startWorkers). */
-export function reportReady(listening: Listening): void {
-  const message: ReadyMessage = { kind: 'ready', listening };
+/**
+ * Tells the process that started this one, over its IPC channel when it has one, where each
+ * service listens once all of them do: a worker tells its primary (see startWorkers); a process
+ * started with a channel (by a supervisor, or the tests with ports of 0) learns the ports the
+ * system chose.
+ */
+export function reportListening(listening: Listening): void {
+  const message: ListeningMessage = { kind: 'listening', listening };
   process.send?.(message);
 }
 
-const isReady = (message: unknown): message is ReadyMessage => (message as { kind?: unknown } | null)?.kind === 'ready';
+export const isListening = (message: unknown): message is ListeningMessage => (message as { kind?: unknown } | null)?.kind === 'listening';
 
 export interface Workers {
   listening: Listening;
@@ -47,7 +52,7 @@ export async function startWorkers({ count, env, logger }: { count: number; env:
     return new Promise((resolve, reject) => {
       let ready = false;
       worker.on('message', (message: unknown) => {
-        if (!isReady(message)) return;
+        if (!isListening(message)) return;
         ready = true;
         resolve(message.listening);
       });

@@ -4,7 +4,6 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../../harness/http.js';
 import { ROOT } from '../../harness/processes.js';
-import { freeLoopbackPort } from '../../server/shared/embeddedPostgres.js';
 
 // The image and compose.yaml as an operator runs them: the Dockerfile built, then PostgreSQL, two
 // replicas of each service and the reverse proxy in front, reached only through the proxy. Runs
@@ -34,20 +33,22 @@ beforeAll(async () => {
     () => ['docker', 'compose'],
     () => ['docker-compose', '--compatibility'],
   );
-  published = { notes8080: await freeLoopbackPort(), notes8000: await freeLoopbackPort(), auth: await freeLoopbackPort() };
   environment = {
     ...process.env,
     APP_IMAGE: IMAGE,
     POSTGRES_IMAGE: process.env.TEST_POSTGRES_IMAGE ?? 'postgres:17',
     PROXY_IMAGE: process.env.TEST_PROXY_IMAGE ?? 'nginx:1.27',
-    PUBLISHED_NOTES8080: String(published.notes8080),
-    PUBLISHED_NOTES8000: String(published.notes8000),
-    PUBLISHED_AUTH: String(published.auth),
+    // Empty: the engine chooses the ports, read back once the proxy runs.
+    PUBLISHED_NOTES8080: '',
+    PUBLISHED_NOTES8000: '',
+    PUBLISHED_AUTH: '',
   };
   const proxy = process.env.BUILD_PROXY ? ['--network', 'host', '--build-arg', `HTTPS_PROXY=${process.env.BUILD_PROXY}`, '--build-arg', `HTTP_PROXY=${process.env.BUILD_PROXY}`] : [];
   const nodeImage = process.env.TEST_NODE_IMAGE ? ['--build-arg', `NODE_IMAGE=${process.env.TEST_NODE_IMAGE}`] : [];
   await docker('build', ...proxy, ...nodeImage, '-t', IMAGE, ROOT);
   await compose('up', '-d', '--no-build');
+  const publishedPort = async (port: number) => Number((await compose('port', 'proxy', String(port))).stdout.trim().split(':').at(-1));
+  published = { notes8080: await publishedPort(8080), notes8000: await publishedPort(8000), auth: await publishedPort(3000) };
   // Ready once every service answers /ready through the proxy.
   const deadline = Date.now() + 120_000;
   for (const service of ['notes8080', 'notes8000', 'auth'] as const) {

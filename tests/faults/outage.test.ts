@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
-import { freeLoopbackPort, startEmbeddedPostgres, type RunningPostgres } from '../../server/shared/embeddedPostgres.js';
+import { startEmbeddedPostgres, type RunningPostgres } from '../../server/shared/embeddedPostgres.js';
 import { loadConfig } from '../../server/shared/config.js';
 import { createLogger } from '../../server/shared/logger.js';
 import { send, type Request } from '../../harness/http.js';
@@ -12,8 +12,8 @@ import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
 
 // The database goes away under the running process. The suite's shared PostgreSQL must not be
-// stopped, so this file runs its own embedded server on a fixed port: stopped and started
-// again, it comes back at the same address the services were given in DATABASE_URL.
+// stopped, so this file runs its own embedded server, started again on the port its first start
+// drew: it comes back at the same address the services were given in DATABASE_URL.
 
 const ANSWER_WITHIN_MS = 5_000;
 const RECOVER_WITHIN_MS = 5_000;
@@ -98,7 +98,8 @@ function isShapedOutage(sample: Sample): boolean {
 
 describe('database outage', () => {
   const dataDir = useTemporaryDataDir();
-  let port: number;
+  /** Drawn by the first start; every later start keeps it, so the services' URL stays right. */
+  let port: number | undefined;
   let database: RunningPostgres | undefined;
   const logger = createLogger('warn');
 
@@ -111,6 +112,7 @@ describe('database outage', () => {
 
   const startDatabase = async () => {
     database = await startEmbeddedPostgres({ dataDir: dataDir(), logger, durable: false, port });
+    port = Number(new URL(database.url).port);
     return database;
   };
   const stopDatabase = async () => {
@@ -118,10 +120,7 @@ describe('database outage', () => {
     database = undefined;
   };
 
-  beforeAll(async () => {
-    port = await freeLoopbackPort();
-    await startDatabase();
-  });
+  beforeAll(startDatabase);
 
   // Before the data folder's own clean-up (after-hooks run last registered first).
   afterAll(stopDatabase);

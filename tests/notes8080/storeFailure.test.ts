@@ -1,7 +1,6 @@
-import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { notes8080 } from '../../server/notes8080/index.js';
-import { freeLoopbackPort } from '../../server/shared/embeddedPostgres.js';
+import { startTcpRelay } from '../../harness/tcpRelay.js';
 import { createOn, deps, type Options, type Service } from '../support/notes8080.js';
 import { serviceDatabase, unreachableDatabase } from '../support/serviceDatabase.js';
 import { startTestService } from '../support/services.js';
@@ -59,61 +58,26 @@ describe('notes8080 service when the store fails', () => {
   it('serves again by itself once the database is back', async () => {
     const database = await serviceDatabase(notes8080);
     const target = new URL(database.url);
-    const proxy = await tcpProxy(Number(target.port), target.hostname);
+    const relay = await startTcpRelay({ host: target.hostname, port: Number(target.port) });
     let service: Service | undefined;
     try {
       await database.migrate();
-      const proxied = new URL(database.url);
-      proxied.port = String(proxy.port);
-      service = await startTestService(notes8080, { db: database.connect(proxied.toString()), deps });
+      service = await startTestService(notes8080, { db: database.connect(relay.through(database.url)), deps });
       const note = await createOn(service, { title: 'before the outage' });
 
-      await proxy.stop();
+      relay.cut();
       const during = await service.request('GET', `/notes/${note.id}`);
       expect(during.status).toBe(500);
       expect(during.json).toEqual({ error: 'database unavailable' });
 
-      await proxy.start();
+      relay.restore();
       const after = await service.request('GET', `/notes/${note.id}`);
       expect(after.status).toBe(200);
       expect(after.json).toEqual(note);
     } finally {
       await service?.close();
-      await proxy.stop();
+      await relay.close();
       await database.drop();
     }
   }, 20_000);
 });
-
-/** A TCP relay to the database that can be cut (dropping every connection) and restored. */
-async function tcpProxy(targetPort: number, targetHost: string) {
-  const port = await freeLoopbackPort();
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  const track = (socket: net.Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-  };
-  const start = () =>
-    new Promise<void>((resolve, reject) => {
-      server = net.createServer((client) => {
-        const upstream = net.connect(targetPort, targetHost);
-        track(client);
-        track(upstream);
-        client.pipe(upstream).pipe(client);
-        client.on('close', () => upstream.destroy());
-        upstream.on('close', () => client.destroy());
-      });
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve());
-    });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      if (!server?.listening) return resolve();
-      server.close(() => resolve());
-    });
-  await start();
-  return { port, start, stop };
-}

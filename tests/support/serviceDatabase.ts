@@ -1,6 +1,7 @@
+import net from 'node:net';
+import { listenOnFreePort } from '../../harness/http.js';
 import { loadConfig } from '../../server/shared/config.js';
 import { createDatabase, type Database } from '../../server/shared/database.js';
-import { freeLoopbackPort } from '../../server/shared/embeddedPostgres.js';
 import { createLogger } from '../../server/shared/logger.js';
 import { runMigrations } from '../../server/shared/migrations.js';
 import type { ServiceDescriptor } from '../../server/shared/service.js';
@@ -54,13 +55,20 @@ export async function serviceDatabase(descriptor: Pick<ServiceDescriptor<{ confi
 }
 
 /**
- * A pool on a loopback port nobody listens on: every statement fails the way it does when the
- * database is down. `port` is that port, to check that answers do not give it away.
+ * A pool on a loopback port whose server resets every connection at once: every statement fails
+ * the way it does when the database is down. `port` is that port, to check that answers do not
+ * give it away. Closing the pool closes the server too.
  */
 export async function unreachableDatabase(schema: string, timeout = timeoutMs): Promise<{ db: Database; port: number }> {
-  const port = await freeLoopbackPort();
+  const refusing = net.createServer((socket) => socket.resetAndDestroy());
+  const port = await listenOnFreePort(refusing, '127.0.0.1');
   const url = `postgres://nobody:secret@127.0.0.1:${port}/none`;
-  return { db: createDatabase({ url, schema, poolMax, timeoutMs: timeout, logger: createLogger('silent') }), port };
+  const db = createDatabase({ url, schema, poolMax, timeoutMs: timeout, logger: createLogger('silent') });
+  const close = async () => {
+    await db.close();
+    await new Promise((resolve) => refusing.close(resolve));
+  };
+  return { db: { ...db, close }, port };
 }
 
 /** The columns of `<schema>.notes` as information_schema describes them, in table order. */

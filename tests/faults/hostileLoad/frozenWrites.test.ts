@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, onTestFinished, test } from 'vitest';
-import { freeLoopbackPort, startEmbeddedPostgres } from '../../../server/shared/embeddedPostgres.js';
+import { startEmbeddedPostgres } from '../../../server/shared/embeddedPostgres.js';
 import { createLogger } from '../../../server/shared/logger.js';
 import { send, type Reply } from '../../../harness/http.js';
 import { withClient } from '../../../harness/postgres.js';
@@ -28,7 +28,7 @@ describe('6. Hostile load: writes while the database is frozen', () => {
 
   test(`writes while the database is frozen, ${FREEZE_CYCLES} times: each answers 500 within 5 s, a 500 never wrote, a keyed retry creates exactly one note`, async () => {
     // Frozen and thawed, this PostgreSQL is the test's own: the suite's shared one must keep running.
-    const database = await startEmbeddedPostgres({ dataDir: dataDir(), logger: createLogger('warn'), durable: false, port: await freeLoopbackPort() });
+    const database = await startEmbeddedPostgres({ dataDir: dataDir(), logger: createLogger('warn'), durable: false });
     onTestFinished(() => database.stop());
     const services = await startServices(dataDir(), { DATABASE_URL: database.url });
     const seeded = await Promise.all(
