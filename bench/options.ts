@@ -5,7 +5,7 @@ const GROUPS = ['pages', 'startup', 'auth', 'health', 'notes-8080', 'notes-8000'
 export type Group = (typeof GROUPS)[number];
 
 const USAGE = `npm run bench [-- options]
-  --quick            smoke check: 1 round, short runs, no Lighthouse, no thresholds, no BENCHMARKS.md
+  --quick            smoke check: 1 round, short runs, no Lighthouse, no thresholds, no docs/benchmarks.md
   --rounds N         rounds of every load scenario (default 3; quick 1)
   --seconds S        measured seconds per run, whole seconds (default 5; quick 1)
   --warmup S         warm-up seconds before each run, whole seconds (default 1; quick 0)
@@ -13,7 +13,7 @@ const USAGE = `npm run bench [-- options]
                      (session-store: GET /api/me with SESSION_STORE=postgres against the memory store;
                       workers: both notes services' endpoints with WORKERS=2 against 1)
   --cpu-prof         run the services under node --cpu-prof and summarise the profile
-  --report FILE      write the Markdown report there (default BENCHMARKS.md; quick: none)
+  --report FILE      write the Markdown report there (default docs/benchmarks.md; quick: none)
   --no-report        write no Markdown report`;
 
 export function parseOptions(argv: string[]) {
@@ -58,6 +58,6 @@ export function parseOptions(argv: string[]) {
     groups: new Set(groups as Group[]),
     cpuProfile: values['cpu-prof'],
     /** Where the Markdown report goes; undefined: not written. */
-    reportFile: values['no-report'] ? undefined : (values.report ?? (quick ? undefined : 'BENCHMARKS.md')),
+    reportFile: values['no-report'] ? undefined : (values.report ?? (quick ? undefined : 'docs/benchmarks.md')),
   };
 }

@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../shared/database.js';
 import { normalizeEmail } from './accounts.js';
 
-/** The limits of login throttling; the README's security model describes the scheme. */
+/** The limits of login throttling; docs/security.md describes the scheme. */
 export interface ThrottleLimits {
   /** Failures of one account from one client address (or one trusted device) before that pair waits. */
   perPair: number;

@@ -147,6 +147,9 @@ const envSchema = yup.object({
   PASSWORD_HASH_COST: wholeNumber(2, 16384).test('power-of-two', 'a power of two', (value) => (value & (value - 1)) === 0),
 });
 
+/** The name of every environment variable this module reads, from its schema. */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.keys(envSchema.fields);
+
 type Env = yup.InferType<typeof envSchema>;
 
 /** Variables whose values are never repeated in a message. */

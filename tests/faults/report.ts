@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { FULL } from './scale.js';
 
-const FILE = path.resolve(import.meta.dirname, '../../RELIABILITY.md');
+const FILE = path.resolve(import.meta.dirname, '../../docs/reliability.md');
 const LOCK = `${FILE}.lock`;
 const DATA_MARK = '<!-- rows: ';
 
@@ -28,7 +28,7 @@ export function machine(): string {
 }
 
 /**
- * Puts one case's row into RELIABILITY.md (full run only). The test files run in parallel
+ * Puts one case's row into docs/reliability.md (full run only). The test files run in parallel
  * processes, so each one merges its rows into the file under a lock directory; rows from
  * other cases are kept as they are.
  */
