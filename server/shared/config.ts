@@ -6,7 +6,7 @@ import { StartupError } from './errors.js';
 
 /**
  * Every environment variable the project reads, parsed and validated here and nowhere else.
- * The README's configuration table lists the same variables with the same defaults. Each rule's
+ * docs/configuration.md lists the same variables with the same defaults (a test checks it). Each rule's
  * message says what is expected, so that a bad value gets one readable line.
  */
 
