@@ -115,6 +115,9 @@ describe.each(SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', ({ descripto
 
     expect((await service.request('DELETE', `/notes/${(second.json as { id: number }).id}`)).status).toBeLessThan(300);
     expect((await service.request('POST', '/notes', { json: note('fits again', 'f'.repeat(4_000)) })).status).toBe(201);
+    // A refusal the service chose is its request line alone: no error-level line, no stack.
+    expect(service.logs.errors()).toEqual([]);
+    expect(service.logs.lines.filter((line) => line.status === 507)).toHaveLength(2);
   });
 
   test('answers kept for idempotency keys count too', async () => {

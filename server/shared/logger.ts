@@ -43,7 +43,13 @@ function safeError(error: unknown): unknown {
   return { type: error.name, message: error.message, ...(code !== undefined && { code }), stack: error.stack };
 }
 
-/** One structured line per request: method, path, status and duration in milliseconds. */
+/** Longest path a log line repeats: a client's path must not make the log grow faster than its requests. */
+const LOGGED_PATH_CHARS = 160;
+
+/** The path as log lines show it: cut at LOGGED_PATH_CHARS (marked with …). */
+export const loggedPath = (path: string) => (path.length > LOGGED_PATH_CHARS ? `${path.slice(0, LOGGED_PATH_CHARS)}…` : path);
+
+/** One short structured line per request: method, path, status and duration in milliseconds. */
 export function requestLogger(logger: Logger): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
@@ -52,7 +58,7 @@ export function requestLogger(logger: Logger): Middleware {
     } finally {
       logger.info({
         method: ctx.method,
-        path: ctx.path,
+        path: loggedPath(ctx.path),
         status: ctx.status,
         ms: Math.round((performance.now() - started) * 10) / 10,
       });

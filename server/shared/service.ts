@@ -7,8 +7,8 @@ import type { Edge, NotesConfig } from './config.js';
 import type { Database } from './database.js';
 import { edge } from './edge.js';
 import { contractRoutes } from './docs.js';
-import { methodNotAllowed, notFound, serviceUnavailable, type ErrorAnswer } from './errors.js';
-import { requestLogger, type Logger } from './logger.js';
+import { HttpError, methodNotAllowed, notFound, serviceUnavailable, type ErrorAnswer } from './errors.js';
+import { loggedPath, requestLogger, type Logger } from './logger.js';
 import { openApiDocument, type DocumentedService } from './openapi.js';
 import { InvalidRequestError, route, validateBody, validateParams, type Route } from './route.js';
 
@@ -83,7 +83,9 @@ export function buildApp(service: ServiceDefinition): Koa {
       await next();
     } catch (error) {
       const answer = answerFor(error);
-      if (answer.status >= 500) logger.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed');
+      // A refusal the service chose (an HttpError: 4xx, 503 busy, 507 full) is told by the request
+      // line alone; a line at error level, with its stack, is for what went wrong (a fault).
+      if (answer.status >= 500 && !(error instanceof HttpError)) logger.error({ err: error, method: ctx.method, path: loggedPath(ctx.path) }, 'request failed');
       ctx.status = answer.status;
       ctx.set(answer.headers ?? {});
       ctx.body = answer.body;
@@ -213,6 +215,6 @@ function logFailuresAfterAnswer(app: Koa, logger: Logger): void {
   app.on('error', (error: { code?: string }, ctx?: { method: string; path: string }) => {
     if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || logged.has(error)) return;
     logged.add(error);
-    logger.error({ err: error, method: ctx?.method, path: ctx?.path }, 'answer cut short');
+    logger.error({ err: error, method: ctx?.method, path: ctx && loggedPath(ctx.path) }, 'answer cut short');
   });
 }

@@ -44,4 +44,12 @@ describe('notes8080 requests', () => {
       expect.objectContaining({ method: 'POST', path: '/notes', status: 400 }),
     ]);
   });
+
+  it('keeps a request line short whatever the path: at most 400 bytes, the path cut and marked', async () => {
+    const path = `/notes/${'x'.repeat(8_000)}`;
+    expect((await call('GET', path)).status).toBe(404);
+    const [line] = service().logs.lines;
+    expect(line).toMatchObject({ method: 'GET', path: `${path.slice(0, 160)}…`, status: 404 });
+    expect(Buffer.byteLength(JSON.stringify(line))).toBeLessThanOrEqual(400);
+  });
 });
