@@ -25,10 +25,9 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 # The pages ship built, without their sources: the server serves them as they are.
-ENV NOTES8080_HOST=0.0.0.0 NOTES8000_HOST=0.0.0.0 AUTH_HOST=0.0.0.0 SPA_MODE=prebuilt \
-    DATA_DIR=/data MALLOC_MMAP_THRESHOLD_=32768
+ENV NOTES8080_HOST=0.0.0.0 NOTES8000_HOST=0.0.0.0 AUTH_HOST=0.0.0.0 SPA_MODE=prebuilt DATA_DIR=/data
 EXPOSE 8080 8000 3000
 USER app
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "dist/server/healthcheck.js"]
-# The flags of `npm start` (package.json).
-CMD ["node", "--expose-gc", "--heap-growing-percent=20", "--max-semi-space-size=16", "dist/server/main.js"]
+# What `npm start` runs (package.json).
+CMD ["node", "dist/server/main.js"]

@@ -83,9 +83,9 @@ async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags =
   const child =
     form === 'npm'
       ? spawn('npm', ['start'], { cwd, env: environment, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup })
-      : spawn(process.execPath, form === 'compiled' ? [...start.flags, ...nodeFlags, start.entry] : [...nodeFlags, '--import', 'tsx', 'server/main.ts'], {
+      : spawn(process.execPath, form === 'compiled' ? [...nodeFlags, start.entry] : [...nodeFlags, '--import', 'tsx', 'server/main.ts'], {
           cwd,
-          env: form === 'compiled' ? { ...environment, ...start.env } : environment,
+          env: environment,
           stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
           detached: ownGroup,
         });
@@ -200,15 +200,14 @@ async function waitUntilAnswering(urls: string[], child: ChildProcess, output: (
 }
 
 /**
- * package.json's `start` script, `NAME=value … node <file>`: its settings and entry point, so
- * that the compiled form runs what `npm start` runs, with Node flags added.
+ * package.json's `start` script, `exec node <file>`: plain Node on the compiled entry point, with
+ * no runtime flags, so that the compiled form runs exactly what `npm start` runs.
  */
-export async function startScript(): Promise<{ env: Record<string, string>; flags: string[]; entry: string }> {
+export async function startScript(): Promise<{ entry: string }> {
   const { scripts } = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const start = /^((?:\w+=\S+ )*)(?:exec )?node ((?:--\S+ )*)(\S+)$/.exec(scripts.start ?? '');
-  if (!start) throw new Error(`the start script is not "NAME=value … [exec] node [--flag …] <file>": ${scripts.start}`);
-  const env = Object.fromEntries(start[1]!.split(' ').filter(Boolean).map((setting) => setting.split('=') as [string, string]));
-  return { env, flags: start[2]!.split(' ').filter(Boolean), entry: start[3]! };
+  const start = /^exec node (\S+)$/.exec(scripts.start ?? '');
+  if (!start) throw new Error(`the start script is not "exec node <file>": ${scripts.start}`);
+  return { entry: start[1]! };
 }
 
 /** The deepest process under `root` that runs `entry` (npm → sh → node). */

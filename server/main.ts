@@ -9,7 +9,6 @@ import { startEmbeddedPostgres } from './shared/embeddedPostgres.js';
 import { StartupError } from './shared/errors.js';
 import { raiseFileLimit, RESERVED_DESCRIPTORS } from './shared/fileDescriptors.js';
 import { lockDataDir } from './shared/instanceLock.js';
-import { collectWhenQuiet } from './shared/idleCollection.js';
 import { Lifecycle } from './shared/lifecycle.js';
 import { createLogger } from './shared/logger.js';
 import { runMigrations } from './shared/migrations.js';
@@ -100,7 +99,6 @@ async function serve(url: string | undefined, spa: Spa | undefined): Promise<Lis
     limits,
   );
   lifecycle.defer(() => Promise.all(servers.map((server) => server.close(5_000))));
-  lifecycle.defer(collectWhenQuiet());
   return config.services.map((name, index) => ({ name, url: servers[index]!.url }));
 }
 

@@ -8,12 +8,12 @@ export interface CookieOptions {
 }
 
 /**
- * Sets an HttpOnly, SameSite=Lax cookie, written by hand rather than with ctx.cookies: that
- * would add an Expires attribute the spec does not list, and refuse `Secure` when TLS ends at a
- * proxy in front.
+ * The `Set-Cookie` value of an HttpOnly, SameSite=Lax cookie, written by hand rather than with
+ * ctx.cookies: that would add an Expires attribute the spec does not list, and refuse `Secure`
+ * when TLS ends at a proxy in front.
  */
-export function setCookie(ctx: Context, name: string, value: string, { maxAgeSeconds, secure, path = '/' }: CookieOptions): void {
-  ctx.append('Set-Cookie', `${name}=${value}; Max-Age=${maxAgeSeconds}; Path=${path}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+export function cookie(name: string, value: string, { maxAgeSeconds, secure, path = '/' }: CookieOptions): string {
+  return `${name}=${value}; Max-Age=${maxAgeSeconds}; Path=${path}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { Middleware } from 'koa';
 import type { AuthConfig, Edge } from '../shared/config.js';
 import { HttpError, MalformedJsonError, methodNotAllowed, notFound, payloadTooLarge, UNREADABLE_BODY, type ErrorAnswer } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -83,16 +82,11 @@ export const auth: ServiceDescriptor<AuthDeps> = {
       edge,
       answerFor,
       bodyLimitBytes: BODY_LIMIT_BYTES,
-      before: [neverStored],
+      // Answers of the API depend on the session: never stored, so Back after logout asks again.
+      headers: { 'cache-control': 'no-store' },
       fallback: spa.assets,
     });
   },
-};
-
-/** Answers of the API depend on the session: never stored, so Back after logout asks again. */
-const neverStored: Middleware = (ctx, next) => {
-  if (ctx.path.startsWith('/api/')) ctx.set('Cache-Control', 'no-store');
-  return next();
 };
 
 const contract: Contract = {

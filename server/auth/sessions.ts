@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { forbidden, unauthorized } from '../shared/errors.js';
 import type { Accounts, User } from './accounts.js';
-import { cookieValues, setCookie, type CookieOptions } from './cookies.js';
+import { cookie, cookieValues, type CookieOptions } from './cookies.js';
 import { messages } from './messages.js';
 
 export interface SessionLimits {
@@ -151,13 +151,11 @@ export class MemorySessionStore implements SessionStore {
 
 const TOKEN = 'token';
 
-export function setSessionCookie(ctx: Context, token: string, options: CookieOptions): void {
-  setCookie(ctx, TOKEN, token, options);
-}
+/** The `Set-Cookie` value that gives the browser its session token. */
+export const sessionCookie = (token: string, options: CookieOptions) => cookie(TOKEN, token, options);
 
-export function deleteSessionCookie(ctx: Context, { secure }: Pick<CookieOptions, 'secure'>): void {
-  setCookie(ctx, TOKEN, '', { maxAgeSeconds: 0, secure });
-}
+/** The `Set-Cookie` value that deletes the session cookie. */
+export const deletedSessionCookie = ({ secure }: Pick<CookieOptions, 'secure'>) => cookie(TOKEN, '', { maxAgeSeconds: 0, secure });
 
 /** Every `token` cookie the request carries (see cookieValues). */
 export const sessionTokens = (ctx: Context) => cookieValues(ctx, TOKEN);

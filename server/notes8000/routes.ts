@@ -4,11 +4,12 @@ import type { NotesConfig } from '../shared/config.js';
 import { found, insufficientStorage, notFound } from '../shared/errors.js';
 import { createOnce, IDEMPOTENCY_KEY, IdempotencyConflict, idempotencyKey } from '../shared/idempotency.js';
 import { maxChars, text } from '../shared/fields.js';
-import { respondWithArray } from '../shared/jsonArray.js';
+import { json, jsonText } from '../shared/answer.js';
+import { arrayAnswer } from '../shared/jsonArray.js';
 import { messageAnswers } from '../shared/openapi.js';
 import { route, type JsonSchema } from '../shared/route.js';
 import { pathInteger } from './pydantic.js';
-import { noteStore, type NoteChanges, type NoteRow } from './store.js';
+import { noteStore, type NoteChanges } from './store.js';
 
 export const NOTE_NOT_FOUND = 'ノートが見つかりません';
 const NOTE_DELETED = 'ノートを削除しました';
@@ -78,20 +79,9 @@ const Health: JsonSchema = { type: 'object', title: 'Health', properties: { stat
 
 const Message: JsonSchema = { type: 'object', title: 'Message', properties: { message: { type: 'string', title: 'Message', examples: [NOTE_DELETED] } }, required: ['message'] };
 
-function presentNote(row: NoteRow) {
-  return {
-    id: row.id,
-    title: row.title,
-    content: row.content,
-    created_at: pythonIsoformat(row.created_at),
-    updated_at: pythonIsoformat(row.updated_at),
-  };
-}
-
-/** The store gives microseconds always; Python's `isoformat()` leaves out a fraction that is exactly zero. */
-const pythonIsoformat = (timestamp: string) => timestamp.replace(/\.000000$/, '');
-
 const missing = { 404: message('No note has this id', NOTE_NOT_FOUND) };
+const HEALTHY = json(200, { status: 'healthy' });
+const DELETED = json(200, { message: NOTE_DELETED });
 const capped = { 507: message('The storage limit (NOTES_MAX_BYTES) would be passed: nothing was stored', insufficientStorage().message) };
 
 /**
@@ -101,13 +91,9 @@ const capped = { 507: message('The storage limit (NOTES_MAX_BYTES) would be pass
 export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig) {
   const store = noteStore(db);
   return [
-    route('GET /health', { summary: 'Health', description: 'Reports that the process is running.', responses: { 200: success(Health) } }, (ctx) => {
-      ctx.body = { status: 'healthy' };
-    }),
+    route('GET /health', { summary: 'Health', description: 'Reports that the process is running.', responses: { 200: success(Health) } }, () => HEALTHY),
 
-    route('GET /notes', { summary: 'List Notes', description: 'All notes, newest `id` first.', responses: { 200: success(NoteList) } }, (ctx) =>
-      respondWithArray(ctx, store.list(), presentNote),
-    ),
+    route('GET /notes', { summary: 'List Notes', description: 'All notes, newest `id` first.', responses: { 200: success(NoteList) } }, () => arrayAnswer(store.list())),
 
     route(
       'POST /notes',
@@ -126,15 +112,14 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig)
         const key = idempotencyKey(ctx);
         const { title, content } = await body();
         const fields = { title, content };
-        const note = key ? await createOnce(db, key, fields, idempotencyTtlSeconds, store.recorded(fields)) : await store.create(fields);
-        ctx.status = 201;
-        ctx.body = presentNote(note);
+        const note = key ? await createOnce(db, key, fields, idempotencyTtlSeconds, store.insertRecorded(title, content)) : await store.insert(title, content);
+        return jsonText(201, note);
       },
     ),
 
-    route('GET /notes/{note_id}', { summary: 'Get Note', params: NoteId, responses: { 200: success(Note), ...missing } }, async (ctx, { params }) => {
-      ctx.body = presentNote(found(await store.find(params.note_id), NOTE_NOT_FOUND));
-    }),
+    route('GET /notes/{note_id}', { summary: 'Get Note', params: NoteId, responses: { 200: success(Note), ...missing } }, async (_ctx, { params }) =>
+      jsonText(200, found(await store.find(params.note_id), NOTE_NOT_FOUND)),
+    ),
 
     route(
       'PUT /notes/{note_id}',
@@ -145,18 +130,18 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig)
         body: NoteUpdate,
         responses: { 200: success(Note), ...missing, ...capped },
       },
-      async (ctx, { params, body }) => {
+      async (_ctx, { params, body }) => {
         const { title, content } = await body();
         const changes: NoteChanges = {};
         if (title != null) changes.title = title;
         if (content != null) changes.content = content;
-        ctx.body = presentNote(found(await store.update(params.note_id, changes), NOTE_NOT_FOUND));
+        return jsonText(200, found(await store.update(params.note_id, changes), NOTE_NOT_FOUND));
       },
     ),
 
-    route('DELETE /notes/{note_id}', { summary: 'Delete Note', params: NoteId, responses: { 200: success(Message), ...missing } }, async (ctx, { params }) => {
+    route('DELETE /notes/{note_id}', { summary: 'Delete Note', params: NoteId, responses: { 200: success(Message), ...missing } }, async (_ctx, { params }) => {
       if (!(await store.remove(params.note_id))) throw notFound(NOTE_NOT_FOUND);
-      ctx.body = { message: NOTE_DELETED };
+      return DELETED;
     }),
   ];
 }

@@ -4,10 +4,11 @@ import type { NotesConfig } from '../shared/config.js';
 import { found, insufficientStorage, notFound } from '../shared/errors.js';
 import { createOnce, IDEMPOTENCY_KEY, IdempotencyConflict, idempotencyKey } from '../shared/idempotency.js';
 import { maxChars, text } from '../shared/fields.js';
-import { respondWithArray } from '../shared/jsonArray.js';
+import { jsonText, noBody } from '../shared/answer.js';
+import { arrayAnswer } from '../shared/jsonArray.js';
 import { messageAnswers } from '../shared/openapi.js';
 import { route, type JsonSchema } from '../shared/route.js';
-import { noteStore, type NoteRow } from './store.js';
+import { noteStore } from './store.js';
 
 export const NOTE_NOT_FOUND = 'ノートが見つかりません';
 export const TITLE_MAX_CHARS = 200;
@@ -71,19 +72,14 @@ const Note: JsonSchema = {
 const note = (description: string) => ({ description, schema: Note });
 const notes = (description: string) => ({ description, schema: { type: 'array', items: Note } });
 
-function presentNote(row: NoteRow) {
-  return { id: row.id, title: row.title, body: row.body, created_at: row.created_at.toISOString() };
-}
-
 const missing = { 404: failure('No note has this id', NOTE_NOT_FOUND) };
+const DELETED = noBody(204);
 const capped = { 507: failure('The storage limit (NOTES_MAX_BYTES) would be passed: nothing was stored', insufficientStorage().message) };
 
 export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig) {
   const store = noteStore(db);
   return [
-    route('GET /notes', { summary: 'List Notes', description: 'Every note, newest `id` first.', responses: { 200: notes('All notes') } }, (ctx) =>
-      respondWithArray(ctx, store.list(), presentNote),
-    ),
+    route('GET /notes', { summary: 'List Notes', description: 'Every note, newest `id` first.', responses: { 200: notes('All notes') } }, () => arrayAnswer(store.list())),
 
     route(
       'POST /notes',
@@ -101,15 +97,14 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig)
         const key = idempotencyKey(ctx);
         const { title, body: text } = await body();
         const fields = { title, body: text ?? '' };
-        const note = key ? await createOnce(db, key, fields, idempotencyTtlSeconds, store.recorded(fields)) : await store.insert(fields);
-        ctx.status = 201;
-        ctx.body = presentNote(note);
+        const note = key ? await createOnce(db, key, fields, idempotencyTtlSeconds, store.insertRecorded(fields.title, fields.body)) : await store.insert(fields.title, fields.body);
+        return jsonText(201, note);
       },
     ),
 
-    route('GET /notes/{id}', { summary: 'Get Note', params: NoteId, responses: { 200: note('The note'), ...missing } }, async (ctx, { params }) => {
-      ctx.body = presentNote(found(await store.find(params.id), NOTE_NOT_FOUND));
-    }),
+    route('GET /notes/{id}', { summary: 'Get Note', params: NoteId, responses: { 200: note('The note'), ...missing } }, async (_ctx, { params }) =>
+      jsonText(200, found(await store.find(params.id), NOTE_NOT_FOUND)),
+    ),
 
     route(
       'PUT /notes/{id}',
@@ -120,17 +115,20 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig)
         body: NoteInput,
         responses: { 200: note('The note as replaced'), ...missing, ...capped },
       },
-      async (ctx, { params, body }) => {
-        found(await store.find(params.id), NOTE_NOT_FOUND);
-        const { title, body: text } = await body();
-        // The note can be deleted meanwhile: that is a 404 too.
-        ctx.body = presentNote(found(await store.replace(params.id, { title, body: text ?? '' }), NOTE_NOT_FOUND));
+      async (_ctx, { params, body }) => {
+        // A valid body goes straight to the UPDATE, which finds the note (or not: 404); only an
+        // invalid one needs the lookup that tells a missing note (reported first) from a bad body.
+        const { title, body: text } = await body().catch(async (error: unknown) => {
+          found(await store.find(params.id), NOTE_NOT_FOUND);
+          throw error;
+        });
+        return jsonText(200, found(await store.replace(params.id, title, text ?? ''), NOTE_NOT_FOUND));
       },
     ),
 
-    route('DELETE /notes/{id}', { summary: 'Delete Note', params: NoteId, responses: { 204: { description: 'Deleted' }, ...missing } }, async (ctx, { params }) => {
+    route('DELETE /notes/{id}', { summary: 'Delete Note', params: NoteId, responses: { 204: { description: 'Deleted' }, ...missing } }, async (_ctx, { params }) => {
       if (!(await store.remove(params.id))) throw notFound(NOTE_NOT_FOUND);
-      ctx.status = 204;
+      return DELETED;
     }),
   ];
 }

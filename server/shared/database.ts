@@ -11,8 +11,11 @@ import type { Logger } from './logger.js';
  * promise chains) cost about as much CPU per request as the rest of the request, measured with
  * `npm run bench` against the same statements on a bare `pg` pool.
  */
-/** A statement's text, or a prepared statement: a name that always stands for the same text. */
-export type Statement = string | { name: string; text: string };
+/**
+ * A statement's text, or a prepared statement: a name that always stands for the same text (and
+ * whose rows may come as arrays of their columns' text rather than as objects).
+ */
+export type Statement = string | { name: string; text: string; rowMode?: 'array' };
 
 export interface Database {
   /**
@@ -21,12 +24,18 @@ export interface Database {
    */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(statement: Statement, values?: unknown[]): Promise<pg.QueryResult<Row>>;
   /**
-   * Sends a statement that changes data, with the moment the client stops waiting for it as its
-   * last parameter: the statement checks it with `inTime($n)` (see writeFence.ts) and fails,
-   * changing nothing, when it runs later than that, so that an answer of 500 for a write means it
-   * was not applied, even by a database that was frozen and runs the statement when it thaws.
+   * The first column of the first row of a statement, as the text PostgreSQL sent (JSON that
+   * PostgreSQL rendered, say: see renderedJson), or undefined when it returned no row. No row
+   * object is built and no value parsed: the text goes to the client as it came.
    */
-  write<Row extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>>;
+  text(statement: Statement, values?: unknown[]): Promise<string | undefined>;
+  /**
+   * The moment the client stops waiting for a statement sent now, for a write to check with
+   * `inTime($n)` (see writeFence.ts): a write that runs later than that fails, changing nothing,
+   * so that an answer of 500 for a write means it was not applied, even by a database that was
+   * frozen and runs the statement when it thaws.
+   */
+  deadline(): string;
   /**
    * Runs `work` in a transaction on one connection: committed when it resolves, rolled back when
    * it throws. For the few places where several statements must hold together (a login with its
@@ -82,9 +91,13 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
       if (traced) logger.trace({ sql: named.text, values }, 'statement');
       return pool.query({ ...named, values }).catch(refusedForSpace);
     },
-    write(statement, values = []) {
-      return this.query(statement, [...values, new Date(Date.now() + timeoutMs)]);
+    async text(statement, values = []) {
+      const named = typeof statement === 'string' ? { text: statement } : statement;
+      if (traced) logger.trace({ sql: named.text, values }, 'statement');
+      const { rows } = await pool.query<string[]>({ ...named, values, rowMode: 'array' }).catch(refusedForSpace);
+      return rows[0]?.[0];
     },
+    deadline: () => new Date(Date.now() + timeoutMs).toISOString(),
     async transaction(work) {
       const client = await pool.connect();
       let broken = false;
@@ -139,36 +152,47 @@ const BATCH_BYTES = 1024 * 1024;
 /**
  * The statement behind `batchesById`: the rows of `table` below the id `$1`, newest first, as
  * many as fit in `$3` bytes of text (`bytes` measures a row, without reading it out of TOAST)
- * but never more than `$2` rows, and at least one. Each row says how many rows were candidates,
- * so the caller knows whether the table goes on.
+ * but never more than `$2` rows, and at least one; rendered by PostgreSQL as their JSON objects
+ * (`columns` of each row, see renderedJson) joined by commas, with the batch's last id, its size,
+ * and how many rows were candidates, so that the caller knows whether the table goes on.
  */
-export function batchStatement(table: string, columns: string, bytes: string): string {
-  return `WITH candidates AS (
+export function batchStatement(name: string, table: string, columns: string, bytes: string): Statement {
+  const text = `WITH candidates AS (
     SELECT id, sum(${bytes}) OVER (ORDER BY id DESC) AS running, count(*) OVER () AS candidates
     FROM (SELECT * FROM ${table} WHERE id < $1::bigint ORDER BY id DESC LIMIT $2) AS newest
+  ), batch AS (
+    SELECT ${table}.*, candidates FROM candidates JOIN ${table} USING (id)
+    WHERE running <= $3 OR id = (SELECT max(id) FROM candidates)
   )
-  SELECT ${columns}, candidates
-  FROM candidates JOIN ${table} USING (id)
-  WHERE running <= $3 OR id = (SELECT max(id) FROM candidates)
-  ORDER BY id DESC`;
+  SELECT string_agg(row_to_json(rendered)::text, ',' ORDER BY rendered.id DESC), min(rendered.id), count(*), (SELECT max(candidates) FROM batch)
+  FROM (SELECT ${columns} FROM batch) AS rendered`;
+  return { name, text, rowMode: 'array' };
 }
 
 /**
- * Every row of `statement` (from `batchStatement`), a batch at a time. Each batch is a statement
- * of its own (keyset paging) bounded in rows and in bytes, so a long list of large rows holds
- * one batch's worth of memory and no database connection while its reader is slow, and each
- * statement stays short under the pool's timeouts; a row changed while the list is read appears
- * at most once.
+ * `SELECT columns FROM from` as the JSON object of its one row, in column order, as
+ * PostgreSQL's row_to_json writes it (compact, as JSON.stringify writes it): the answer's text,
+ * rendered where the data is.
  */
-export async function* batchesById<Row extends pg.QueryResultRow & { id: number }>(db: Database, statement: string): AsyncGenerator<Row[]> {
+export const renderedJson = (columns: string, from: string) => `SELECT row_to_json(rendered)::text FROM (SELECT ${columns} FROM ${from}) AS rendered`;
+
+/**
+ * Every row of `statement` (from `batchStatement`), a batch at a time, as the JSON text of its
+ * objects joined by commas. Each batch is a statement of its own (keyset paging) bounded in rows
+ * and in bytes, so a long list of large rows holds one batch's text and no database connection
+ * while its reader is slow, and each statement stays short under the pool's timeouts; a row
+ * changed while the list is read appears at most once.
+ */
+export async function* batchesById(db: Database, statement: Statement): AsyncGenerator<string> {
   // Above any id: `$1` is compared as bigint, so this is valid for integer and bigint columns.
   let below = Number.MAX_SAFE_INTEGER;
   for (;;) {
-    const { rows } = await db.query<Row & { candidates: string }>(statement, [below, BATCH_ROWS, BATCH_BYTES]);
-    if (rows.length === 0) return;
-    yield rows;
-    if (rows.length === Number(rows[0]!.candidates) && rows.length < BATCH_ROWS) return;
-    below = rows[rows.length - 1]!.id;
+    const { rows } = await db.query<[string | null, string, string, string]>(statement, [below, BATCH_ROWS, BATCH_BYTES]);
+    const [json, last, count, candidates] = rows[0]!;
+    if (json === null) return;
+    yield json;
+    if (Number(count) === Number(candidates) && Number(count) < BATCH_ROWS) return;
+    below = Number(last);
   }
 }
 

@@ -2,7 +2,6 @@ import type { Middleware } from 'koa';
 import proxyaddr from 'proxy-addr';
 import type { Edge } from './config.js';
 import { badRequest } from './errors.js';
-import { answerHeaders } from './securityHeaders.js';
 
 export const INVALID_HOST = 'Invalid Host header';
 
@@ -10,13 +9,12 @@ export const INVALID_HOST = 'Invalid Host header';
  * What every request meets first: the client's address and scheme as the trusted proxies in
  * front report them (walking X-Forwarded-For from the right, never believing what the client
  * itself wrote; Koa believes X-Forwarded-Proto and -Host only with `app.proxy`, set when
- * proxies are trusted), the Host allowlist (against DNS rebinding: a page of another site whose
- * name points at this server), and the shared security headers.
+ * proxies are trusted), and the Host allowlist (against DNS rebinding: a page of another site
+ * whose name points at this server).
  */
-export function edge({ allowedHosts, trustProxy, production }: Edge): Middleware {
+export function edge({ allowedHosts, trustProxy }: Edge): Middleware {
   const trust = trustProxy === undefined ? undefined : typeof trustProxy === 'number' ? (_: string, hop: number) => hop < trustProxy : proxyaddr.compile(trustProxy);
   const allowed = allowedHosts && new Set(allowedHosts);
-  const headers = answerHeaders(production);
   return (ctx, next) => {
     if (trust) {
       ctx.request.ip = proxyaddr(ctx.req, trust);
@@ -27,7 +25,6 @@ export function edge({ allowedHosts, trustProxy, production }: Edge): Middleware
       }
     }
     if (allowed && !isAllowed(ctx.host, allowed)) throw badRequest(INVALID_HOST);
-    ctx.set(headers);
     return next();
   };
 }

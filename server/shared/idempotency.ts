@@ -36,22 +36,21 @@ export function idempotencyKey(ctx: Context): string | undefined {
   return key;
 }
 
-/** How a store records a create under a key, and rebuilds its answer from what was recorded. */
-export interface Recorded<Row> {
-  /** Creates the row and records it under `$key`/`$fingerprint` in one statement (see `recordCreated`). */
-  create(key: string, fingerprint: string): Promise<Row>;
-  /** The row as it was recorded (`row_to_json` of it). */
-  replay(recorded: unknown): Row;
-}
-
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * Runs `create` once per key: a first request creates and records; a retry with the same body
- * gets the recorded row back; a retry with another body is an IdempotencyConflict. A key older
- * than `ttlSeconds` counts as unused.
+ * Runs `create(key, fingerprint)` once per key: a first request creates and records the answer's
+ * JSON text (see `recordCreated`); a retry with the same body gets the recorded text back, byte
+ * for byte; a retry with another body is an IdempotencyConflict. A key older than `ttlSeconds`
+ * counts as unused.
  */
-export async function createOnce<Row>(db: Database, key: string, input: unknown, ttlSeconds: number, { create, replay }: Recorded<Row>): Promise<Row> {
+export async function createOnce(
+  db: Database,
+  key: string,
+  input: unknown,
+  ttlSeconds: number,
+  create: (key: string, fingerprint: string) => Promise<string>,
+): Promise<string> {
   sweepNowAndThen(db, ttlSeconds);
   const fingerprint = createHash('sha256').update(JSON.stringify(input)).digest('base64url');
   for (let attempt = 0; ; attempt++) {
@@ -60,14 +59,14 @@ export async function createOnce<Row>(db: Database, key: string, input: unknown,
     } catch (error) {
       if ((error as { code?: string }).code !== UNIQUE_VIOLATION || attempt > 0) throw error;
     }
-    const { rows } = await db.query<{ fingerprint: string; row: unknown; expired: boolean }>(
-      'SELECT fingerprint, row, created_at < now() - make_interval(secs => $2) AS expired FROM idempotency_keys WHERE key = $1',
+    const { rows } = await db.query<{ fingerprint: string; answer: string; expired: boolean }>(
+      'SELECT fingerprint, answer, created_at < now() - make_interval(secs => $2) AS expired FROM idempotency_keys WHERE key = $1',
       [key, ttlSeconds],
     );
     const recorded = rows[0];
     if (recorded && !recorded.expired) {
       if (recorded.fingerprint !== fingerprint) throw new IdempotencyConflict();
-      return replay(recorded.row);
+      return recorded.answer;
     }
     await db.query('DELETE FROM idempotency_keys WHERE key = $1 AND created_at < now() - make_interval(secs => $2)', [key, ttlSeconds]);
   }
@@ -85,15 +84,17 @@ function sweepNowAndThen(db: Database, ttlSeconds: number): void {
 }
 
 /**
- * The statement that creates a row with `insert` (an INSERT … RETURNING, its parameters from `$3`)
- * and records it under the key `$1` and fingerprint `$2`, in one statement: both or neither.
- * A key already recorded makes the whole statement fail with a unique violation.
+ * The statement that creates a row with `insert` (an INSERT … RETURNING *, its parameters from
+ * `$3`), renders it as the answer's JSON text (`columns` of it, see renderedJson), and records that
+ * text under the key `$1` and fingerprint `$2`, in one statement: both or neither. A key already
+ * recorded makes the whole statement fail with a unique violation.
  */
-export const recordCreated = (insert: string) => `WITH created AS (${insert}),
-  recorded AS (INSERT INTO idempotency_keys (key, fingerprint, row) SELECT $1, $2, row_to_json(created) FROM created)
-  SELECT * FROM created`;
+export const recordCreated = (insert: string, columns: string) => `WITH created AS (${insert}),
+  rendered AS (SELECT row_to_json(note)::text AS answer FROM (SELECT ${columns} FROM created) AS note),
+  recorded AS (INSERT INTO idempotency_keys (key, fingerprint, answer) SELECT $1, $2, answer FROM rendered)
+  SELECT answer FROM rendered`;
 
-/** The keys' table, for a service's migration. */
+/** The keys' table as it was first made, for the migration that made it (a later one keeps answers as text). */
 export async function createIdempotencyKeys(knex: Knex): Promise<void> {
   await knex.schema.createTable('idempotency_keys', (table) => {
     table.text('key').primary();

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import * as yup from 'yup';
+import type { Answer } from './answer.js';
 import type { RequestBody } from './body.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -65,7 +66,11 @@ export type RouteSpec<P, B> = {
   body?: B;
 } & (Documented | Internal);
 
-export type Handler<P, B> = (ctx: Context, input: Input<Infer<P>, Infer<B>>) => unknown;
+/**
+ * An API route returns its answer; a route outside the API's contract (a page) answers through
+ * Koa's context and returns nothing.
+ */
+export type Handler<P, B> = (ctx: Context, input: Input<Infer<P>, Infer<B>>) => Answer | void | Promise<Answer | void>;
 
 /** One endpoint: its route line, input schemas, documented outcomes and handler. */
 export type Route<P extends yup.AnyObjectSchema | undefined = any, B extends yup.Schema | undefined = any> = RouteSpec<P, B> & {

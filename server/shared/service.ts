@@ -6,6 +6,8 @@ import { compression } from './compression.js';
 import type { Edge, NotesConfig } from './config.js';
 import type { Database } from './database.js';
 import { edge } from './edge.js';
+import { answerWriter, cutReporter, isAnswer, json, noBody, type Answer } from './answer.js';
+import { answerHeaders } from './securityHeaders.js';
 import { contractRoutes } from './docs.js';
 import { HttpError, methodNotAllowed, notFound, serviceUnavailable, type ErrorAnswer } from './errors.js';
 import { loggedPath, requestLogger, type Logger } from './logger.js';
@@ -51,8 +53,8 @@ export interface ServiceDefinition extends DocumentedService {
   /** Words every thrown failure in the service's own shape. */
   answerFor(error: unknown): ErrorAnswer;
   bodyLimitBytes: number;
-  /** Runs for every request before routing (headers, say). */
-  before?: Middleware[];
+  /** Headers of every answer of the service's API, beyond the security headers every answer gets. */
+  headers?: Record<string, string>;
   /** Tried when no route takes the request, before it is answered as unmatched (static files, say). */
   fallback?: Middleware;
   /** Resolves when the service can answer requests (its database answers); `GET /ready` says so. */
@@ -62,20 +64,36 @@ export interface ServiceDefinition extends DocumentedService {
 /**
  * The one way a service is assembled: request log, error answers, the routes (each with its
  * input validated as its schemas say), the published contract (`/openapi.json`, `/docs`), and
- * one answer for requests no route takes: 405 with `Allow` for a known path, else 404.
+ * one answer for requests no route takes: 405 with `Allow` for a known path, else 404. API routes
+ * return their answer and it is written in one step (see answer.ts); pages and files are
+ * answered by Koa, with the service's headers set first.
  */
 export function buildApp(service: ServiceDefinition): Koa {
   const { contract, logger, answerFor } = service;
   const documented = { ...service, routes: [...service.routes, readinessRoute(service)] };
   const routes = [...documented.routes, ...contractRoutes(contract.title, openApiDocument(documented), service.edge.production)];
+  const security = answerHeaders(service.edge.production);
+  const reportCut = cutReporter(logger);
+  const write = answerWriter({ ...security, ...service.headers }, reportCut);
+  // Pages and files set their own headers beside these (helmet's, caching).
+  const withHeaders = (middleware: Middleware): Middleware => (ctx, next) => {
+    ctx.set(security);
+    return middleware(ctx, next);
+  };
   const readBody = bodyReader({ limitBytes: service.bodyLimitBytes });
   const compressed = compression();
   // A path is what it says, as in FastAPI and Echo: `/notes/` is not `/notes`, nor is `/NOTES`.
   const router = new Router({ strict: true, sensitive: true });
-  for (const route of routes) router.register(routerPath(route.path), [route.method], handlerOf(route, readBody, compressed));
+  for (const route of routes) {
+    const handler = handlerOf(route, readBody, write);
+    // What browsers load, the routes outside the API's contract (pages, the document, Swagger UI),
+    // goes through Koa and the compressor; the API's answers never do (see compression.ts).
+    router.register(routerPath(route.path), [route.method], route.internal ? withHeaders(compressed(handler)) : handler);
+  }
 
   const app = new Koa({ proxy: service.edge.trustProxy !== undefined });
-  logFailuresAfterAnswer(app, logger);
+  // What Koa itself sends (pages, files) reports a failure after its start here.
+  app.on('error', reportCut);
   // The level is fixed at start-up: with request lines off, no step is spent on them.
   if (logger.isLevelEnabled('info')) app.use(requestLogger(logger));
   app.use(async (ctx, next) => {
@@ -86,16 +104,14 @@ export function buildApp(service: ServiceDefinition): Koa {
       // A refusal the service chose (an HttpError: 4xx, 503 busy, 507 full) is told by the request
       // line alone; a line at error level, with its stack, is for what went wrong (a fault).
       if (answer.status >= 500 && !(error instanceof HttpError)) logger.error({ err: error, method: ctx.method, path: loggedPath(ctx.path) }, 'request failed');
-      ctx.status = answer.status;
-      ctx.set(answer.headers ?? {});
-      ctx.body = answer.body;
+      if (ctx.res.headersSent) return void ctx.res.destroy();
+      write(ctx, json(answer.status, answer.body, answer.headers));
     }
   });
   app.use(edge(service.edge));
-  for (const middleware of service.before ?? []) app.use(middleware);
   app.use(dispatch(router));
-  if (service.fallback) app.use(compressed(service.fallback));
-  app.use(unmatched(router, service.redirectTrailingSlash ?? false));
+  if (service.fallback) app.use(withHeaders(compressed(service.fallback)));
+  app.use(unmatched(router, service.redirectTrailingSlash ?? false, write));
   return app;
 }
 
@@ -122,6 +138,8 @@ function dispatch(router: Router): Middleware {
   };
 }
 
+const READY_ANSWER = json(200, { status: 'ready' });
+
 /** `GET /ready`: 200 when the service can answer requests now, 503 in its own error shape when not. */
 function readinessRoute({ ready, contract, answerFor }: ServiceDefinition): Route {
   const unavailable = serviceUnavailable('database unavailable');
@@ -136,11 +154,11 @@ function readinessRoute({ ready, contract, answerFor }: ServiceDefinition): Rout
         503: { description: 'Not ready: the database does not answer', schema: contract.errorSchema, example: answerFor(unavailable).body },
       },
     },
-    async (ctx) => {
+    async () => {
       await ready?.().catch(() => {
         throw unavailable;
       });
-      ctx.body = { status: 'ready' };
+      return READY_ANSWER;
     },
   );
 }
@@ -151,29 +169,31 @@ const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 /**
  * The route's handler, given its input: the path parameters validated before it runs, the body
  * when it asks. When the parameters fail, the body's failures (if any) join them in one answer.
- * What browsers load, the routes outside the API's contract (pages, the document, Swagger UI),
- * goes through the compressor; the API's answers never do (see compression.ts).
+ * The answer it returns is written (an API route); a route that answers through Koa returns none.
+ * A route without parameters runs without an async step of its own.
  */
-function handlerOf(route: Route, readBody: ReadBody, compressed: (middleware: Middleware) => Middleware): Middleware {
+function handlerOf(route: Route, readBody: ReadBody, write: (ctx: Context, answer: Answer) => void): Middleware {
   const { params: paramsSchema, body: bodySchema } = route;
   const bodyOf = (ctx: Context) => {
     let validBody: Promise<unknown> | undefined;
     return () => (validBody ??= bodySchema ? readBody(ctx).then((received) => validateBody(bodySchema, received)) : Promise.resolve(undefined));
   };
-  const handler: Middleware = paramsSchema
-    ? async (ctx) => {
-        const body = bodyOf(ctx);
-        let params: unknown;
-        try {
-          params = await validateParams(paramsSchema, ctx.params);
-        } catch (error) {
-          if (!(error instanceof InvalidRequestError) || !bodySchema) throw error;
-          throw new InvalidRequestError(error.params, await bodyFailure(body()));
-        }
-        await route.handler(ctx, { params, body });
-      }
-    : (ctx) => route.handler(ctx, { params: undefined, body: bodyOf(ctx) });
-  return route.internal ? compressed(handler) : handler;
+  const answered = (ctx: Context, result: unknown): void | Promise<void> => {
+    if (isAnswer(result)) return write(ctx, result);
+    if (result instanceof Promise) return result.then((answer) => answered(ctx, answer));
+  };
+  if (!paramsSchema) return (ctx) => answered(ctx, route.handler(ctx, { params: undefined, body: bodyOf(ctx) }));
+  return async (ctx) => {
+    const body = bodyOf(ctx);
+    let params: unknown;
+    try {
+      params = await validateParams(paramsSchema, ctx.params);
+    } catch (error) {
+      if (!(error instanceof InvalidRequestError) || !bodySchema) throw error;
+      throw new InvalidRequestError(error.params, await bodyFailure(body()));
+    }
+    await answered(ctx, route.handler(ctx, { params, body }));
+  };
 }
 
 /** What was wrong with a body, or undefined when it is valid; a body that cannot be read at all fails alone. */
@@ -187,34 +207,16 @@ async function bodyFailure(validation: Promise<unknown>) {
   }
 }
 
-function unmatched(router: Router, redirectTrailingSlash: boolean): Middleware {
+function unmatched(router: Router, redirectTrailingSlash: boolean, write: (ctx: Context, answer: Answer) => void): Middleware {
   const methodsFor = (path: string) => [...new Set(router.match(path, 'GET').path.flatMap((layer) => layer.methods))];
   return async (ctx) => {
     const allowed = methodsFor(ctx.path);
     if (allowed.length > 0) throw methodNotAllowed(allowed);
     const withoutSlash = ctx.path.replace(/\/+$/, '');
     if (redirectTrailingSlash && withoutSlash !== ctx.path && withoutSlash !== '' && methodsFor(withoutSlash).length > 0) {
-      ctx.body = null;
-      ctx.status = 307;
       // Relative: the Host header is the client's to choose, the redirect must not be.
-      ctx.set('Location', `${withoutSlash}${ctx.search}`);
-      return;
+      return write(ctx, noBody(307, { location: `${withoutSlash}${ctx.search}` }));
     }
     throw notFound();
   };
-}
-
-/**
- * Failures after the answer has started (a streamed list cut short by the database) cannot reach
- * the error answers; Koa reports them as the app's `error` event, where they are logged like any
- * 500. A client that goes away mid-answer is not a failure of the service.
- */
-function logFailuresAfterAnswer(app: Koa, logger: Logger): void {
-  // Koa reports a failing body stream twice (its error event, then the pipe's end): log it once.
-  const logged = new WeakSet<object>();
-  app.on('error', (error: { code?: string }, ctx?: { method: string; path: string }) => {
-    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || logged.has(error)) return;
-    logged.add(error);
-    logger.error({ err: error, method: ctx?.method, path: ctx && loggedPath(ctx.path) }, 'answer cut short');
-  });
 }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * The check a write statement makes against the moment its client stops waiting (the last
- * parameter `Database.write` adds): later than that, the statement fails with PostgreSQL's
+ * parameter `Database.deadline()` gives it): later than that, the statement fails with PostgreSQL's
  * `query_canceled`, which the services answer as a store failure, and nothing is written. It
  * compares the database's clock with the service's, which are expected to agree (NTP); the
  * embedded database shares the machine's.

@@ -71,7 +71,7 @@ describe('notes8080 PUT /notes/{id}', () => {
     expect(response.json).toEqual(NOT_FOUND);
   });
 
-  it('answers 404 when the note is deleted between the lookup and the update', async () => {
+  it('answers 404 when the note is deleted while its update waits for the row', async () => {
     // A database of its own, to hold a transaction open on a connection of the test's own.
     const database = await serviceDatabase(notes8080);
     let own: Service | undefined;
@@ -109,7 +109,7 @@ async function waitForBlockedUpdate(db: Database) {
   for (;;) {
     const { rows } = await db.query<{ waiting: number }>(
       `SELECT count(*)::int AS waiting FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'update %notes%'`,
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%update notes%'`,
     );
     if (rows[0]!.waiting > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 20));

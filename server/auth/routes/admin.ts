@@ -1,5 +1,6 @@
 import * as yup from 'yup';
 import { forbidden, notFound } from '../../shared/errors.js';
+import { json } from '../../shared/answer.js';
 import { route } from '../../shared/route.js';
 import type { Accounts } from '../accounts.js';
 import { failure, messages } from '../messages.js';
@@ -29,7 +30,7 @@ export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutes
       },
       async (ctx) => {
         const { sessionId } = await requireAdmin(ctx, signedIn);
-        ctx.body = { users: await views.accounts(sessionId) };
+        return json(200, { users: await views.accounts(sessionId) });
       },
     ),
 
@@ -60,7 +61,7 @@ export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutes
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
         await requireAdmin(ctx, signedIn);
         if (!accounts.byId(params.id)) throw notFound(messages.userNotFound);
-        ctx.body = { ended: await sessions.endAllOf(params.id) };
+        return json(200, { ended: await sessions.endAllOf(params.id) });
       },
     ),
 
@@ -74,7 +75,7 @@ export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutes
       },
       async (ctx) => {
         await requireAdmin(ctx, signedIn);
-        ctx.body = views.settings;
+        return json(200, views.settings);
       },
     ),
   ];

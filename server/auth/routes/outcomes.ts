@@ -1,5 +1,6 @@
 import * as yup from 'yup';
 import { forbidden, notFound } from '../../shared/errors.js';
+import { json } from '../../shared/answer.js';
 import { route, type JsonSchema } from '../../shared/route.js';
 import { failure, messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
@@ -59,7 +60,7 @@ export function endSessionRoute(
       if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
       const { user } = by === 'admin' ? await requireAdmin(ctx, signedIn) : await requireSignedIn(ctx, signedIn);
       if (!(await sessions.end(params.id, by === 'admin' ? undefined : user.id))) throw notFound(messages.sessionNotFound);
-      ctx.body = { ended: 1 };
+      return json(200, { ended: 1 });
     },
   );
 }

@@ -1,10 +1,11 @@
 import * as yup from 'yup';
 import { forbidden, tooManyRequests, unauthorized } from '../../shared/errors.js';
+import { json } from '../../shared/answer.js';
 import { route, type JsonSchema } from '../../shared/route.js';
 import type { Accounts } from '../accounts.js';
 import { failure, messages } from '../messages.js';
-import { cookieValues, setCookie, type CookieOptions } from '../cookies.js';
-import { deleteSessionCookie, requireSignedIn, sessionTokens, setSessionCookie, type SessionStore, type SignedInCheck } from '../sessions.js';
+import { cookie, cookieValues, type CookieOptions } from '../cookies.js';
+import { deletedSessionCookie, requireSignedIn, sessionCookie, sessionTokens, type SessionStore, type SignedInCheck } from '../sessions.js';
 import type { DeviceTrust, LoginThrottle } from '../throttle.js';
 import { isForeignOrigin } from '../origin.js';
 import { signedOut } from './outcomes.js';
@@ -35,6 +36,7 @@ const LoginInput = yup
   .label('LoginInput');
 
 const Ok: JsonSchema = { type: 'object', title: 'Ok', properties: { ok: { const: true } }, required: ['ok'] };
+const OK = { ok: true };
 
 const Me: JsonSchema = {
   type: 'object',
@@ -58,7 +60,7 @@ const sessionCookieHeader = {
 };
 
 /** Logging in and out, and the current user: the JSON API of the spec, under `/api`. */
-export function sessionRoutes({ accounts, sessions, signedIn, throttle, devices, cookie }: SessionRoutesDeps) {
+export function sessionRoutes({ accounts, sessions, signedIn, throttle, devices, cookie: cookieOptions }: SessionRoutesDeps) {
   return [
     route(
       'POST /api/login',
@@ -101,9 +103,9 @@ export function sessionRoutes({ accounts, sessions, signedIn, throttle, devices,
         // could no longer be reached by that browser, so it is ended rather than left to expire.
         for (const previous of sessionTokens(ctx)) await sessions.remove(previous);
         const token = await sessions.create(user, { address: ctx.ip, userAgent: ctx.get('user-agent').slice(0, USER_AGENT_CHARS) });
-        setSessionCookie(ctx, token, cookie);
-        if (!device) setCookie(ctx, DEVICE, await devices.issue(user.id), { ...cookie, maxAgeSeconds: DEVICE_MAX_AGE_SECONDS, path: '/api/login' });
-        ctx.body = { ok: true };
+        const cookies = [sessionCookie(token, cookieOptions)];
+        if (!device) cookies.push(cookie(DEVICE, await devices.issue(user.id), { ...cookieOptions, maxAgeSeconds: DEVICE_MAX_AGE_SECONDS, path: '/api/login' }));
+        return json(200, OK, { 'set-cookie': cookies });
       },
     ),
 
@@ -117,9 +119,7 @@ export function sessionRoutes({ accounts, sessions, signedIn, throttle, devices,
           ...signedOut,
         },
       },
-      async (ctx) => {
-        ctx.body = { user: (await requireSignedIn(ctx, signedIn)).user };
-      },
+      async (ctx) => json(200, { user: (await requireSignedIn(ctx, signedIn)).user }),
     ),
 
     route(
@@ -132,11 +132,9 @@ export function sessionRoutes({ accounts, sessions, signedIn, throttle, devices,
       async (ctx) => {
         // A page of another origin (another port included) cannot log a visitor out: the answer
         // is the same, but nothing is ended and no cookie deleted.
-        if (!isForeignOrigin(ctx)) {
-          for (const token of sessionTokens(ctx)) await sessions.remove(token);
-          deleteSessionCookie(ctx, cookie);
-        }
-        ctx.body = { ok: true };
+        if (isForeignOrigin(ctx)) return json(200, OK);
+        for (const token of sessionTokens(ctx)) await sessions.remove(token);
+        return json(200, OK, { 'set-cookie': deletedSessionCookie(cookieOptions) });
       },
     ),
   ];

@@ -1,4 +1,5 @@
 import { forbidden } from '../../shared/errors.js';
+import { json } from '../../shared/answer.js';
 import { route } from '../../shared/route.js';
 import { messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
@@ -27,7 +28,7 @@ export function ownSessionRoutes({ sessions, signedIn }: OwnSessionRoutesDeps) {
       },
       async (ctx) => {
         const { user, sessionId } = await requireSignedIn(ctx, signedIn);
-        ctx.body = { sessions: (await sessions.list(user.id)).map((session) => presentSession(session, sessionId)) };
+        return json(200, { sessions: (await sessions.list(user.id)).map((session) => presentSession(session, sessionId)) });
       },
     ),
 
@@ -42,7 +43,7 @@ export function ownSessionRoutes({ sessions, signedIn }: OwnSessionRoutesDeps) {
       async (ctx) => {
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
         const { user, sessionId } = await requireSignedIn(ctx, signedIn);
-        ctx.body = { ended: await sessions.endAllOf(user.id, sessionId) };
+        return json(200, { ended: await sessions.endAllOf(user.id, sessionId) });
       },
     ),
 
