@@ -2,6 +2,7 @@ import * as yup from 'yup';
 import { forbidden, notFound } from '../../shared/errors.js';
 import { route } from '../../shared/route.js';
 import type { Accounts } from '../accounts.js';
+import type { CredentialGenerations } from '../generations.js';
 import { failure, messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
 import { requireAdmin, type SessionStore, type SignedInCheck } from '../sessions.js';
@@ -10,6 +11,7 @@ import { Ended, endSessionRoute, notAdmin, notAdminOrCrossSite, signedOut } from
 
 export interface AdminRoutesDeps {
   accounts: Accounts;
+  generations: CredentialGenerations;
   sessions: SessionStore;
   signedIn: SignedInCheck;
   views: AdminViews;
@@ -18,7 +20,7 @@ export interface AdminRoutesDeps {
 const UserId = yup.object({ id: yup.string().required() });
 
 /** What administrators may do: see and end anyone's sessions, read the settings. The role is checked at every request. */
-export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutesDeps) {
+export function adminRoutes({ accounts, generations, sessions, signedIn, views }: AdminRoutesDeps) {
   return [
     route(
       'GET /api/admin/sessions',
@@ -47,6 +49,8 @@ export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutes
       'DELETE /api/admin/users/{id}/sessions',
       {
         summary: 'End Every Session of an Account',
+        description:
+          "Ends every session of the account, on every instance, and makes the device cookies its browsers hold worthless: until they log in again, the login throttling treats them as strangers.",
         session: true,
         params: UserId,
         responses: {
@@ -60,6 +64,7 @@ export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutes
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
         await requireAdmin(ctx, signedIn);
         if (!accounts.byId(params.id)) throw notFound(messages.userNotFound);
+        await generations.renew(params.id);
         ctx.body = { ended: await sessions.endAllOf(params.id) };
       },
     ),
