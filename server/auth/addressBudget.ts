@@ -1,5 +1,5 @@
 import type { Database } from '../shared/database.js';
-import { FailureLog, PostgresFailureCounts, type Admission, type FailureCounts, type Outcome } from './failureCounts.js';
+import { FailureLog, PostgresCountsRememberingBlocks, PostgresFailureCounts, type Admission, type FailureCounts, type Outcome } from './failureCounts.js';
 
 /** What one client address may do, whatever the accounts and emails it tries. */
 export interface AddressLimits {
@@ -45,8 +45,9 @@ export class AddressBudget {
     return new AddressBudget(new FailureLog(limits.perAddress, limits.windowMs, now, maxAddresses), limits);
   }
 
-  static inPostgres(db: Database, limits = ADDRESS_LIMITS): AddressBudget {
-    const counts = new PostgresFailureCounts(db, 'address', limits.perAddress, limits.windowMs);
+  /** Counts shared by every instance; a blocked address that keeps trying costs no statement until its wait ends. */
+  static inPostgres(db: Database, now: () => number, limits = ADDRESS_LIMITS): AddressBudget {
+    const counts = new PostgresCountsRememberingBlocks(new PostgresFailureCounts(db, 'address', limits.perAddress, limits.windowMs), limits.perAddress, now);
     return new AddressBudget(counts, limits, () => counts.sweep());
   }
 

@@ -27,6 +27,10 @@ export interface FailureCounts {
    */
   waitForRoom(key: string, alsoComing: number): number | undefined | Promise<number | undefined>;
   record(key: string): void | Promise<void>;
+}
+
+/** Counts whose keys a success clears (the account and address pairs'). */
+export interface ResettableFailureCounts extends FailureCounts {
   reset(key: string): void | Promise<void>;
 }
 
@@ -38,7 +42,7 @@ const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - no
  * swept from its head. A key is never forgotten before its window ends: past `maxKeys`, newcomers
  * wait (see waitForRoom) until the key at the head leaves, rather than pushing out someone else's.
  */
-export class FailureLog implements FailureCounts {
+export class FailureLog implements ResettableFailureCounts {
   readonly #failures = new Map<string, number[]>();
 
   constructor(
@@ -97,7 +101,7 @@ export class FailureLog implements FailureCounts {
  * is one indexed statement; `sweep` deletes rows past the window. Rows are bounded by the failures
  * the password checks of every instance can find in one window, so no key is ever turned away.
  */
-export class PostgresFailureCounts implements FailureCounts {
+export class PostgresFailureCounts implements ResettableFailureCounts {
   constructor(
     private readonly db: Database,
     private readonly scope: string,
@@ -135,5 +139,45 @@ export class PostgresFailureCounts implements FailureCounts {
 
   #key(key: string): string {
     return `${this.scope}:${key}`;
+  }
+}
+
+/**
+ * Counts in PostgreSQL, with the keys this process has seen blocked remembered until their wait
+ * ends: a key that keeps trying while it waits then costs no statement. Right only for counts
+ * nobody resets (the address budget's): failures only ever leave by age, so no instance can end a
+ * wait early. The keys remembered are those blocked within one window, and `sweep` drops those
+ * whose wait has ended.
+ */
+export class PostgresCountsRememberingBlocks implements FailureCounts {
+  readonly #blockedUntil = new Map<string, number>();
+
+  constructor(
+    private readonly counts: PostgresFailureCounts,
+    private readonly limit: number,
+    private readonly now: () => number,
+  ) {}
+
+  async state(key: string): Promise<FailureState> {
+    const until = this.#blockedUntil.get(key);
+    if (until !== undefined && until > this.now()) return { failures: this.limit, retryAfterSeconds: secondsUntil(until, this.now()) };
+    const state = await this.counts.state(key);
+    if (state.retryAfterSeconds === undefined) this.#blockedUntil.delete(key);
+    else this.#blockedUntil.set(key, this.now() + state.retryAfterSeconds * 1000);
+    return state;
+  }
+
+  waitForRoom(): undefined {
+    return undefined;
+  }
+
+  record(key: string): Promise<void> {
+    return this.counts.record(key);
+  }
+
+  async sweep(): Promise<void> {
+    const now = this.now();
+    for (const [key, until] of this.#blockedUntil) if (until <= now) this.#blockedUntil.delete(key);
+    await this.counts.sweep();
   }
 }

@@ -65,7 +65,7 @@ function stateOf({ config, db, logger, now, accounts }: Pick<AuthDeps, 'config' 
   generations.checked().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'stored credentials not compared yet; tried again at the next request'));
   const sessions = new PostgresSessionStore(db, limits, () => generations.checked());
   const throttle = LoginThrottle.inPostgres(db);
-  const addresses = AddressBudget.inPostgres(db);
+  const addresses = AddressBudget.inPostgres(db, now);
   db.every(config.sessions.sweepIntervalMs, async () => {
     const swept = await sessions.sweep();
     if (swept > 0) logger.info({ swept }, 'expired sessions deleted');

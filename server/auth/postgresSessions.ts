@@ -32,6 +32,12 @@ const LOOKUP = {
     WHERE expires_at > now()`,
 };
 
+/** A session within the caps, in one round trip: the function (see its migration) takes LOGIN_LOCK, ends the oldest past the caps, inserts. */
+const CREATE = {
+  name: 'sessions.create',
+  text: 'SELECT create_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+};
+
 const INFO = `id, user_id AS "userId", address, user_agent AS "userAgent",
   ${iso('created_at')} AS "createdAt", ${iso('last_seen_at')} AS "lastSeenAt", ${iso('expires_at')} AS "expiresAt"`;
 
@@ -53,18 +59,7 @@ export class PostgresSessionStore implements SessionStore {
 
   async create(user: User, { address, userAgent }: Client, generation: number): Promise<string> {
     const token = randomUUID();
-    await this.db.transaction(async (query) => {
-      await query('SELECT pg_advisory_xact_lock($1)', [LOGIN_LOCK]);
-      // Every session lives as long, so the oldest rows, which the caps end first, are the
-      // expired ones, if any are left: an expired row never costs a live session its place.
-      await query('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE user_id = $1 ORDER BY created_at DESC OFFSET $2)', [user.id, this.limits.maxPerUser - 1]);
-      await query('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions ORDER BY created_at DESC OFFSET $1)', [this.limits.max - 1]);
-      await query(
-        `INSERT INTO sessions (id, token_hash, user_id, expires_at, address, user_agent, generation)
-         VALUES ($1, $2, $3, now() + make_interval(secs => $4), $5, $6, $7)`,
-        [randomUUID(), hashOf(token), user.id, this.limits.ttlSeconds, address, userAgent, generation],
-      );
-    });
+    await this.db.query(CREATE, [randomUUID(), hashOf(token), user.id, this.limits.ttlSeconds, address, userAgent, generation, this.limits.maxPerUser, this.limits.max, LOGIN_LOCK]);
     return token;
   }
 

@@ -1,5 +1,5 @@
 import type { Database } from '../shared/database.js';
-import { FailureLog, PostgresFailureCounts, type Admission, type FailureCounts, type Outcome } from './failureCounts.js';
+import { FailureLog, PostgresFailureCounts, type Admission, type FailureCounts, type Outcome, type ResettableFailureCounts } from './failureCounts.js';
 
 /** The limits of login throttling; docs/security.md describes the scheme. */
 export interface ThrottleLimits {
@@ -43,7 +43,7 @@ export class LoginThrottle {
   readonly #waiting = new Map<string, (() => void)[]>();
 
   private constructor(
-    private readonly pairs: FailureCounts,
+    private readonly pairs: ResettableFailureCounts,
     private readonly accounts: FailureCounts,
     private readonly limits: ThrottleLimits,
     /** Deletes what the counts no longer need (PostgreSQL's rows; a FailureLog sweeps itself). */
@@ -69,34 +69,32 @@ export class LoginThrottle {
   async admit(attempt: Attempt): Promise<Admission> {
     const keys = this.#keys(attempt);
     for (;;) {
-      const pair = await this.pairs.state(keys.pair);
-      if (pair.retryAfterSeconds !== undefined) return { retryAfterSeconds: pair.retryAfterSeconds };
-      const account = keys.account === undefined ? undefined : await this.accounts.state(keys.account);
-      if (account?.retryAfterSeconds !== undefined) return { retryAfterSeconds: account.retryAfterSeconds };
+      // Asked together: with PostgreSQL, one round trip rather than two.
+      const [pair, account] = await Promise.all([this.pairs.state(keys.pair), keys.account === undefined ? undefined : this.accounts.state(keys.account)]);
+      const retryAfterSeconds = pair.retryAfterSeconds ?? account?.retryAfterSeconds;
+      if (retryAfterSeconds !== undefined) return { retryAfterSeconds };
       const full =
         pair.failures + this.#flying(keys.pair) >= this.limits.perPair
           ? keys.pair
           : keys.account !== undefined && account!.failures + this.#flying(keys.account) >= this.limits.perAccount
             ? keys.account
             : undefined;
-      if (full === undefined) break;
+      if (full === undefined) {
+        for (const key of [keys.pair, keys.account]) if (key !== undefined) this.#inFlight.set(key, this.#flying(key) + 1);
+        return { settle: (outcome) => this.#settle(keys, outcome, pair.failures > 0) };
+      }
       const queue = this.#waiting.get(full) ?? [];
       if (queue.length >= MAX_WAITING) return { retryAfterSeconds: 1 };
       this.#waiting.set(full, queue);
       await new Promise<void>((resolve) => queue.push(resolve));
     }
-    for (const key of [keys.pair, keys.account]) if (key !== undefined) this.#inFlight.set(key, this.#flying(key) + 1);
-    return { settle: (outcome) => this.#settle(keys, outcome) };
   }
 
-  /** A wrong password counts, a right one clears its pair, an attempt never checked neither. */
-  async #settle(keys: { pair: string; account?: string }, outcome: Outcome): Promise<void> {
+  /** A wrong password counts, a right one clears its pair (when it has failures to clear), an attempt never checked neither. */
+  async #settle(keys: { pair: string; account?: string }, outcome: Outcome, pairFailed: boolean): Promise<void> {
     try {
-      if (outcome === 'succeeded') await this.pairs.reset(keys.pair);
-      if (outcome === 'failed') {
-        await this.pairs.record(keys.pair);
-        if (keys.account !== undefined) await this.accounts.record(keys.account);
-      }
+      if (outcome === 'succeeded' && pairFailed) await this.pairs.reset(keys.pair);
+      if (outcome === 'failed') await Promise.all([this.pairs.record(keys.pair), keys.account === undefined ? undefined : this.accounts.record(keys.account)]);
     } finally {
       this.#release(keys);
     }

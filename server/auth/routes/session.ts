@@ -84,8 +84,7 @@ export function sessionRoutes({ sessions, signedIn, checkLogin, devices, cookie 
       },
       async (ctx, { body }) => {
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignOrigin);
-        const { email, password } = await body();
-        const { user, generation, trustedDevice } = await checkLogin({ email, password, address: ctx.ip, deviceCookies: cookieValues(ctx, DEVICE) });
+        const { user, generation, trustedDevice } = await checkLogin({ address: ctx.ip, deviceCookies: cookieValues(ctx, DEVICE), credentials: body });
         // Decision: a login from a browser that still holds a session replaces it; the old token
         // could no longer be reached by that browser, so it is ended rather than left to expire.
         for (const previous of sessionTokens(ctx)) await sessions.remove(previous);
