@@ -17,8 +17,9 @@ export const ADDRESS_LIMITS: AddressLimits = { perAddress: 50, windowMs: 15 * 60
  * come only from password checks: 2 at once at ~35 ms each (the default cost on a typical
  * server core) is ~58 a second, ~52,000 in one 15-minute window, all addresses together. Twice
  * that leaves room for a faster machine; only checks much cheaper than the default can fill it,
- * and then newcomers are refused rather than anyone forgotten. A key costs ~150 bytes with a few
- * failures, ~550 with the limit's 50: well under 20 MB at the default cost, ~55 MB at worst.
+ * and then newcomers are refused rather than anyone forgotten. A key costs ~125 bytes with one
+ * failure and 8 more per failure (~520 with the limit's 50): under 7 MB for the failures of a
+ * window at the default cost, however spread, and ~52 MB if every key were blocked.
  */
 const MAX_TRACKED_ADDRESSES = 100_000;
 
