@@ -37,7 +37,7 @@ export class AddressBudget {
 
   private constructor(
     private readonly counts: FailureCounts,
-    readonly limits: AddressLimits,
+    private readonly limits: AddressLimits,
     /** Deletes what the counts no longer need (PostgreSQL's rows; a FailureLog sweeps itself). */
     readonly sweep: () => Promise<void> = async () => undefined,
   ) {}

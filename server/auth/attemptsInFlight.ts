@@ -7,7 +7,7 @@
 export class AttemptsInFlight {
   readonly #counts = new Map<string, number>();
 
-  constructor(readonly perClient: number) {}
+  constructor(private readonly perClient: number) {}
 
   /** Takes a place for an attempt of `client`: false when it has `perClient` in progress already. */
   take(client: string): boolean {

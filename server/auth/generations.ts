@@ -56,7 +56,7 @@ const CREDENTIALS_LOCK = 0x5e57;
  * this one no longer admits anyone to the account.
  */
 export class PostgresGenerations implements CredentialGenerations {
-  #salts: Promise<Map<string, Buffer>> | undefined;
+  #compared: Promise<Map<string, Buffer>> | undefined;
 
   constructor(
     private readonly db: Database,
@@ -64,26 +64,32 @@ export class PostgresGenerations implements CredentialGenerations {
     private readonly passwordHashCost: number,
   ) {}
 
-  /**
-   * Resolves once the stored credentials have been compared with this instance's; the first call
-   * compares them, and a comparison that failed (the database was away) is tried again next time.
-   */
-  checked(): Promise<Map<string, Buffer>> {
-    this.#salts ??= this.#compare().catch((error: unknown) => {
-      this.#salts = undefined;
-      throw error;
-    });
-    return this.#salts;
+  /** Resolves once the stored credentials have been compared with this instance's (see #salts). */
+  async checked(): Promise<void> {
+    await this.#salts();
   }
 
   async current(userId: string): Promise<number | undefined> {
-    const salt = (await this.checked()).get(userId);
+    const salt = (await this.#salts()).get(userId);
     const { rows } = await this.db.query<{ generation: number }>('SELECT generation FROM credentials WHERE user_id = $1 AND salt = $2', [userId, salt]);
     return rows[0]?.generation;
   }
 
   async renew(userId: string): Promise<void> {
     await this.db.query("UPDATE credentials SET generation = nextval('credential_generations') WHERE user_id = $1", [userId]);
+  }
+
+  /**
+   * The salt of each account's stored credential, as this instance found or stored it: the first
+   * call compares the stored credentials with this instance's, and a comparison that failed (the
+   * database was away) is tried again at the next call.
+   */
+  #salts(): Promise<Map<string, Buffer>> {
+    this.#compared ??= this.#compare().catch((error: unknown) => {
+      this.#compared = undefined;
+      throw error;
+    });
+    return this.#compared;
   }
 
   async #compare(): Promise<Map<string, Buffer>> {
