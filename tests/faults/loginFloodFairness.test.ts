@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, onTestFinished, test } from 'vitest';
+import { beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { percentile, send } from '../../harness/http.js';
 import { logLines } from '../../harness/logs.js';
 import type { RunningProcess } from '../../harness/processes.js';
@@ -26,8 +26,12 @@ const P95_LIMIT_MS = 1_000;
 const LOG_BYTES_PER_REQUEST = 400;
 /** The failures an address may cause in 15 minutes; past them it gets a Retry-After of minutes, not 1 s. */
 const PER_ADDRESS = 50;
-/** How long the many addresses may take to spend their budgets: ~58 checks a second at the default cost. */
-const SPENDING_DEADLINE_MS = scale(60_000, 120_000);
+/**
+ * How long the many addresses may take to spend their budgets: ~58 checks a second at the default
+ * cost on an idle machine, fewer under the flood itself, where a check's end is seen once per turn
+ * of a busy event loop.
+ */
+const SPENDING_DEADLINE_MS = scale(60_000, 300_000);
 
 /**
  * `USER_LOGINS` logins of the user with the right password, from `from`, spread over `FLOOD_MS`:
@@ -59,6 +63,24 @@ async function userBrowser(url: string, from: string): Promise<{ from: string; a
   onTestFinished(() => agent.destroy());
   await send(url, { method: 'GET', path: '/login', agent, localAddress: from });
   return { from, agent };
+}
+
+/** How long wrong logins warm the process up, from an address of their own. */
+const WARM_UP_MS = 2_000;
+const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
+
+/**
+ * A few logins, each on a new connection so that every worker gets some, then wrong logins for a
+ * while, from an address of their own: a process that has served a while has compiled its code
+ * (its first requests run in V8's interpreter, many times slower) and loaded what the first login
+ * loads, and a flood met right after a start would measure that rather than the service.
+ */
+async function warmUp(services: RunningProcess, from: string): Promise<void> {
+  for (let login = 0; login < 4; login++) await send(services.urls.auth, { method: 'POST', path: '/api/login', json: ADMIN, localAddress: from });
+  const flood = startFlood({ url: services.urls.auth, addresses: [from], lanes: 20 });
+  await flood.started;
+  await sleep(WARM_UP_MS);
+  await flood.stop();
 }
 
 /** What the process logged while `during` ran: error lines, stacks, bytes per request. */
@@ -156,45 +178,27 @@ async function manyAddresses(services: RunningProcess, variant: Variant, { key, 
     key,
     case: `8. A login flood from ${MANY_ADDRESSES} addresses${variant.said}`,
     done: `The process as above; ${MANY_ADDRESSES} addresses keep 4 wrong logins in flight each (unknown emails) until every one has met its failure budget's 429, then for ${FLOOD_MS / 1000} s more while the user logs in ${USER_LOGINS} times from another address, ${FLOOD_MS / USER_LOGINS} ms apart.`,
-    expected: `Each address gets at most ${mostChecked(variant)} failures checked, spent within ${SPENDING_DEADLINE_MS / 1000} s (about 58 checks a second); then their attempts cost no password check, and every login of the user answers 200, p95 under ${P95_LIMIT_MS} ms; no error-level line and no stack in the log, at most ${LOG_BYTES_PER_REQUEST} bytes of log per request.`,
+    expected: `Each address gets at most ${mostChecked(variant)} failures checked, spent within ${SPENDING_DEADLINE_MS / 1000} s; then their attempts cost no password check, and every login of the user answers 200, p95 under ${P95_LIMIT_MS} ms; no error-level line and no stack in the log, at most ${LOG_BYTES_PER_REQUEST} bytes of log per request.`,
     observed: `Budgets spent by ${spent} of ${addresses.length} addresses after ${(spendingMs / 1000).toFixed(1)} s; at most ${checkedAtMost} checked per address. The user's logins: ${tally(logins.map((login) => login.status))}; p50 ${percentile(times, 50).toFixed(0)} ms, p95 ${percentile(times, 95).toFixed(0)} ms (in order: ${times.map((ms) => ms.toFixed(0)).join(', ')}). The flood: ${attack.sent} attempts (${summary(attack.outcomes)}). Log: ${errorLines} error-level lines, ${stacks} stacks, ${perRequest.toFixed(0)} bytes per request.`,
     pass: passed(checks),
   });
   expectChecks(checks);
 }
 
-/** How long wrong logins warm the process up, from an address of their own. */
-const WARM_UP_MS = 2_000;
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-
-/**
- * A few logins, each on a new connection so that every worker gets some, then wrong logins for a
- * while, from an address of their own: a process that has served a while has compiled its code
- * (its first requests run in V8's interpreter, many times slower) and loaded what the first login
- * loads, and a flood met right after a start would measure that rather than the service.
- */
-async function warmUp(services: RunningProcess, from: string): Promise<void> {
-  for (let login = 0; login < 4; login++) await send(services.urls.auth, { method: 'POST', path: '/api/login', json: ADMIN, localAddress: from });
-  const flood = startFlood({ url: services.urls.auth, addresses: [from], lanes: 20 });
-  await flood.started;
-  await sleep(WARM_UP_MS);
-  await flood.stop();
-}
-
 describe('8. Login floods at the default password cost', () => {
   const dataDir = useTemporaryDataDir();
+  beforeAll(() => ensureSpaBuilt());
   // Empty counts as unset: the default cost, whatever the environment of the test run says.
   const env = { SERVICES: 'auth', PASSWORD_HASH_COST: '', LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
 
   test('SESSION_STORE=memory: one address, then many, cannot keep the user out', async () => {
-    await ensureSpaBuilt();
     const services = await startServices(dataDir(), env);
     await warmUp(services, '127.0.39.1');
     const variant = { said: '', workers: 1 };
     await oneAddress(services, variant, { key: '8a', from: '127.0.40.1', user: '127.0.50.1' });
     await manyAddresses(services, variant, { key: '8b', subnet: '127.0.41', user: '127.0.50.2' });
     expect(await services.stop()).toBe(0);
-  }, scale(180_000, 360_000));
+  }, scale(180_000, 480_000));
 
   test('SESSION_STORE=postgres WORKERS=2: the same across two workers sharing the counts', async () => {
     const url = await scratchDatabase();
@@ -204,5 +208,5 @@ describe('8. Login floods at the default password cost', () => {
     await oneAddress(services, variant, { key: '8c', from: '127.0.42.1', user: '127.0.50.3' });
     await manyAddresses(services, variant, { key: '8d', subnet: '127.0.43', user: '127.0.50.4' });
     expect(await services.stop()).toBe(0);
-  }, scale(180_000, 360_000));
+  }, scale(180_000, 480_000));
 });
