@@ -18,9 +18,9 @@ import { scale } from './scale.js';
 
 const USER = { email: 'user@example.com', password: 'user-password' };
 /** How long the user logs in under the flood. */
-const FLOOD_MS = scale(8_000, 25_000);
+const FLOOD_MS = scale(5_000, 25_000);
 /** The attackers of the second scenario, each keeping 4 wrong logins in flight (few in the quick form: spending their budgets takes most of its time). */
-const MANY_ADDRESSES = scale(5, 50);
+const MANY_ADDRESSES = scale(4, 50);
 const USER_LOGINS = 20;
 const P95_LIMIT_MS = 1_000;
 const LOG_BYTES_PER_REQUEST = 400;
