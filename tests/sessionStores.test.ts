@@ -2,9 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../server/auth/accounts.js';
+import { MemoryGenerations, PostgresGenerations, type CredentialGenerations } from '../server/auth/generations.js';
 import { auth } from '../server/auth/index.js';
 import { PostgresSessionStore } from '../server/auth/postgresSessions.js';
-import { MemorySessionStore, type SessionLimits, type SessionStore } from '../server/auth/sessions.js';
+import { MemorySessionStore, type Client, type SessionLimits, type SessionStore } from '../server/auth/sessions.js';
 import type { Database } from '../server/shared/database.js';
 import { serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
 
@@ -23,19 +24,48 @@ beforeAll(async () => {
 });
 afterAll(() => database?.drop());
 
+/** A store whose sessions are made with their account's current credential generation, as a login makes them. */
+type TestStore = Omit<SessionStore, 'create'> & {
+  create(user: User, client: Client): Promise<string>;
+  /** A new credential generation of the account. */
+  renew(userId: string): Promise<void>;
+};
+
+function testStore(store: SessionStore, generations: CredentialGenerations): TestStore {
+  return {
+    create: async (user, at) => store.create(user, at, (await generations.current(user.id))!),
+    renew: (userId) => generations.renew(userId),
+    find: (token) => store.find(token),
+    remove: (token) => store.remove(token),
+    list: (userId) => store.list(userId),
+    end: (id, userId) => store.end(id, userId),
+    endAllOf: (userId, except) => store.endAllOf(userId, except),
+  };
+}
+
+/** The generations of the two accounts in PostgreSQL, stored as an instance stores them at its start. */
+async function postgresGenerations(): Promise<PostgresGenerations> {
+  const generations = new PostgresGenerations(db, [alice, bob].map(({ id, email }) => ({ id, email, password: `${email} password` })), 2);
+  await generations.checked();
+  return generations;
+}
+
 /** Each store, empty, with the limits a case asks for. */
-const stores: Record<string, (limits?: Partial<SessionLimits>) => Promise<SessionStore>> = {
-  memory: async (limits) => new MemorySessionStore({ ...LIMITS, ...limits, now: Date.now }),
+const stores: Record<string, (limits?: Partial<SessionLimits>) => Promise<TestStore>> = {
+  memory: async (limits) => {
+    const generations = new MemoryGenerations();
+    return testStore(new MemorySessionStore({ ...LIMITS, ...limits, now: Date.now, generationOf: (userId) => generations.of(userId) }), generations);
+  },
   postgres: async (limits) => {
     await db.query('TRUNCATE sessions');
-    return new PostgresSessionStore(db, { ...LIMITS, ...limits });
+    return testStore(new PostgresSessionStore(db, { ...LIMITS, ...limits }, async () => undefined), await postgresGenerations());
   },
 };
 
-const idOf = async (store: SessionStore, token: string) => (await store.find(token))!.id;
+const idOf = async (store: TestStore, token: string) => (await store.find(token))!.id;
 
 /** What every session store promises, whichever keeps the sessions. */
-const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<SessionStore>) => Promise<void>][] = [
+const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<TestStore>) => Promise<void>][] = [
   [
     'a token names its session until it is removed; an unknown token names none',
     async (make) => {
@@ -159,6 +189,19 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Ses
       expect(await store.list()).toEqual([]);
     },
   ],
+  [
+    "refuses and no longer lists an account's sessions made before its credential generation changed, and no other account's",
+    async (make) => {
+      const store = await make();
+      const [before, bobs] = [await store.create(alice, client), await store.create(bob, client)];
+      await store.renew(alice.id);
+      const after = await store.create(alice, client);
+      expect(await store.find(before)).toBeUndefined();
+      expect(await store.find(after)).toBeDefined();
+      expect(await store.find(bobs)).toBeDefined();
+      expect((await store.list()).map((session) => session.userId).sort()).toEqual([alice.id, bob.id]);
+    },
+  ],
 ];
 
 for (const [name, make] of Object.entries(stores)) {
@@ -189,14 +232,62 @@ describe('the PostgreSQL session store', () => {
   });
 
   it('deletes expired rows when swept, and only those', async () => {
-    const short = new PostgresSessionStore(db, { ...LIMITS, ttlSeconds: 1 });
+    const generations = await postgresGenerations();
+    const short = new PostgresSessionStore(db, { ...LIMITS, ttlSeconds: 1 }, async () => undefined);
     await db.query('TRUNCATE sessions');
-    await short.create(alice, client);
-    const live = await new PostgresSessionStore(db, LIMITS).create(bob, client);
+    await short.create(alice, client, (await generations.current(alice.id))!);
+    const live = await new PostgresSessionStore(db, LIMITS, async () => undefined).create(bob, client, (await generations.current(bob.id))!);
     await sleep(1_100);
     expect(await short.sweep()).toBe(1);
     expect(await short.sweep()).toBe(0);
     expect((await db.query('SELECT count(*)::int AS count FROM sessions')).rows[0].count).toBe(1);
     expect(await short.find(live)).toBeDefined();
+  });
+});
+
+describe('credential generations in PostgreSQL', () => {
+  const credentials = (password: string, email = alice.email) => [{ id: alice.id, email, password }];
+
+  it('keeps the generation across a start with the same email and password, in whatever letter case the email comes', async () => {
+    await db.query('TRUNCATE credentials, sessions');
+    const first = new PostgresGenerations(db, credentials('first password'), 2);
+    const generation = await first.current(alice.id);
+    const again = new PostgresGenerations(db, credentials('first password', alice.email.toUpperCase()), 2);
+    expect(await again.current(alice.id)).toBe(generation);
+    expect(await first.current(alice.id)).toBe(generation);
+  });
+
+  it('a start with another password or email makes a new generation, ends the sessions, and leaves the older instance admitting no one', async () => {
+    await db.query('TRUNCATE credentials, sessions');
+    const first = new PostgresGenerations(db, credentials('first password'), 2);
+    const store = new PostgresSessionStore(db, LIMITS, () => first.checked());
+    const token = await store.create(alice, client, (await first.current(alice.id))!);
+    const changed = new PostgresGenerations(db, credentials('second password'), 2);
+    const renewed = await changed.current(alice.id);
+    expect(renewed).not.toBe(undefined);
+    expect(await store.find(token)).toBeUndefined();
+    expect((await db.query('SELECT count(*)::int AS count FROM sessions')).rows[0].count).toBe(0);
+    expect(await first.current(alice.id)).toBeUndefined();
+    const otherEmail = new PostgresGenerations(db, credentials('second password', 'alice@elsewhere.example'), 2);
+    expect(await otherEmail.current(alice.id)).toBeGreaterThan(renewed!);
+  });
+
+  it('instances starting together with a new password agree on one new generation', async () => {
+    await db.query('TRUNCATE credentials, sessions');
+    await new PostgresGenerations(db, credentials('first password'), 2).checked();
+    const together = Array.from({ length: 4 }, () => new PostgresGenerations(db, credentials('second password'), 2));
+    const generations = await Promise.all(together.map((instance) => instance.current(alice.id)));
+    expect(new Set(generations).size).toBe(1);
+    expect(generations[0]).toBeDefined();
+  });
+
+  it('keeps the password only as a salted scrypt hash', async () => {
+    await db.query('TRUNCATE credentials, sessions');
+    await new PostgresGenerations(db, credentials('a password to keep'), 2).checked();
+    const { rows } = await db.query('SELECT * FROM credentials');
+    expect(JSON.stringify(rows)).not.toContain('a password to keep');
+    expect(rows[0]).toMatchObject({ user_id: alice.id, email: alice.email, cost: 2 });
+    expect(rows[0].password_hash).toHaveLength(32);
+    expect(rows[0].salt).toHaveLength(16);
   });
 });

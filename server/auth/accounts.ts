@@ -1,7 +1,6 @@
 import { randomBytes, scrypt, scryptSync, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { ConfigError, type AuthConfig } from '../shared/config.js';
-import { HttpError } from '../shared/errors.js';
-import { messages } from './messages.js';
+import { FairQueue } from './fairQueue.js';
 
 /** A user as clients see it: never the password or its hash. */
 export interface User {
@@ -11,8 +10,11 @@ export interface User {
 }
 
 export interface Accounts {
-  /** The user whose email and password these are, or undefined. Always costs one scrypt. */
-  authenticate(email: string, password: string): Promise<User | undefined>;
+  /**
+   * The user whose email and password these are, or undefined. Always costs one scrypt, run in
+   * `client`'s turn (see FairQueue); throws 503 when too many checks wait.
+   */
+  authenticate(email: string, password: string, client: string): Promise<User | undefined>;
   /** The id of the account with this email, or undefined. */
   idOf(email: string): string | undefined;
   /** The account with this id, or undefined. */
@@ -39,15 +41,18 @@ export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Acco
   // An unknown email is checked against this hash of a random password, so that it costs the
   // same work as a wrong password and response times do not reveal which emails exist.
   const decoy = hashPassword(randomBytes(32).toString('hex'), passwordHashCost);
-  const inTurn = checkQueue({ running: 2, waiting: 64 });
+  // scrypt runs on libuv's thread pool (4 threads), which the database pools' connection
+  // handshakes (SCRAM) and file reads need too: a flood of logins that took every thread would
+  // starve the notes services of new connections. So 2 checks run at once, and 64 more wait.
+  const checks = new FairQueue({ running: 2, waiting: 64 });
 
   return {
     idOf: (email) => byEmail.get(normalizeEmail(email))?.user.id,
     byId: (id) => [...byEmail.values()].find(({ user }) => user.id === id)?.user,
     all: () => [...byEmail.values()].map(({ user }) => user),
-    async authenticate(email, password) {
+    async authenticate(email, password, client) {
       const account = byEmail.get(normalizeEmail(email));
-      const matches = await inTurn(() => matchesHash(password, account?.hash ?? decoy));
+      const matches = await checks.run(client, () => matchesHash(password, account?.hash ?? decoy));
       return matches && account ? account.user : undefined;
     },
   };
@@ -75,36 +80,22 @@ export function hashPassword(password: string, cost: number): PasswordHash {
   return { salt, cost, key: scryptSync(password, salt, KEY_BYTES, options(cost)) };
 }
 
-/** Runs scrypt on libuv's thread pool, so a login never blocks the event loop. */
-export function matchesHash(password: string, hash: PasswordHash): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    scrypt(password, hash.salt, KEY_BYTES, options(hash.cost), (error, key) => {
-      if (error) reject(error);
-      else resolve(timingSafeEqual(key, hash.key));
-    });
-  });
+/** A new salted hash of `password`, made on libuv's thread pool: for hashes made while serving. */
+export async function newPasswordHash(password: string, cost: number): Promise<PasswordHash> {
+  const salt = randomBytes(SALT_BYTES);
+  return { salt, cost, key: await derive(password, salt, cost) };
 }
 
-/**
- * scrypt runs on libuv's thread pool (4 threads), which the database pools' connection
- * handshakes (SCRAM) and file reads need too: a flood of logins that took every thread would
- * starve the notes services of new connections. So at most `running` checks run at once, and
- * `waiting` more wait their turn; past that a login is told to come back in a second (503).
- */
-function checkQueue({ running: most, waiting: queued }: { running: number; waiting: number }) {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(check: () => Promise<T>): Promise<T> => {
-    if (running >= most) {
-      if (waiting.length >= queued) throw new HttpError(503, messages.busy, { 'Retry-After': '1' });
-      await new Promise<void>((resolve) => waiting.push(resolve));
-    }
-    running++;
-    try {
-      return await check();
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
+/** Runs scrypt on libuv's thread pool, so a login never blocks the event loop. */
+export async function matchesHash(password: string, hash: PasswordHash): Promise<boolean> {
+  return timingSafeEqual(await derive(password, hash.salt, hash.cost), hash.key);
+}
+
+function derive(password: string, salt: Buffer, cost: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(password, salt, KEY_BYTES, options(cost), (error, key) => {
+      if (error) reject(error);
+      else resolve(key);
+    });
+  });
 }

@@ -5,7 +5,12 @@ import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
 import type { Database } from '../shared/database.js';
 import { buildApp, ownSchema, type ServiceDescriptor } from '../shared/service.js';
-import { createAccounts } from './accounts.js';
+import { createAccounts, type Accounts } from './accounts.js';
+import { ADDRESS_LIMITS, AddressBudget } from './addressBudget.js';
+import { AttemptsInFlight } from './attemptsInFlight.js';
+import { DeviceTrust } from './deviceTrust.js';
+import { MemoryGenerations, PostgresGenerations, type CredentialGenerations } from './generations.js';
+import { loginChecks } from './loginChecks.js';
 import { ErrorBody, failure, messages } from './messages.js';
 import { PostgresSessionStore } from './postgresSessions.js';
 import { adminViews } from './presenters.js';
@@ -15,7 +20,7 @@ import { sessionRoutes } from './routes/session.js';
 import { ownSessionRoutes } from './routes/sessions.js';
 import { MemorySessionStore, signedInWith, type SessionStore } from './sessions.js';
 import type { Spa } from './spa.js';
-import { DeviceTrust, LoginThrottle, THROTTLE_LIMITS } from './throttle.js';
+import { LoginThrottle, THROTTLE_LIMITS } from './throttle.js';
 
 export interface AuthDeps {
   config: AuthConfig;
@@ -24,31 +29,59 @@ export interface AuthDeps {
   spa: Spa;
   /** The pool on the service's schema: sessions and throttling are kept there when `config.sessions.store` is `postgres`. */
   db?: Database;
-  /** Milliseconds since the epoch (the memory store's clock); tests move it to expire sessions and throttling windows. */
+  /** Milliseconds since the epoch (the memory store's clock, and the age of device cookies); tests move it to expire sessions, throttling windows and device cookies. */
   now?: () => number;
 }
 
 interface AuthState {
   sessions: SessionStore;
+  generations: CredentialGenerations;
   throttle: LoginThrottle;
+  addresses: AddressBudget;
   devices: DeviceTrust;
+  /** Resolves when the service can answer requests (undefined: always). */
+  ready?: () => Promise<unknown>;
 }
 
-/** Where sessions, failed logins and the device key live: this process, or the database every instance shares. */
-function stateOf({ config, db, logger, now }: Pick<AuthDeps, 'config' | 'db' | 'logger'> & { now: () => number }): AuthState {
+/** Where sessions, credential generations, failed logins and the device key live: this process, or the database every instance shares. */
+function stateOf({ config, db, logger, now, accounts }: Pick<AuthDeps, 'config' | 'db' | 'logger'> & { now: () => number; accounts: Accounts }): AuthState {
   const limits = { ttlSeconds: config.sessions.ttlSeconds, max: config.sessions.max, maxPerUser: config.sessions.maxPerUser };
+  const trust = { now, trustDays: config.deviceTrustDays };
   if (config.sessions.store === 'memory') {
-    return { sessions: new MemorySessionStore({ ...limits, now }), throttle: LoginThrottle.inMemory(now), devices: DeviceTrust.inMemory() };
+    const generations = new MemoryGenerations();
+    return {
+      sessions: new MemorySessionStore({ ...limits, now, generationOf: (userId) => generations.of(userId) }),
+      generations,
+      throttle: LoginThrottle.inMemory(now),
+      addresses: AddressBudget.inMemory(now),
+      devices: DeviceTrust.inMemory({ ...trust, generations }),
+    };
   }
   if (!db) throw new Error('SESSION_STORE=postgres needs the pool on the login service\'s schema');
-  const sessions = new PostgresSessionStore(db, limits);
+  const credentials = config.accounts.map(({ email, password }) => ({ id: accounts.idOf(email)!, email, password }));
+  const generations = new PostgresGenerations(db, credentials, config.passwordHashCost);
+  // Compared at once, so that the sessions of a changed password end at the start, not at the first request.
+  generations.checked().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'stored credentials not compared yet; tried again at the next request'));
+  const sessions = new PostgresSessionStore(db, limits, () => generations.checked());
   const throttle = LoginThrottle.inPostgres(db);
+  const addresses = AddressBudget.inPostgres(db, now);
   db.every(config.sessions.sweepIntervalMs, async () => {
     const swept = await sessions.sweep();
     if (swept > 0) logger.info({ swept }, 'expired sessions deleted');
     await throttle.sweep();
+    await addresses.sweep();
   });
-  return { sessions, throttle, devices: DeviceTrust.inPostgres(db) };
+  return {
+    sessions,
+    generations,
+    throttle,
+    addresses,
+    devices: DeviceTrust.inPostgres(db, { ...trust, generations }),
+    ready: async () => {
+      await generations.checked();
+      await db.query('SELECT 1');
+    },
+  };
 }
 
 /** A login body is two short strings. */
@@ -64,15 +97,23 @@ export const auth: ServiceDescriptor<AuthDeps> = {
   usesDatabase: (config) => config.sessions.store === 'postgres',
   createApp({ config, edge, logger, spa, db, now = Date.now }) {
     const accounts = createAccounts(config);
-    const { sessions, throttle, devices } = stateOf({ config, db, logger, now });
+    const { sessions, generations, throttle, addresses, devices, ready } = stateOf({ config, db, logger, now, accounts });
     const signedIn = signedInWith(sessions, accounts);
+    const checkLogin = loginChecks({ accounts, generations, devices, inFlight: new AttemptsInFlight(ADDRESS_LIMITS.atOnce), addresses, throttle });
     const { store, ttlSeconds, max, maxPerUser } = config.sessions;
-    const settings = { sessions: { store, ttlSeconds, max, maxPerUser }, throttling: THROTTLE_LIMITS, edge, passwordHashCost: config.passwordHashCost };
+    const settings = {
+      sessions: { store, ttlSeconds, max, maxPerUser },
+      throttling: THROTTLE_LIMITS,
+      addresses: ADDRESS_LIMITS,
+      deviceTrustDays: config.deviceTrustDays,
+      edge,
+      passwordHashCost: config.passwordHashCost,
+    };
     const admin = adminViews(accounts, sessions, settings);
     const routes = [
-      ...sessionRoutes({ accounts, sessions, signedIn, throttle, devices, cookie: { maxAgeSeconds: ttlSeconds, secure: config.production } }),
+      ...sessionRoutes({ sessions, signedIn, checkLogin, devices, cookie: { maxAgeSeconds: ttlSeconds, secure: config.production } }),
       ...ownSessionRoutes({ sessions, signedIn }),
-      ...adminRoutes({ accounts, sessions, signedIn, views: admin }),
+      ...adminRoutes({ accounts, generations, sessions, signedIn, views: admin }),
       ...pageRoutes({ signedIn, admin, spa, production: config.production }),
     ];
     return buildApp({
@@ -85,6 +126,7 @@ export const auth: ServiceDescriptor<AuthDeps> = {
       // Answers of the API depend on the session: never stored, so Back after logout asks again.
       headers: { 'cache-control': 'no-store' },
       fallback: spa.assets,
+      ready,
     });
   },
 };

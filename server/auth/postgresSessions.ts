@@ -22,13 +22,20 @@ const LOOKUPS_PER_STATEMENT = 256;
 /**
  * The live sessions of a batch of token hashes, each with its place in the batch (`at`, from 1),
  * and whether its last-seen time is over a minute old: the time is refreshed at most once a
- * minute, so lookups almost never write.
+ * minute, so lookups almost never write. A session of an older credential generation than its
+ * account's is not live.
  */
 const LOOKUP = {
   name: 'sessions.lookup',
   text: `SELECT id, user_id AS "userId", at::int, last_seen_at < now() - interval '1 minute' AS stale
-    FROM unnest($1::bytea[]) WITH ORDINALITY AS asked (token_hash, at) JOIN sessions USING (token_hash)
+    FROM unnest($1::bytea[]) WITH ORDINALITY AS asked (token_hash, at) JOIN sessions USING (token_hash) JOIN credentials USING (user_id, generation)
     WHERE expires_at > now()`,
+};
+
+/** A session within the caps, in one round trip: the function (see its migration) takes LOGIN_LOCK, ends the oldest past the caps, inserts. */
+const CREATE = {
+  name: 'sessions.create',
+  text: 'SELECT create_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
 };
 
 const INFO = `id, user_id AS "userId", address, user_agent AS "userAgent",
@@ -37,32 +44,32 @@ const INFO = `id, user_id AS "userId", address, user_agent AS "userAgent",
 /**
  * Sessions in the login service's own schema, shared by every instance on the database. Expiry
  * is compared in the database's time; each lookup is one indexed statement; an ending takes
- * effect at once everywhere, since nothing is cached.
+ * effect at once everywhere, since nothing is cached. Lookups wait until this instance has
+ * compared the stored credentials with its own (`credentialsChecked`), so that the sessions of a
+ * changed password are refused from the first request after a restart.
  */
 export class PostgresSessionStore implements SessionStore {
+  #credentialsChecked = false;
+
   constructor(
     private readonly db: Database,
     private readonly limits: SessionLimits,
+    private readonly credentialsChecked: () => Promise<unknown>,
   ) {}
 
-  async create(user: User, { address, userAgent }: Client): Promise<string> {
+  async create(user: User, { address, userAgent }: Client, generation: number): Promise<string> {
     const token = randomUUID();
-    await this.db.transaction(async (query) => {
-      await query('SELECT pg_advisory_xact_lock($1)', [LOGIN_LOCK]);
-      // Every session lives as long, so the oldest rows, which the caps end first, are the
-      // expired ones, if any are left: an expired row never costs a live session its place.
-      await query('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE user_id = $1 ORDER BY created_at DESC OFFSET $2)', [user.id, this.limits.maxPerUser - 1]);
-      await query('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions ORDER BY created_at DESC OFFSET $1)', [this.limits.max - 1]);
-      await query(
-        `INSERT INTO sessions (id, token_hash, user_id, expires_at, address, user_agent)
-         VALUES ($1, $2, $3, now() + make_interval(secs => $4), $5, $6)`,
-        [randomUUID(), hashOf(token), user.id, this.limits.ttlSeconds, address, userAgent],
-      );
-    });
+    await this.db.query(CREATE, [randomUUID(), hashOf(token), user.id, this.limits.ttlSeconds, address, userAgent, generation, this.limits.maxPerUser, this.limits.max, LOGIN_LOCK]);
     return token;
   }
 
   find(token: string) {
+    return this.#credentialsChecked ? this.#lookups.load(token) : this.#findOnceChecked(token);
+  }
+
+  async #findOnceChecked(token: string) {
+    await this.credentialsChecked();
+    this.#credentialsChecked = true;
     return this.#lookups.load(token);
   }
 
@@ -92,7 +99,7 @@ export class PostgresSessionStore implements SessionStore {
 
   async list(userId?: string): Promise<SessionInfo[]> {
     const { rows } = await this.db.query<SessionInfo>(
-      `SELECT ${INFO} FROM sessions WHERE expires_at > now() AND ($1::text IS NULL OR user_id = $1) ORDER BY created_at`,
+      `SELECT ${INFO} FROM sessions JOIN credentials USING (user_id, generation) WHERE expires_at > now() AND ($1::text IS NULL OR user_id = $1) ORDER BY created_at`,
       [userId ?? null],
     );
     return rows;

@@ -3,6 +3,7 @@ import type { JsonSchema } from '../shared/route.js';
 import type { AccountSessions, SessionView as Session, Settings } from '../../web/src/pageState.js';
 import type { Accounts, User } from './accounts.js';
 import type { SessionInfo, SessionStore } from './sessions.js';
+import type { AddressLimits } from './addressBudget.js';
 import type { ThrottleLimits } from './throttle.js';
 
 /**
@@ -61,6 +62,8 @@ const seconds = (description: string): JsonSchema => ({ type: 'integer', minimum
 export interface EffectiveSettings {
   sessions: Settings['sessions'];
   throttling: ThrottleLimits;
+  addresses: AddressLimits;
+  deviceTrustDays: number;
   edge: Edge;
   passwordHashCost: number;
 }
@@ -86,8 +89,12 @@ export const SettingsView: JsonSchema = {
         pairWindowSeconds: seconds('The window of perPair'),
         perAccount: { type: 'integer', description: 'Failures of one account from untrusted clients per window' },
         accountWindowSeconds: seconds('The window of perAccount'),
+        perAddress: { type: 'integer', description: 'Failures from one client address (an IPv6 /64), all accounts and unknown emails together, per window' },
+        addressWindowSeconds: seconds('The window of perAddress'),
+        atOncePerAddress: { type: 'integer', description: 'Login attempts one client address may have in progress at once, per process' },
+        deviceTrustDays: { type: 'integer', description: 'DEVICE_TRUST_DAYS: days a device cookie is trusted after its login' },
       },
-      required: ['perPair', 'pairWindowSeconds', 'perAccount', 'accountWindowSeconds'],
+      required: ['perPair', 'pairWindowSeconds', 'perAccount', 'accountWindowSeconds', 'perAddress', 'addressWindowSeconds', 'atOncePerAddress', 'deviceTrustDays'],
     },
     trustProxy: {
       description: 'TRUST_PROXY: hops, or the addresses and subnets whose forwarding headers are believed; null: none',
@@ -103,7 +110,7 @@ export const SettingsView: JsonSchema = {
   required: ['sessions', 'throttling', 'trustProxy', 'allowedHosts', 'production', 'passwordHashCost'],
 };
 
-function presentSettings({ sessions, throttling, edge, passwordHashCost }: EffectiveSettings): Settings {
+function presentSettings({ sessions, throttling, addresses, deviceTrustDays, edge, passwordHashCost }: EffectiveSettings): Settings {
   return {
     sessions,
     throttling: {
@@ -111,6 +118,10 @@ function presentSettings({ sessions, throttling, edge, passwordHashCost }: Effec
       pairWindowSeconds: throttling.pairWindowMs / 1000,
       perAccount: throttling.perAccount,
       accountWindowSeconds: throttling.accountWindowMs / 1000,
+      perAddress: addresses.perAddress,
+      addressWindowSeconds: addresses.windowMs / 1000,
+      atOncePerAddress: addresses.atOnce,
+      deviceTrustDays,
     },
     trustProxy: edge.trustProxy ?? null,
     allowedHosts: edge.allowedHosts ?? null,

@@ -34,13 +34,13 @@ export interface SessionInfo extends Client {
  * at once for every reader (no cache outlives an ending).
  */
 export interface SessionStore {
-  /** Starts a session for `user`, within the caps, and returns its token. */
-  create(user: User, client: Client): Promise<string>;
-  /** The live session a token names. */
+  /** Starts a session for `user`, made with the account's credential generation `generation`, within the caps, and returns its token. */
+  create(user: User, client: Client, generation: number): Promise<string>;
+  /** The live session a token names, if it is of the account's current credential generation. */
   find(token: string): Promise<{ id: string; userId: string } | undefined>;
   /** Ends the session a token names, if any. */
   remove(token: string): Promise<void>;
-  /** Every live session, or those of one account, oldest first. */
+  /** Every live session (of its account's current generation), or those of one account, oldest first. */
   list(userId?: string): Promise<SessionInfo[]>;
   /** Ends the session with this id (when given, only if it is `userId`'s); whether there was one. */
   end(id: string, userId?: string): Promise<boolean>;
@@ -50,22 +50,24 @@ export interface SessionStore {
 
 interface Session extends SessionInfo {
   expiresAtMs: number;
+  generation: number;
 }
 
 /**
  * The spec's in-memory session table, token → session: a restart ends every session. Every
  * session lives `ttlSeconds`, so the Map's insertion order is also expiry order: expired sessions
  * are swept from its head at each login, and when `max` sessions exist the oldest is evicted
- * first. Each account's tokens are kept in order too, for its own cap. Lookups also check expiry,
- * so a session never outlives its time between sweeps.
+ * first. Each account's tokens are kept in order too, for its own cap. Lookups also check expiry
+ * and the account's credential generation (`generationOf`), so a session never outlives its time
+ * between sweeps, nor its generation.
  */
 export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, Session>();
   readonly #byUser = new Map<string, Set<string>>();
 
-  constructor(private readonly options: SessionLimits & { now: () => number }) {}
+  constructor(private readonly options: SessionLimits & { now: () => number; generationOf: (userId: string) => number }) {}
 
-  async create(user: User, client: Client): Promise<string> {
+  async create(user: User, client: Client, generation: number): Promise<string> {
     this.#sweep();
     const own = this.#byUser.get(user.id) ?? new Set<string>();
     for (const oldest of own) {
@@ -80,7 +82,7 @@ export class MemorySessionStore implements SessionStore {
     const now = this.options.now();
     const at = new Date(now).toISOString();
     const expiresAtMs = now + this.options.ttlSeconds * 1000;
-    this.#sessions.set(token, { id: randomUUID(), userId: user.id, ...client, createdAt: at, lastSeenAt: at, expiresAt: new Date(expiresAtMs).toISOString(), expiresAtMs });
+    this.#sessions.set(token, { id: randomUUID(), userId: user.id, ...client, createdAt: at, lastSeenAt: at, expiresAt: new Date(expiresAtMs).toISOString(), expiresAtMs, generation });
     this.#byUser.set(user.id, own.add(token));
     return token;
   }
@@ -99,9 +101,9 @@ export class MemorySessionStore implements SessionStore {
   async list(userId?: string): Promise<SessionInfo[]> {
     this.#sweep();
     const tokens = userId === undefined ? this.#sessions.keys() : (this.#byUser.get(userId) ?? []);
-    return [...tokens].map((token) => {
-      const { expiresAtMs: _expires, ...info } = this.#sessions.get(token)!;
-      return info;
+    return [...tokens].flatMap((token) => {
+      const { expiresAtMs: _expires, generation, ...info } = this.#sessions.get(token)!;
+      return generation === this.options.generationOf(info.userId) ? [info] : [];
     });
   }
 
@@ -124,7 +126,7 @@ export class MemorySessionStore implements SessionStore {
 
   #live(token: string): Session | undefined {
     const session = this.#sessions.get(token);
-    if (session && session.expiresAtMs <= this.options.now()) {
+    if (session && (session.expiresAtMs <= this.options.now() || session.generation !== this.options.generationOf(session.userId))) {
       this.#delete(token);
       return undefined;
     }

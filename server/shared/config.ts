@@ -143,6 +143,8 @@ const envSchema = yup.object({
     .string()
     .default('1')
     .test('workers', 'a whole number, at least 1, or auto', (value) => value === 'auto' || (/^\d+$/.test(value) && Number(value) >= 1)),
+  /** How long a device cookie vouches for its browser: its Max-Age, and the age past which the server ignores it. */
+  DEVICE_TRUST_DAYS: wholeNumber(1, 90),
   /** scrypt cost parameter N (a power of two); turned down only by tests and benchmarks. */
   PASSWORD_HASH_COST: wholeNumber(2, 16384).test('power-of-two', 'a power of two', (value) => (value & (value - 1)) === 0),
 });
@@ -184,6 +186,8 @@ export interface AuthConfig {
   accounts: { email: string; password: string; role: 'user' | 'admin' }[];
   sessions: { ttlSeconds: number; max: number; maxPerUser: number; store: 'memory' | 'postgres'; sweepIntervalMs: number };
   passwordHashCost: number;
+  /** Days a device cookie is trusted after its login. */
+  deviceTrustDays: number;
 }
 
 export interface NotesConfig {
@@ -288,6 +292,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       accounts: accounts.map(({ email, password, role }) => ({ email, password, role })),
       sessions: { ttlSeconds: env.SESSION_TTL_SECONDS, max: env.SESSION_MAX, maxPerUser: env.SESSION_MAX_PER_USER, store: env.SESSION_STORE, sweepIntervalMs: env.SESSION_SWEEP_INTERVAL_MS },
       passwordHashCost: env.PASSWORD_HASH_COST,
+      deviceTrustDays: env.DEVICE_TRUST_DAYS,
     },
   };
 }

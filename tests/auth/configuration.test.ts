@@ -50,6 +50,10 @@ describe('auth configuration checks', () => {
     expect(() => authConfig({ PASSWORD_HASH_COST: '1000' })).toThrow(new ConfigError('PASSWORD_HASH_COST="1000" is not valid: expected a power of two'));
   });
 
+  it('refuses a device trust under one day, in one line naming the variable', () => {
+    expect(() => authConfig({ DEVICE_TRUST_DAYS: '0' })).toThrow(new ConfigError('DEVICE_TRUST_DAYS="0" is not valid: expected a whole number, at least 1'));
+  });
+
   it('refuses two accounts with the same email', async () => {
     const starting = startService(auth, { deps: { config: authConfig({ AUTH_ADMIN_EMAIL: 'USER@example.com' }), spa: spa() } });
     await expect(starting).rejects.toBeInstanceOf(ConfigError);

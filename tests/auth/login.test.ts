@@ -16,7 +16,7 @@ describe('auth POST /api/login', () => {
     expect(cookie).toMatch(/^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax$/);
     expect(tokenFrom(reply)).toMatch(UUID);
     // Beside it, the device cookie of the throttling scheme, sent back to the login endpoint only.
-    expect(device).toMatch(/^device=[^;]+; Max-Age=31536000; Path=\/api\/login; HttpOnly; SameSite=Lax$/);
+    expect(device).toMatch(/^device=[^;]+; Max-Age=7776000; Path=\/api\/login; HttpOnly; SameSite=Lax$/);
     expect(others).toEqual([]);
   });
 

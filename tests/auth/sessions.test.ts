@@ -148,13 +148,22 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     });
 
     it('reads the effective settings, and no secret', async () => {
-      const service = await startService({ SESSION_TTL_SECONDS: '1800', SESSION_MAX_PER_USER: '7', TRUST_PROXY: 'loopback', AUTH_ALLOWED_HOSTS: '127.0.0.1,app.example' });
+      const service = await startService({ SESSION_TTL_SECONDS: '1800', SESSION_MAX_PER_USER: '7', DEVICE_TRUST_DAYS: '30', TRUST_PROXY: 'loopback', AUTH_ALLOWED_HOSTS: '127.0.0.1,app.example' });
       const admin = await signIn(service, ADMIN);
       const reply = await service.as(admin, 'GET', '/api/admin/settings');
       expect(reply.status).toBe(200);
       expect(reply.json).toEqual({
         sessions: { store, ttlSeconds: 1800, max: 100_000, maxPerUser: 7 },
-        throttling: { perPair: 5, pairWindowSeconds: 900, perAccount: 100, accountWindowSeconds: 3600 },
+        throttling: {
+          perPair: 5,
+          pairWindowSeconds: 900,
+          perAccount: 100,
+          accountWindowSeconds: 3600,
+          perAddress: 50,
+          addressWindowSeconds: 900,
+          atOncePerAddress: 2,
+          deviceTrustDays: 30,
+        },
         trustProxy: ['loopback'],
         allowedHosts: ['127.0.0.1', 'app.example'],
         production: false,

@@ -66,22 +66,67 @@ describe('auth login throttling', () => {
     }
     const withDevice = (cookie: string, credentials = USER) => service.request('POST', '/api/login', { json: credentials, headers: { cookie: `device=${cookie}` }, localAddress: '127.0.3.1' });
     expect((await withDevice(device, ADMIN)).status).toBe(429);
-    const [id, nonce] = device.split('.');
-    expect((await withDevice(`${id}.${nonce}.forged`)).status).toBe(429);
+    const [id, generation, issuedAt, nonce, signature] = device.split('.');
+    expect((await withDevice(`${id}.${generation}.${issuedAt}.${nonce}.forged`)).status).toBe(429);
+    // Made younger, or of another generation, it no longer matches its signature.
+    expect((await withDevice(`${id}.${generation}.${Number(issuedAt) + 86_400}.${nonce}.${signature}`)).status).toBe(429);
+    expect((await withDevice(`${id}.${Number(generation) + 1}.${issuedAt}.${nonce}.${signature}`)).status).toBe(429);
     expect((await withDevice(device)).status).toBe(200);
   });
 
-  it('admits correct logins arriving together, every one of them', async () => {
+  it('admits correct logins arriving together, two from each address, every one of them', async () => {
     const service = await start();
-    const answers = await Promise.all(Array.from({ length: 16 }, () => service.login(USER)));
+    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => service.login(USER, undefined, `127.0.4.${1 + (i >> 1)}`)));
     expect(answers.map((answer) => answer.status)).toEqual(Array(16).fill(200));
+  });
+
+  it('refuses at once an attempt from an address with two in progress (429, Retry-After: 1), checking nothing', async () => {
+    // The default cost: each check takes long enough for the others to arrive while it runs.
+    const service = await start({ PASSWORD_HASH_COST: '16384' });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => fail(service, 'nobody@example.com', '127.0.4.20')));
+    const refused = answers.filter((answer) => answer.status === 429);
+    expect(answers.filter((answer) => answer.status === 401).length).toBeGreaterThanOrEqual(2);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const answer of refused) expect([answer.headers['retry-after'], answer.json]).toEqual(['1', { error: messages.tooManyAttempts }]);
   });
 
   it('checks guesses arriving together no faster than the limit allows: 5 wrong, the rest wait and are refused', async () => {
     const service = await start();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => fail(service)));
+    // One trusted device guessing from 20 addresses at once: its own pair limit is what holds it.
+    const device = deviceFrom(await service.login(USER, undefined, '127.0.5.1'));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => service.request('POST', '/api/login', { json: { ...USER, password: 'wrong' }, headers: { cookie: `device=${device}` }, localAddress: `127.0.5.${2 + i}` })),
+    );
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
+  });
+
+  it('bounds the failures of an address at 50 in 15 minutes, over every account and unknown email; past it even the right password waits, but not from elsewhere, nor a trusted browser', async () => {
+    const service = await start();
+    const device = deviceFrom(await service.login(USER, undefined, '127.0.6.2'));
+    for (let attempt = 1; attempt <= 5; attempt++) expect((await fail(service, ADMIN.email, '127.0.6.1')).status).toBe(401);
+    for (let attempt = 1; attempt <= 45; attempt++) {
+      expect((await fail(service, `stranger-${attempt}@example.com`, '127.0.6.1')).status).toBe(401);
+      service.advance(1);
+    }
+    const refused = await fail(service, 'one-more@example.com', '127.0.6.1');
+    expect([refused.status, refused.json]).toEqual([429, { error: messages.tooManyAttempts }]);
+    // The first failure, 45 s ago, leaves the window in 855 s.
+    expect(refused.headers['retry-after']).toBe('855');
+    expect((await service.login(USER, undefined, '127.0.6.1')).status).toBe(429);
+    expect((await service.login(USER, undefined, '127.0.6.3')).status).toBe(200);
+    const trusted = await service.request('POST', '/api/login', { json: USER, headers: { cookie: `device=${device}` }, localAddress: '127.0.6.1' });
+    expect(trusted.status).toBe(200);
+    service.advance(855);
+    expect((await service.login(USER, undefined, '127.0.6.1')).status).toBe(200);
+  });
+
+  it('counts an IPv6 client by its /64', async () => {
+    const service = await start({ TRUST_PROXY: 'loopback' });
+    const from = (address: string, email: string) => service.request('POST', '/api/login', { json: { email, password: 'wrong' }, headers: { 'x-forwarded-for': address } });
+    for (let attempt = 1; attempt <= 50; attempt++) expect((await from(`2001:db8:1:2::${attempt.toString(16)}`, `stranger-${attempt}@example.com`)).status).toBe(401);
+    expect((await from('2001:db8:1:2:ffff::1', 'another@example.com')).status).toBe(429);
+    expect((await from('2001:db8:1:3::1', 'another@example.com')).status).toBe(401);
   });
 
   it('counts each account on its own, and emails whatever their letter case as one', async () => {

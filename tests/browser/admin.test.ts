@@ -96,6 +96,9 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     expect(await value('セッションの保存先 (SESSION_STORE)')).toBe('プロセスのメモリー (memory)');
     expect(await value('セッションの有効期間 (SESSION_TTL_SECONDS)')).toBe('3600 秒');
     expect(await value('ログイン失敗の上限: アカウントと接続元ごと')).toBe('900 秒に 5 回');
+    expect(await value('ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)')).toBe('900 秒に 50 回');
+    expect(await value('接続元ごとの同時ログイン試行 (プロセスごと)')).toBe('2 件まで');
+    expect(await value('信頼済み端末の有効期間 (DEVICE_TRUST_DAYS)')).toBe('90 日');
     expect(await page.locator('input, textarea, select').count()).toBe(0);
     expect(await page.content()).not.toContain(ADMIN.password);
   });

@@ -43,6 +43,8 @@ class TokenList {
 }
 
 const TTL_SECONDS = 3600;
+/** The account's credential generation, which never changes here. */
+const GENERATION = 1;
 const user: User = { id: '1', email: 'user@example.com', role: 'user' };
 const client = { address: '203.0.113.7', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0' };
 
@@ -54,13 +56,13 @@ describe('sessions under pressure', () => {
     const overflow = step * steps;
     let clock = Date.UTC(2026, 0, 1);
     // One account here: its own cap is lifted so that the global one is what is pushed on.
-    const store = new MemorySessionStore({ ttlSeconds: TTL_SECONDS, max, maxPerUser: max, now: () => clock });
+    const store = new MemorySessionStore({ ttlSeconds: TTL_SECONDS, max, maxPerUser: max, now: () => clock, generationOf: () => GENERATION });
     const heapEmpty = heapMiB();
 
     const tokens = new TokenList(max + overflow);
     const started = performance.now();
     for (let i = 0; i < max; i++) {
-      tokens.push(await store.create(user, client));
+      tokens.push(await store.create(user, client, GENERATION));
       clock += 1;
     }
     const createMs = performance.now() - started;
@@ -71,7 +73,7 @@ describe('sessions under pressure', () => {
     const heapPastCap: number[] = [];
     for (let k = 0; k < steps; k++) {
       for (let i = 0; i < step; i++) {
-        tokens.push(await store.create(user, client));
+        tokens.push(await store.create(user, client, GENERATION));
         clock += 1;
       }
       heapPastCap.push(heapMiB());
@@ -88,7 +90,7 @@ describe('sessions under pressure', () => {
     // Expiry: past the TTL nothing resolves; the next login sweeps the whole table.
     clock += TTL_SECONDS * 1000;
     const expiredRefused = await tokens.every(tokens.length - 1000, tokens.length, async (token) => (await store.find(token)) === undefined);
-    const fresh = await store.create(user, client);
+    const fresh = await store.create(user, client, GENERATION);
     const heapSwept = heapMiB();
     const freshResolves = (await store.find(fresh)) !== undefined;
 

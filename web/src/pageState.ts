@@ -31,7 +31,16 @@ export interface AccountSessions extends User {
 /** The effective settings an administrator may read (`GET /api/admin/settings`). */
 export interface Settings {
   sessions: { store: 'memory' | 'postgres'; ttlSeconds: number; max: number; maxPerUser: number };
-  throttling: { perPair: number; pairWindowSeconds: number; perAccount: number; accountWindowSeconds: number };
+  throttling: {
+    perPair: number;
+    pairWindowSeconds: number;
+    perAccount: number;
+    accountWindowSeconds: number;
+    perAddress: number;
+    addressWindowSeconds: number;
+    atOncePerAddress: number;
+    deviceTrustDays: number;
+  };
   trustProxy: number | string[] | null;
   allowedHosts: string[] | null;
   production: boolean;

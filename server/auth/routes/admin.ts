@@ -3,6 +3,7 @@ import { forbidden, notFound } from '../../shared/errors.js';
 import { json } from '../../shared/answer.js';
 import { route } from '../../shared/route.js';
 import type { Accounts } from '../accounts.js';
+import type { CredentialGenerations } from '../generations.js';
 import { failure, messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
 import { requireAdmin, type SessionStore, type SignedInCheck } from '../sessions.js';
@@ -11,6 +12,7 @@ import { Ended, endSessionRoute, notAdmin, notAdminOrCrossSite, signedOut } from
 
 export interface AdminRoutesDeps {
   accounts: Accounts;
+  generations: CredentialGenerations;
   sessions: SessionStore;
   signedIn: SignedInCheck;
   views: AdminViews;
@@ -19,7 +21,7 @@ export interface AdminRoutesDeps {
 const UserId = yup.object({ id: yup.string().required() });
 
 /** What administrators may do: see and end anyone's sessions, read the settings. The role is checked at every request. */
-export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutesDeps) {
+export function adminRoutes({ accounts, generations, sessions, signedIn, views }: AdminRoutesDeps) {
   return [
     route(
       'GET /api/admin/sessions',
@@ -48,6 +50,8 @@ export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutes
       'DELETE /api/admin/users/{id}/sessions',
       {
         summary: 'End Every Session of an Account',
+        description:
+          "Ends every session of the account, on every instance, and makes the device cookies its browsers hold worthless: until they log in again, the login throttling treats them as strangers.",
         session: true,
         params: UserId,
         responses: {
@@ -61,6 +65,7 @@ export function adminRoutes({ accounts, sessions, signedIn, views }: AdminRoutes
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
         await requireAdmin(ctx, signedIn);
         if (!accounts.byId(params.id)) throw notFound(messages.userNotFound);
+        await generations.renew(params.id);
         return json(200, { ended: await sessions.endAllOf(params.id) });
       },
     ),

@@ -1,27 +1,26 @@
 import * as yup from 'yup';
-import { forbidden, tooManyRequests, unauthorized } from '../../shared/errors.js';
 import { json } from '../../shared/answer.js';
+import { forbidden } from '../../shared/errors.js';
 import { route, type JsonSchema } from '../../shared/route.js';
-import type { Accounts } from '../accounts.js';
+import { ADDRESS_LIMITS } from '../addressBudget.js';
 import { failure, messages } from '../messages.js';
 import { cookie, cookieValues, type CookieOptions } from '../cookies.js';
+import type { DeviceTrust } from '../deviceTrust.js';
+import type { LoginCheck } from '../loginChecks.js';
 import { deletedSessionCookie, requireSignedIn, sessionCookie, sessionTokens, type SessionStore, type SignedInCheck } from '../sessions.js';
-import type { DeviceTrust, LoginThrottle } from '../throttle.js';
 import { isForeignOrigin } from '../origin.js';
 import { signedOut } from './outcomes.js';
 
 export interface SessionRoutesDeps {
-  accounts: Accounts;
   sessions: SessionStore;
   signedIn: SignedInCheck;
-  throttle: LoginThrottle;
+  checkLogin: LoginCheck;
   devices: DeviceTrust;
   cookie: CookieOptions;
 }
 
-/** The device cookie (see DeviceTrust): sent only to the login endpoint, kept a year. */
+/** The device cookie (see DeviceTrust): sent only to the login endpoint, kept as long as it is trusted. */
 const DEVICE = 'device';
-const DEVICE_MAX_AGE_SECONDS = 365 * 24 * 3600;
 
 /** Kept with a session for its owner and administrators to recognize it; longer ones are cut. */
 const USER_AGENT_CHARS = 256;
@@ -60,7 +59,7 @@ const sessionCookieHeader = {
 };
 
 /** Logging in and out, and the current user: the JSON API of the spec, under `/api`. */
-export function sessionRoutes({ accounts, sessions, signedIn, throttle, devices, cookie: cookieOptions }: SessionRoutesDeps) {
+export function sessionRoutes({ sessions, signedIn, checkLogin, devices, cookie: cookieOptions }: SessionRoutesDeps) {
   return [
     route(
       'POST /api/login',
@@ -73,7 +72,10 @@ export function sessionRoutes({ accounts, sessions, signedIn, throttle, devices,
           401: failure('No account has this email and password', messages.invalidCredentials),
           403: failure('Sent from a page of another site (Origin header)', messages.foreignOrigin),
           429: {
-            ...failure('Too many failed logins for this email or from this address', messages.tooManyAttempts),
+            ...failure(
+              `Too many failed logins for this email or from this address, or more than ${ADDRESS_LIMITS.atOnce} logins from this address at once (then \`Retry-After: 1\`)`,
+              messages.tooManyAttempts,
+            ),
             headers: { 'Retry-After': { description: 'Seconds until another attempt is admitted', schema: { type: 'integer' } } },
           },
           503: {
@@ -84,27 +86,13 @@ export function sessionRoutes({ accounts, sessions, signedIn, throttle, devices,
       },
       async (ctx, { body }) => {
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignOrigin);
-        const { email, password } = await body();
-        const userId = accounts.idOf(email);
-        const device = userId === undefined ? undefined : await devices.recognize(cookieValues(ctx, DEVICE), userId);
-        const attempt = { email, address: ctx.ip, device };
-        const retryAfter = await throttle.admit(attempt);
-        if (retryAfter !== undefined) throw tooManyRequests(messages.tooManyAttempts, retryAfter);
-        let user;
-        try {
-          user = await accounts.authenticate(email, password);
-        } catch (error) {
-          await throttle.settle(attempt, 'unchecked');
-          throw error;
-        }
-        await throttle.settle(attempt, user ? 'succeeded' : 'failed');
-        if (!user) throw unauthorized(messages.invalidCredentials);
+        const { user, generation, trustedDevice } = await checkLogin({ address: ctx.ip, deviceCookies: cookieValues(ctx, DEVICE), credentials: body });
         // Decision: a login from a browser that still holds a session replaces it; the old token
         // could no longer be reached by that browser, so it is ended rather than left to expire.
         for (const previous of sessionTokens(ctx)) await sessions.remove(previous);
-        const token = await sessions.create(user, { address: ctx.ip, userAgent: ctx.get('user-agent').slice(0, USER_AGENT_CHARS) });
+        const token = await sessions.create(user, { address: ctx.ip, userAgent: ctx.get('user-agent').slice(0, USER_AGENT_CHARS) }, generation);
         const cookies = [sessionCookie(token, cookieOptions)];
-        if (!device) cookies.push(cookie(DEVICE, await devices.issue(user.id), { ...cookieOptions, maxAgeSeconds: DEVICE_MAX_AGE_SECONDS, path: '/api/login' }));
+        if (!trustedDevice) cookies.push(cookie(DEVICE, await devices.issue(user.id, generation), { ...cookieOptions, maxAgeSeconds: devices.maxAgeSeconds, path: '/api/login' }));
         return json(200, OK, { 'set-cookie': cookies });
       },
     ),

@@ -1,0 +1,146 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type StartedService } from '../../harness/service.js';
+import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
+import { ADMIN, authConfig, deviceFrom, setCookies, START, tokenFrom, USER } from '../support/authClient.js';
+import { serviceDatabase, type ServiceDatabase } from '../support/serviceDatabase.js';
+
+// Credentials that end: device cookies expire and name the account's credential generation, and
+// sessions die with their generation, when an administrator ends them all or when the process
+// starts again with another password or email. Each case runs on both stores, restarts included.
+
+const DAY_S = 24 * 3600;
+
+let spa: Spa;
+let database: ServiceDatabase | undefined;
+const running: StartedService<AuthDeps>[] = [];
+
+beforeAll(async () => {
+  await ensureSpaBuilt();
+  spa = await builtSpa();
+});
+afterEach(async () => {
+  for (const instance of running.splice(0)) {
+    await instance.close();
+    expect(instance.logs.errors()).toEqual([]);
+  }
+  await database?.drop();
+  database = undefined;
+});
+afterAll(() => spa?.close());
+
+describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
+  let time = START;
+
+  /** An instance of the login service on the app's clock; with postgres, every instance of the case shares one database, as a restart does. */
+  async function instance(env: Record<string, string> = {}) {
+    if (store === 'postgres' && !database) {
+      database = await serviceDatabase(auth);
+      await database.migrate();
+    }
+    const config = authConfig({ SESSION_STORE: store, ...env });
+    const service = await startService(auth, { deps: { config, spa, now: () => time }, ...(database && { db: database.connect() }) });
+    running.push(service);
+    // Ready once it has compared the stored credentials with its own, as a load balancer would wait.
+    expect((await service.request('GET', '/ready')).status).toBe(200);
+    const login = (credentials: { email: string; password: string }, from = '127.0.0.1', device?: string) =>
+      service.request('POST', '/api/login', { json: credentials, localAddress: from, headers: device ? { cookie: `device=${device}` } : {} });
+    return {
+      login,
+      stop: async () => {
+        running.splice(running.indexOf(service), 1);
+        await service.close();
+      },
+      me: async (token: string) => (await service.request('GET', '/api/me', { headers: { cookie: `token=${token}` } })).status,
+      as: (token: string, method: string, path: string) => service.request(method, path, { headers: { cookie: `token=${token}` } }),
+      /** Spends the address budget of `from` with unknown emails: only a browser the account trusts gets in from there. */
+      async block(from: string) {
+        for (let attempt = 0; attempt < 50; attempt++) await login({ email: `stranger-${attempt}@example.com`, password: 'wrong' }, from);
+        expect((await login(USER, from)).status).toBe(429);
+      },
+      /** Whether the browser holding `device` is trusted for the user account: it gets in from a blocked address. */
+      trusts: async (device: string, blocked: string) => (await login(USER, blocked, device)).status === 200,
+    };
+  }
+
+  it('sets the device cookie for DEVICE_TRUST_DAYS, naming the account, its generation and the login time', async () => {
+    time = START;
+    const service = await instance({ DEVICE_TRUST_DAYS: '2' });
+    const reply = await service.login(USER);
+    const cookie = setCookies(reply).find((line) => line.startsWith('device='));
+    expect(cookie).toMatch(/^device=[^;]+; Max-Age=172800; Path=\/api\/login; HttpOnly; SameSite=Lax$/);
+    const [account, generation, issuedAt] = deviceFrom(reply).split('.');
+    expect([account, issuedAt]).toEqual(['1', String(START / 1000)]);
+    expect(Number(generation)).toBeGreaterThan(0);
+  });
+
+  it('trusts a device cookie until DEVICE_TRUST_DAYS after its login, no longer', async () => {
+    time = START;
+    const service = await instance({ DEVICE_TRUST_DAYS: '2' });
+    const device = deviceFrom(await service.login(USER));
+    time += (2 * DAY_S - 60) * 1000;
+    await service.block('127.0.1.1');
+    expect(await service.trusts(device, '127.0.1.1')).toBe(true);
+    time += 60_000;
+    expect(await service.trusts(device, '127.0.1.1')).toBe(false);
+  });
+
+  it("an administrator ending every session of an account makes its sessions and device cookies worthless, and only that account's", async () => {
+    time = START;
+    const service = await instance();
+    const user = await service.login(USER);
+    const [token, device] = [tokenFrom(user), deviceFrom(user)];
+    const admin = tokenFrom(await service.login(ADMIN));
+    await service.block('127.0.1.2');
+    expect(await service.trusts(device, '127.0.1.2')).toBe(true);
+    expect((await service.as(admin, 'DELETE', '/api/admin/users/1/sessions')).status).toBe(200);
+    expect(await service.me(token)).toBe(401);
+    expect(await service.trusts(device, '127.0.1.2')).toBe(false);
+    expect(await service.me(admin)).toBe(200);
+    // A new login is a new device of the new generation.
+    const again = await service.login(USER, '127.0.1.3');
+    expect(await service.trusts(deviceFrom(again), '127.0.1.2')).toBe(true);
+  });
+
+  it('a restart with another password ends the sessions and device cookies of that account', async () => {
+    time = START;
+    const first = await instance();
+    const user = await first.login(USER);
+    const admin = tokenFrom(await first.login(ADMIN));
+    await first.stop();
+    const changed = await instance({ AUTH_USER_PASSWORD: 'another-password' });
+    expect(await changed.me(tokenFrom(user))).toBe(401);
+    expect((await changed.login(USER)).status).toBe(401);
+    const now = await changed.login({ email: USER.email, password: 'another-password' }, '127.0.1.4');
+    expect(now.status).toBe(200);
+    await changed.block('127.0.1.5');
+    expect(await changed.login({ email: USER.email, password: 'another-password' }, '127.0.1.5', deviceFrom(user)).then((reply) => reply.status)).toBe(429);
+    expect(await changed.login({ email: USER.email, password: 'another-password' }, '127.0.1.5', deviceFrom(now)).then((reply) => reply.status)).toBe(200);
+    // The other account kept its password: with PostgreSQL its session lives on.
+    expect(await changed.me(admin)).toBe(store === 'postgres' ? 200 : 401);
+  });
+
+  if (store === 'postgres') {
+    it('a restart with the same password and email keeps the sessions and device cookies; another email ends them', async () => {
+      time = START;
+      const first = await instance();
+      const user = await first.login(USER);
+      await first.stop();
+      const same = await instance();
+      expect(await same.me(tokenFrom(user))).toBe(200);
+      await same.block('127.0.1.6');
+      expect(await same.trusts(deviceFrom(user), '127.0.1.6')).toBe(true);
+      await same.stop();
+      const renamed = await instance({ AUTH_USER_EMAIL: 'renamed@example.com' });
+      expect(await renamed.me(tokenFrom(user))).toBe(401);
+    });
+
+    it('an instance whose password for an account another instance replaced admits no one to it, counting nothing', async () => {
+      time = START;
+      const old = await instance();
+      await instance({ AUTH_USER_PASSWORD: 'another-password' });
+      for (let attempt = 0; attempt < 6; attempt++) expect((await old.login(USER, '127.0.1.7')).status).toBe(401);
+      expect((await old.login(ADMIN, '127.0.1.7')).status).toBe(200);
+    });
+  }
+});

@@ -1,0 +1,212 @@
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { beforeAll, describe, expect, onTestFinished, test } from 'vitest';
+import { percentile, send } from '../../harness/http.js';
+import { logLines } from '../../harness/logs.js';
+import type { RunningProcess } from '../../harness/processes.js';
+import { ensureSpaBuilt } from '../../server/auth/spa.js';
+import { range, scratchDatabase, startServices } from '../support/hostileLoad.js';
+import { startFlood } from '../support/loginFlood.js';
+import { useTemporaryDataDir } from '../support/services.js';
+import { expectChecks, passed, report } from './report.js';
+import { scale } from './scale.js';
+
+// One address, or a few dozen, flooding the login service with wrong logins at the default
+// password cost, while a real user logs in from elsewhere: the password checks are shared
+// fairly, so the user is served within a second, every time. The service runs as its own
+// process (compiled, as `npm start` runs it), so that its event loop is not the clients'.
+
+const USER = { email: 'user@example.com', password: 'user-password' };
+/** How long the user logs in under the flood. */
+const FLOOD_MS = scale(5_000, 25_000);
+/** The attackers of the second scenario, each keeping 4 wrong logins in flight (few in the quick form: spending their budgets takes most of its time). */
+const MANY_ADDRESSES = scale(4, 50);
+const USER_LOGINS = 20;
+const P95_LIMIT_MS = 1_000;
+const LOG_BYTES_PER_REQUEST = 400;
+/** The failures an address may cause in 15 minutes; past them it gets a Retry-After of minutes, not 1 s. */
+const PER_ADDRESS = 50;
+/**
+ * How long the many addresses may take to spend their budgets: ~58 checks a second at the default
+ * cost on an idle machine, fewer under the flood itself, where a check's end is seen once per turn
+ * of a busy event loop.
+ */
+const SPENDING_DEADLINE_MS = scale(60_000, 300_000);
+
+/**
+ * `USER_LOGINS` logins of the user with the right password, from `from`, spread over `FLOOD_MS`:
+ * each one's status and time, over the connection of the user's browser (see userBrowser).
+ */
+async function userLogins(url: string, { from, agent }: { from: string; agent: http.Agent }): Promise<{ status: number | string; ms: number }[]> {
+  const logins: { status: number | string; ms: number }[] = [];
+  for (let login = 0; login < USER_LOGINS; login++) {
+    const startedAt = performance.now();
+    try {
+      const reply = await send(url, { method: 'POST', path: '/api/login', json: USER, agent, localAddress: from, timeoutMs: 30_000 });
+      logins.push({ status: reply.status, ms: reply.ms });
+    } catch (error) {
+      logins.push({ status: (error as Error).message, ms: performance.now() - startedAt });
+    }
+    await sleep(Math.max(0, FLOOD_MS / USER_LOGINS - (performance.now() - startedAt)));
+  }
+  return logins;
+}
+
+/**
+ * The user's browser: a keep-alive connection from `from`, opened by loading the login page
+ * before logging in. (With workers, a connection opened while a flood's hundreds of new
+ * connections are being handed to them one by one would wait its turn in the primary: that is
+ * node:cluster's, not the login's.)
+ */
+async function userBrowser(url: string, from: string): Promise<{ from: string; agent: http.Agent }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  onTestFinished(() => agent.destroy());
+  await send(url, { method: 'GET', path: '/login', agent, localAddress: from });
+  return { from, agent };
+}
+
+/** How long wrong logins warm the process up, from an address of their own. */
+const WARM_UP_MS = 2_000;
+const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
+
+/**
+ * A few logins, each on a new connection so that every worker gets some, then wrong logins for a
+ * while, from an address of their own: a process that has served a while has compiled its code
+ * (its first requests run in V8's interpreter, many times slower) and loaded what the first login
+ * loads, and a flood met right after a start would measure that rather than the service.
+ */
+async function warmUp(services: RunningProcess, from: string): Promise<void> {
+  for (let login = 0; login < 4; login++) await send(services.urls.auth, { method: 'POST', path: '/api/login', json: ADMIN, localAddress: from });
+  const flood = startFlood({ url: services.urls.auth, addresses: [from], lanes: 20 });
+  await flood.started;
+  await sleep(WARM_UP_MS);
+  await flood.stop();
+}
+
+/** What the process logged while `during` ran: error lines, stacks, bytes per request. */
+async function logsDuring<T>(services: RunningProcess, during: () => Promise<T>): Promise<{ result: T; errorLines: number; stacks: number; bytes: number }> {
+  const before = services.output().length;
+  const result = await during();
+  // The last request lines are written after their answers.
+  await sleep(200);
+  const text = services.output().slice(before);
+  const lines = logLines(text);
+  return { result, errorLines: lines.filter((line) => line.level >= 50).length, stacks: lines.filter((line) => JSON.stringify(line).includes('"stack"')).length, bytes: Buffer.byteLength(text) };
+}
+
+const summary = (outcomes: Record<string, number>) => Object.entries(outcomes).map(([outcome, count]) => `${count} × ${outcome}`).join(', ');
+const tally = (values: (number | string)[]) => summary(Object.fromEntries(values.map((value) => [value, values.filter((other) => other === value).length])));
+
+/** How the process runs: its variables beside the defaults, said in the report, and its workers. */
+interface Variant {
+  /** ", SESSION_STORE=postgres, WORKERS=2", or "". */
+  said: string;
+  workers: number;
+}
+
+/**
+ * Failures an address may get checked: its budget, and, with several processes, the attempts the
+ * others had in progress when it was reached (2 each: the in-progress limit is per process).
+ */
+const mostChecked = ({ workers }: Variant) => PER_ADDRESS + (workers - 1) * 2;
+
+/**
+ * One address with 200 wrong logins in flight, the user logging in from another: every login
+ * of the user answers 200 within the bound, and the flood meets 429 at once.
+ */
+async function oneAddress(services: RunningProcess, variant: Variant, { key, from, user }: { key: string; from: string; user: string }) {
+  const url = services.urls.auth;
+  const browser = await userBrowser(url, user);
+  const { result, errorLines, stacks, bytes } = await logsDuring(services, async () => {
+    const flood = startFlood({ url, addresses: [from], lanes: 200 });
+    await flood.started;
+    await sleep(500);
+    const logins = await userLogins(url, browser);
+    return { attack: await flood.stop(), logins };
+  });
+  const { attack, logins } = result;
+  const times = logins.map((login) => login.ms);
+  const perRequest = bytes / (attack.sent + logins.length);
+  const checks = {
+    [`all ${USER_LOGINS} logins of the user answered 200`]: logins.every((login) => login.status === 200),
+    [`the user's logins took p95 < ${P95_LIMIT_MS} ms`]: percentile(times, 95) < P95_LIMIT_MS,
+    'the flood met 429 within its first 100 attempts': attack.firstRefusal !== undefined && attack.firstRefusal < 100,
+    [`the flooding address had at most ${mostChecked(variant)} attempts checked`]: (attack.checked[from] ?? 0) <= mostChecked(variant),
+    'no error-level line and no stack in the log': errorLines === 0 && stacks === 0,
+    [`at most ${LOG_BYTES_PER_REQUEST} bytes of log per request`]: perRequest <= LOG_BYTES_PER_REQUEST,
+  };
+  report({
+    key,
+    case: `8. A login flood from one address${variant.said}`,
+    done: `The process (compiled, SERVICES=auth${variant.said}, default PASSWORD_HASH_COST=16384, LOG_LEVEL=info), warmed up by 4 logins and ${WARM_UP_MS / 1000} s of wrong logins from another address, as a server that has run a while is warm; one address keeps 200 wrong logins in flight (keep-alive, each for an unknown email, from a process of its own); from 0.5 s after every one of them has had an answer, for ${FLOOD_MS / 1000} s, the user logs in ${USER_LOGINS} times with the right password from another address, ${FLOOD_MS / USER_LOGINS} ms apart.`,
+    expected: `Every login of the user answers 200, p95 under ${P95_LIMIT_MS} ms: the address may have only 2 attempts in progress, and the checks are served in turn across addresses. The flood meets 429 within its first 100 attempts and gets at most ${mostChecked(variant)} checked${variant.workers > 1 ? ` (its budget of ${PER_ADDRESS}, and what the other worker had in progress)` : ''}; no error-level line and no stack in the log, at most ${LOG_BYTES_PER_REQUEST} bytes of log per request.`,
+    observed: `The user's logins: ${tally(logins.map((login) => login.status))}; p50 ${percentile(times, 50).toFixed(0)} ms, p95 ${percentile(times, 95).toFixed(0)} ms (in order: ${times.map((ms) => ms.toFixed(0)).join(', ')}). The flood: ${attack.sent} attempts (${summary(attack.outcomes)}), the first 429 at attempt ${attack.firstRefusal}, ${attack.checked[from] ?? 0} checked. Log: ${errorLines} error-level lines, ${stacks} stacks, ${perRequest.toFixed(0)} bytes per request.`,
+    pass: passed(checks),
+  });
+  expectChecks(checks);
+}
+
+/**
+ * Many addresses with 4 wrong logins in flight each: once they have spent their failure
+ * budgets, they cost no password check, and the user's logins answer 200 within the bound.
+ */
+async function manyAddresses(services: RunningProcess, variant: Variant, { key, subnet, user }: { key: string; subnet: string; user: string }) {
+  const url = services.urls.auth;
+  const addresses = range(MANY_ADDRESSES).map((index) => `${subnet}.${index + 1}`);
+  const { result, errorLines, stacks, bytes } = await logsDuring(services, async () => {
+    const flood = startFlood({ url, addresses, lanes: 4 });
+    const startedAt = performance.now();
+    while (flood.spent.size < addresses.length && performance.now() - startedAt < SPENDING_DEADLINE_MS) await sleep(100);
+    const spendingMs = performance.now() - startedAt;
+    const spent = flood.spent.size;
+    const logins = await userLogins(url, await userBrowser(url, user));
+    return { attack: await flood.stop(), spent, logins, spendingMs };
+  });
+  const { attack, spent, logins, spendingMs } = result;
+  const times = logins.map((login) => login.ms);
+  const perRequest = bytes / (attack.sent + logins.length);
+  const checkedAtMost = Math.max(...addresses.map((from) => attack.checked[from] ?? 0));
+  const checks = {
+    [`every address spent its budget within ${SPENDING_DEADLINE_MS / 1000} s`]: spent === addresses.length,
+    [`no address had more than ${mostChecked(variant)} attempts checked`]: checkedAtMost <= mostChecked(variant),
+    [`all ${USER_LOGINS} logins of the user answered 200`]: logins.every((login) => login.status === 200),
+    [`the user's logins took p95 < ${P95_LIMIT_MS} ms`]: percentile(times, 95) < P95_LIMIT_MS,
+    'no error-level line and no stack in the log': errorLines === 0 && stacks === 0,
+    [`at most ${LOG_BYTES_PER_REQUEST} bytes of log per request`]: perRequest <= LOG_BYTES_PER_REQUEST,
+  };
+  report({
+    key,
+    case: `8. A login flood from ${MANY_ADDRESSES} addresses${variant.said}`,
+    done: `The process as above; ${MANY_ADDRESSES} addresses keep 4 wrong logins in flight each (unknown emails) until every one has met its failure budget's 429, then for ${FLOOD_MS / 1000} s more while the user logs in ${USER_LOGINS} times from another address, ${FLOOD_MS / USER_LOGINS} ms apart.`,
+    expected: `Each address gets at most ${mostChecked(variant)} failures checked, spent within ${SPENDING_DEADLINE_MS / 1000} s; then their attempts cost no password check, and every login of the user answers 200, p95 under ${P95_LIMIT_MS} ms; no error-level line and no stack in the log, at most ${LOG_BYTES_PER_REQUEST} bytes of log per request.`,
+    observed: `Budgets spent by ${spent} of ${addresses.length} addresses after ${(spendingMs / 1000).toFixed(1)} s; at most ${checkedAtMost} checked per address. The user's logins: ${tally(logins.map((login) => login.status))}; p50 ${percentile(times, 50).toFixed(0)} ms, p95 ${percentile(times, 95).toFixed(0)} ms (in order: ${times.map((ms) => ms.toFixed(0)).join(', ')}). The flood: ${attack.sent} attempts (${summary(attack.outcomes)}). Log: ${errorLines} error-level lines, ${stacks} stacks, ${perRequest.toFixed(0)} bytes per request.`,
+    pass: passed(checks),
+  });
+  expectChecks(checks);
+}
+
+describe('8. Login floods at the default password cost', () => {
+  const dataDir = useTemporaryDataDir();
+  beforeAll(() => ensureSpaBuilt());
+  // Empty counts as unset: the default cost, whatever the environment of the test run says.
+  const env = { SERVICES: 'auth', PASSWORD_HASH_COST: '', LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
+
+  test('SESSION_STORE=memory: one address, then many, cannot keep the user out', async () => {
+    const services = await startServices(dataDir(), env);
+    await warmUp(services, '127.0.39.1');
+    const variant = { said: '', workers: 1 };
+    await oneAddress(services, variant, { key: '8a', from: '127.0.40.1', user: '127.0.50.1' });
+    await manyAddresses(services, variant, { key: '8b', subnet: '127.0.41', user: '127.0.50.2' });
+    expect(await services.stop()).toBe(0);
+  }, scale(180_000, 480_000));
+
+  test('SESSION_STORE=postgres WORKERS=2: the same across two workers sharing the counts', async () => {
+    const url = await scratchDatabase();
+    const services = await startServices(dataDir(), { ...env, SESSION_STORE: 'postgres', WORKERS: '2', DATABASE_URL: url });
+    await warmUp(services, '127.0.39.2');
+    const variant = { said: ', SESSION_STORE=postgres, WORKERS=2', workers: 2 };
+    await oneAddress(services, variant, { key: '8c', from: '127.0.42.1', user: '127.0.50.3' });
+    await manyAddresses(services, variant, { key: '8d', subnet: '127.0.43', user: '127.0.50.4' });
+    expect(await services.stop()).toBe(0);
+  }, scale(180_000, 480_000));
+});
