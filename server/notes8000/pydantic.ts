@@ -1,4 +1,5 @@
 import * as yup from 'yup';
+import { ownTest, parsedBy } from '../shared/compiledCheck.js';
 import type { MalformedJsonError } from '../shared/errors.js';
 import type { InvalidRequestError } from '../shared/route.js';
 
@@ -39,21 +40,19 @@ const MAX_INT_STRING_LENGTH = 4300;
  * optional sign, and also `12.000` (zero decimals) or `1_000` (single underscores between
  * digits). Any size is an integer here; one that no note can have is the store's business.
  */
-export const pathInteger = () =>
-  yup
-    .number()
-    .transform((_, raw: string) => {
-      const text = raw.trim();
-      // Too long to parse at all: kept as a number so that the size rule, not the type, reports it.
-      if (text.length > MAX_INT_STRING_LENGTH) return Number.POSITIVE_INFINITY;
-      const digits = [text, text.replace(/\.0*$/, ''), withoutUnderscores(text)].find(
-        (candidate) => candidate !== undefined && /^[+-]?[0-9]+$/.test(candidate),
-      );
-      return digits === undefined ? Number.NaN : Number(digits);
-    })
-    .test('int_parsing_size', MESSAGES.int_parsing_size, (value) => value !== Number.POSITIVE_INFINITY)
-    .integer()
-    .defined();
+const WITHIN_SIZE = ownTest('int_parsing_size', MESSAGES.int_parsing_size, (value?: number) => value !== Number.POSITIVE_INFINITY);
+
+export const pathInteger = () => parsedBy(yup.number(), parseLaxInteger).test(WITHIN_SIZE).integer().defined();
+
+function parseLaxInteger(raw: string): number {
+  const text = raw.trim();
+  // Too long to parse at all: kept as a number so that the size rule, not the type, reports it.
+  if (text.length > MAX_INT_STRING_LENGTH) return Number.POSITIVE_INFINITY;
+  const digits = [text, text.replace(/\.0*$/, ''), withoutUnderscores(text)].find(
+    (candidate) => candidate !== undefined && /^[+-]?[0-9]+$/.test(candidate),
+  );
+  return digits === undefined ? Number.NaN : Number(digits);
+}
 
 function withoutUnderscores(text: string): string | undefined {
   if (text.startsWith('_') || text.endsWith('_') || text.includes('__')) return undefined;

@@ -1,4 +1,5 @@
 import * as yup from 'yup';
+import { parsedBy } from '../shared/compiledCheck.js';
 import type { Database } from '../shared/database.js';
 import type { NotesConfig } from '../shared/config.js';
 import { found, insufficientStorage, notFound } from '../shared/errors.js';
@@ -47,9 +48,7 @@ const NoteInput = yup
  * (`abc`, `1.5`, `-1`, `0`, `2147483648`) names no note: the service answers 404 for it.
  */
 const NoteId = yup.object({
-  id: yup
-    .number()
-    .transform((_, raw: string) => (/^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN))
+  id: parsedBy(yup.number(), (raw) => (/^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN))
     .integer()
     .min(1)
     .max(MAX_ID)

@@ -1,15 +1,15 @@
 import * as yup from 'yup';
+import { ownTest } from './compiledCheck.js';
 
 /**
  * A text field as PostgreSQL can store it exactly as sent: no U+0000 (which `text` cannot hold)
  * and no half of a surrogate pair (which would be stored as U+FFFD). The tests are named so that
  * each service can word them its own way.
  */
-export const text = () =>
-  yup
-    .string()
-    .test('no_nul', '${path} must not contain the NUL character', (value) => !value?.includes('\u0000'))
-    .test('well_formed', '${path} must be well-formed Unicode', (value) => !value || !/\p{Cs}/u.test(value));
+const NO_NUL = ownTest('no_nul', '${path} must not contain the NUL character', (value?: string | null) => !value?.includes('\u0000'));
+const WELL_FORMED = ownTest('well_formed', '${path} must be well-formed Unicode', (value?: string | null) => !value || !/\p{Cs}/u.test(value));
+
+export const text = () => yup.string().test(NO_NUL).test(WELL_FORMED);
 
 /**
  * At most `max` characters, counted as Unicode code points (as PostgreSQL's varchar counts

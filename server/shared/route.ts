@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import * as yup from 'yup';
 import type { Answer } from './answer.js';
 import type { RequestBody } from './body.js';
+import { compileCheck } from './compiledCheck.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -114,26 +115,36 @@ export class InvalidRequestError extends Error {
 }
 
 // Every failure is reported, not only the first. The options are a new object at each call:
-// yup writes into the object it is given.
+// yup writes into the object it is given. A value the schema's compiled check passes skips yup
+// (see compiledCheck.ts); any other goes to yup, which decides and words what is wrong.
 
-/** The body is not coerced: a number is not a string. */
-
-export async function validateBody<S extends yup.Schema>(schema: S, received: RequestBody): Promise<yup.InferType<S>> {
-  if (received.kind === 'other') throw new InvalidRequestError(undefined, { received });
-  try {
-    return await schema.validate(received.kind === 'json' ? received.value : undefined, { strict: true, abortEarly: false });
-  } catch (error) {
-    if (error instanceof yup.ValidationError) throw new InvalidRequestError(undefined, { received, validation: error });
-    throw error;
-  }
+/** The validation of a route's body: the body is not coerced (a number is not a string). */
+export function bodyValidator<S extends yup.Schema>(schema: S): (received: RequestBody) => Promise<yup.InferType<S>> {
+  const check = schema.type === 'object' ? compileCheck(schema as unknown as yup.AnyObjectSchema, { parse: false }) : undefined;
+  return async (received) => {
+    if (received.kind === 'other') throw new InvalidRequestError(undefined, { received });
+    const value = received.kind === 'json' ? received.value : undefined;
+    if (check?.(value)) return value as yup.InferType<S>;
+    try {
+      return await schema.validate(value, { strict: true, abortEarly: false });
+    } catch (error) {
+      if (error instanceof yup.ValidationError) throw new InvalidRequestError(undefined, { received, validation: error });
+      throw error;
+    }
+  };
 }
 
-/** Path parameters are text: their schemas convert them. */
-export async function validateParams<S extends yup.AnyObjectSchema>(schema: S, raw: Record<string, string>): Promise<yup.InferType<S>> {
-  try {
-    return await schema.validate(raw, { abortEarly: false });
-  } catch (error) {
-    if (error instanceof yup.ValidationError) throw new InvalidRequestError(error, undefined);
-    throw error;
-  }
+/** The validation of a route's path parameters: they are text, which their schemas convert. */
+export function paramsValidator<S extends yup.AnyObjectSchema>(schema: S): (raw: Record<string, string>) => Promise<yup.InferType<S>> {
+  const check = compileCheck(schema, { parse: true });
+  return async (raw) => {
+    const checked = check?.(raw);
+    if (checked) return checked as yup.InferType<S>;
+    try {
+      return await schema.validate(raw, { abortEarly: false });
+    } catch (error) {
+      if (error instanceof yup.ValidationError) throw new InvalidRequestError(error, undefined);
+      throw error;
+    }
+  };
 }
