@@ -177,7 +177,11 @@ export function signedInWith(sessions: SessionStore, accounts: Accounts): Signed
     for (const token of sessionTokens(ctx)) {
       const session = await sessions.find(token);
       const user = session && accounts.byId(session.userId);
-      if (user) return { user, sessionId: session.id };
+      if (user) {
+        // For the request line: who asked.
+        ctx.state.userId = user.id;
+        return { user, sessionId: session.id };
+      }
     }
     return undefined;
   };

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from 'koa';
 import { loggedPath, type Logger } from './logger.js';
+import { REQUEST_ID } from './requestId.js';
 
 /**
  * What an API route answers: a status, a JSON body already as the text that is sent (or a stream
@@ -46,6 +47,7 @@ export function answerWriter(serviceHeaders: Record<string, string>, reportCut: 
     const { res } = ctx;
     const { status, body, headers } = answer;
     const own = headers ? Object.entries(headers).flatMap(([name, value]) => (Array.isArray(value) ? value.flatMap((each) => [name, each]) : [name, value])) : [];
+    own.push(REQUEST_ID, ctx.state.requestId);
     if (body === undefined) {
       // Nothing to send: no type, and a length of 0 where a body could have been.
       res.writeHead(status, [...flat, ...own, ...(status === 204 || status === 304 ? [] : ['content-length', '0'])]);
@@ -92,7 +94,7 @@ export function cutReporter(logger: Logger): ReportCut {
     const { code } = error as { code?: string };
     if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || logged.has(error as object)) return;
     logged.add(error as object);
-    logger.error({ err: error, method: ctx?.method, path: ctx && loggedPath(ctx.path) }, 'answer cut short');
+    logger.error({ err: error, reqId: ctx?.state.requestId, method: ctx?.method, path: ctx && loggedPath(ctx.path) }, 'answer cut short');
   };
 }
 

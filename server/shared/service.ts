@@ -11,6 +11,7 @@ import { answerHeaders } from './securityHeaders.js';
 import { contractRoutes } from './docs.js';
 import { HttpError, methodNotAllowed, notFound, serviceUnavailable, type ErrorAnswer } from './errors.js';
 import { loggedPath, requestLogger, type Logger } from './logger.js';
+import { REQUEST_ID, requestIdOf } from './requestId.js';
 import { openApiDocument, type DocumentedService } from './openapi.js';
 import { bodyValidator, InvalidRequestError, paramsValidator, route, type Route } from './route.js';
 
@@ -78,6 +79,7 @@ export function buildApp(service: ServiceDefinition): Koa {
   // Pages and files set their own headers beside these (helmet's, caching).
   const withHeaders = (middleware: Middleware): Middleware => (ctx, next) => {
     ctx.set(security);
+    ctx.set(REQUEST_ID, ctx.state.requestId);
     return middleware(ctx, next);
   };
   const readBody = bodyReader({ limitBytes: service.bodyLimitBytes });
@@ -94,18 +96,23 @@ export function buildApp(service: ServiceDefinition): Koa {
   const app = new Koa({ proxy: service.edge.trustProxy !== undefined });
   // What Koa itself sends (pages, files) reports a failure after its start here.
   app.on('error', reportCut);
-  // The level is fixed at start-up: with request lines off, no step is spent on them.
-  if (logger.isLevelEnabled('info')) app.use(requestLogger(logger));
+  const requestLine = requestLogger(logger);
   app.use(async (ctx, next) => {
+    ctx.state.requestId = requestIdOf(ctx.req);
+    const started = requestLine && performance.now();
     try {
       await next();
     } catch (error) {
       const answer = answerFor(error);
       // A refusal the service chose (an HttpError: 4xx, 503 busy, 507 full) is told by the request
       // line alone; a line at error level, with its stack, is for what went wrong (a fault).
-      if (answer.status >= 500 && !(error instanceof HttpError)) logger.error({ err: error, method: ctx.method, path: loggedPath(ctx.path) }, 'request failed');
-      if (ctx.res.headersSent) return void ctx.res.destroy();
-      write(ctx, json(answer.status, answer.body, answer.headers));
+      if (answer.status >= 500 && !(error instanceof HttpError)) {
+        logger.error({ err: error, reqId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path) }, 'request failed');
+      }
+      if (ctx.res.headersSent) ctx.res.destroy();
+      else write(ctx, json(answer.status, answer.body, answer.headers));
+    } finally {
+      requestLine?.(ctx, started!);
     }
   });
   app.use(edge(service.edge));
