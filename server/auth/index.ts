@@ -139,6 +139,7 @@ const contract: Contract = {
   errorSchema: ErrorBody,
   invalidBody: { 400: failure('The body is not a JSON object with a string `email` and `password`', messages.invalidLoginBody) },
   invalidParams: {},
+  invalidQuery: { 400: failure('A query parameter is not valid', 'limit must be less than or equal to 100') },
   unmatched: { 400: failure('A file path that is not valid percent-encoding', 'failed to decode') },
 };
 
@@ -153,6 +154,7 @@ const WORDING: Record<string, string> = {
 /** Every failure as `{error}`. */
 function answerFor(error: unknown): ErrorAnswer {
   const answer = (status: number, message: string, headers?: Record<string, string>) => ({ status, body: { error: message }, headers });
+  if (error instanceof InvalidRequestError && error.query) return answer(400, error.query.errors.join('; '));
   if (error instanceof InvalidRequestError || error instanceof MalformedJsonError) return answer(400, messages.invalidLoginBody);
   if (error instanceof HttpError) return answer(error.status, WORDING[error.message] ?? error.message, error.headers);
   // Koa's and koa-send's own client errors (a malformed path, for instance).

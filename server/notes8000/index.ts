@@ -59,6 +59,7 @@ const contract: Contract = {
   errorSchema: HTTPError,
   invalidBody: invalid,
   invalidParams: invalid,
+  invalidQuery: invalid,
 };
 
 /** Every failure as `{detail}`: validation failures as Pydantic's entries, others as a message. */

@@ -24,6 +24,8 @@ const MESSAGES = {
   int_parsing: 'Input should be a valid integer, unable to parse string as an integer',
   int_parsing_size: 'Unable to parse input string as an integer, exceeded maximum size',
   valueError: (reason: string) => `Value error, ${reason}`,
+  greaterThanEqual: (bound: number) => `Input should be greater than or equal to ${bound}`,
+  lessThanEqual: (bound: number) => `Input should be less than or equal to ${bound}`,
 };
 
 /** Rules of this service beyond Pydantic's, reported as a custom validator's ValueError would be. */
@@ -63,13 +65,29 @@ export function malformedJsonEntry(error: MalformedJsonError): ErrorEntry {
   return { type: 'json_invalid', loc: ['body', error.position], msg: MESSAGES.jsonInvalid, input: {}, ctx: { error: error.reason } };
 }
 
-/** The entries of a request that failed validation: the path's first, then the body's. */
-export function validationEntries({ params, body }: InvalidRequestError): ErrorEntry[] {
-  const entries = [...new Set((params?.inner ?? []).map((failure) => failure.path ?? ''))].map((name): ErrorEntry => {
-    const failures = params!.inner.filter((failure) => failure.path === name);
-    const type = failures.some((failure) => failure.type === 'int_parsing_size') ? 'int_parsing_size' : 'int_parsing';
-    return { type, loc: ['path', name], msg: MESSAGES[type], input: failures[0]!.params?.originalValue };
+/**
+ * The entries of an integer parameter's failures (`location`: path or query), one per parameter,
+ * as Pydantic words the first rule it stops at: not an integer, then a bound.
+ */
+function parameterEntries(location: 'path' | 'query', failed: yup.ValidationError | undefined): ErrorEntry[] {
+  const names = [...new Set((failed?.inner ?? []).map((failure) => failure.path ?? ''))];
+  return names.map((name): ErrorEntry => {
+    const failures = failed!.inner.filter((failure) => failure.path === name);
+    const input = failures[0]!.params?.originalValue;
+    const loc = [location, name];
+    const of = (type: string) => failures.find((failure) => failure.type === type);
+    if (of('int_parsing_size')) return { type: 'int_parsing_size', loc, msg: MESSAGES.int_parsing_size, input };
+    const low = of('min');
+    const high = of('max');
+    if (!of('typeError') && low) return { type: 'greater_than_equal', loc, msg: MESSAGES.greaterThanEqual(Number(low.params?.min)), input, ctx: { ge: Number(low.params?.min) } };
+    if (!of('typeError') && high) return { type: 'less_than_equal', loc, msg: MESSAGES.lessThanEqual(Number(high.params?.max)), input, ctx: { le: Number(high.params?.max) } };
+    return { type: 'int_parsing', loc, msg: MESSAGES.int_parsing, input };
   });
+}
+
+/** The entries of a request that failed validation: the path's first, then the query's, then the body's. */
+export function validationEntries({ params, query, body }: InvalidRequestError): ErrorEntry[] {
+  const entries = [...parameterEntries('path', params), ...parameterEntries('query', query)];
   if (!body) return entries;
   const { received, validation } = body;
   if (!validation) {

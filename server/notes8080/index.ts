@@ -23,6 +23,7 @@ const contract: Contract = {
     415: failure('The body was not sent as JSON', 'Request body must be sent with Content-Type: application/json (got text/plain)'),
   },
   invalidParams: { 404: failure('No note has this id (anything but a positive integer names none)', NOTE_NOT_FOUND) },
+  invalidQuery: { 400: failure('A query parameter is not valid', 'limit must be less than or equal to 1000') },
 };
 
 /** Every failure as `{error: string}`. */
@@ -30,7 +31,9 @@ function answerFor(error: unknown): ErrorAnswer {
   const answer = (status: number, message: string, headers?: Record<string, string>) => ({ status, body: { error: message }, headers });
   if (error instanceof InvalidRequestError) {
     // An id that no note can have is reported as what it is: no such note.
-    if (error.params || !error.body) return answer(404, NOTE_NOT_FOUND);
+    if (error.params) return answer(404, NOTE_NOT_FOUND);
+    if (error.query) return answer(400, error.query.errors.join('; '));
+    if (!error.body) return answer(404, NOTE_NOT_FOUND);
     const { received, validation } = error.body;
     if (!validation) {
       const contentType = received.kind === 'other' ? received.contentType : undefined;

@@ -14,6 +14,8 @@ export interface Contract {
   invalidBody: Outcomes;
   /** How the service answers path parameters that fail their schema. */
   invalidParams: Outcomes;
+  /** How the service answers query parameters that fail their schema. */
+  invalidQuery: Outcomes;
   /** Answers to requests no operation takes, beyond the shared 404 and 405. */
   unmatched?: Outcomes;
 }
@@ -115,6 +117,7 @@ export function openApiDocument(service: DocumentedService) {
     const responses = merge(
       route.responses,
       route.params ? contract.invalidParams : {},
+      route.query ? contract.invalidQuery : {},
       route.body ? shared.withBody : {},
       shared.everyOperation,
     );
@@ -124,7 +127,9 @@ export function openApiDocument(service: DocumentedService) {
       ...(route.description && { description: route.description }),
       operationId: `${route.summary.toLowerCase().replaceAll(' ', '_')}${route.path}_${route.method}`.replace(/\W/g, '_'),
       security: route.session ? [{ [SESSION_SCHEME]: [] }] : [],
-      ...((route.params || route.headers) && { parameters: [...(route.params ? parametersOf(route.params) : []), ...(route.headers ?? [])] }),
+      ...((route.params || route.query || route.headers) && {
+        parameters: [...(route.params ? parametersOf(route.params, 'path') : []), ...(route.query ? parametersOf(route.query, 'query') : []), ...(route.headers ?? [])],
+      }),
       ...(route.body && { requestBody: { required: true, content: json(components.use(yupJsonSchema(route.body))) } }),
       responses: Object.fromEntries(
         Object.entries(responses)
@@ -195,12 +200,12 @@ class Components {
 
 const isSchema = (value: unknown): value is JsonSchema => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function parametersOf(params: yup.AnyObjectSchema) {
+function parametersOf(params: yup.AnyObjectSchema, location: 'path' | 'query') {
   const { fields } = params.describe() as yup.SchemaObjectDescription;
   return Object.entries(fields).map(([name, field]) => ({
     name,
-    in: 'path',
-    required: true,
+    in: location,
+    required: location === 'path' || !(field as yup.SchemaDescription).optional,
     schema: { ...valueJsonSchema(name, field as yup.SchemaDescription), title: titleOf(name) },
   }));
 }

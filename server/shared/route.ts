@@ -22,9 +22,10 @@ export type Outcomes = Record<number, Outcome>;
 
 type Infer<S> = S extends yup.Schema ? yup.InferType<S> : undefined;
 
-/** What a handler is given: the path parameters, already valid, and the body, read and validated on demand. */
-export interface Input<Params, Body> {
+/** What a handler is given: the path and query parameters, already valid, and the body, read and validated on demand. */
+export interface Input<Params, Body, Query = undefined> {
   params: Params;
+  query: Query;
   /**
    * Reads the body and validates it against the route's schema. Left to the handler, so that
    * it decides what is checked first (a missing note before a malformed body, say).
@@ -60,9 +61,11 @@ interface Internal {
   internal: true;
 }
 
-export type RouteSpec<P, B> = {
+export type RouteSpec<P, B, Q = undefined> = {
   /** Path parameters, validated (and converted) before the handler runs. */
   params?: P;
+  /** Query parameters, validated (and converted) before the handler runs; others are ignored. */
+  query?: Q;
   /** The JSON body the handler may ask for. */
   body?: B;
 } & (Documented | Internal);
@@ -71,25 +74,25 @@ export type RouteSpec<P, B> = {
  * An API route returns its answer; a route outside the API's contract (a page) answers through
  * Koa's context and returns nothing.
  */
-export type Handler<P, B> = (ctx: Context, input: Input<Infer<P>, Infer<B>>) => Answer | void | Promise<Answer | void>;
+export type Handler<P, B, Q = undefined> = (ctx: Context, input: Input<Infer<P>, Infer<B>, Infer<Q>>) => Answer | void | Promise<Answer | void>;
 
 /** One endpoint: its route line, input schemas, documented outcomes and handler. */
-export type Route<P extends yup.AnyObjectSchema | undefined = any, B extends yup.Schema | undefined = any> = RouteSpec<P, B> & {
+export type Route<P extends yup.AnyObjectSchema | undefined = any, B extends yup.Schema | undefined = any, Q extends yup.AnyObjectSchema | undefined = any> = RouteSpec<P, B, Q> & {
   method: Method;
   /** Written as OpenAPI writes it (`/notes/{id}`); the router gets the same path. */
   path: string;
-  handler: Handler<P, B>;
+  handler: Handler<P, B, Q>;
 };
 
 /**
  * Declares an endpoint in one place: `route('PUT /notes/{id}', { params, body, responses… }, handler)`.
  * The schemas type the handler's input.
  */
-export function route<P extends yup.AnyObjectSchema | undefined = undefined, B extends yup.Schema | undefined = undefined>(
+export function route<P extends yup.AnyObjectSchema | undefined = undefined, B extends yup.Schema | undefined = undefined, Q extends yup.AnyObjectSchema | undefined = undefined>(
   line: `${'GET' | 'POST' | 'PUT' | 'DELETE'} /${string}`,
-  spec: RouteSpec<P, B>,
-  handler: Handler<P, B>,
-): Route<P, B> {
+  spec: RouteSpec<P, B, Q>,
+  handler: Handler<P, B, Q>,
+): Route<P, B, Q> {
   const [method, path] = line.split(' ') as [Uppercase<Method>, string];
   return { ...spec, method: method.toLowerCase() as Method, path, handler };
 }
@@ -101,15 +104,17 @@ export interface BodyFailure {
 }
 
 /**
- * The path parameters or the body failed their schemas. When the parameters fail, the body is
- * checked too, so that one answer reports every failure. Each service words this its own way.
+ * The path parameters, the query or the body failed their schemas. When the parameters or the
+ * query fail, the body is checked too, so that one answer reports every failure. Each service
+ * words this its own way.
  */
 export class InvalidRequestError extends Error {
   constructor(
     readonly params: yup.ValidationError | undefined,
     readonly body: BodyFailure | undefined,
+    readonly query?: yup.ValidationError,
   ) {
-    super([params?.errors, body?.validation?.errors ?? (body && ['Request body is not JSON'])].flat().filter(Boolean).join('; '));
+    super([params?.errors, query?.errors, body?.validation?.errors ?? (body && ['Request body is not JSON'])].flat().filter(Boolean).join('; '));
     this.name = 'InvalidRequestError';
   }
 }
@@ -134,8 +139,12 @@ export function bodyValidator<S extends yup.Schema>(schema: S): (received: Reque
   };
 }
 
-/** The validation of a route's path parameters: they are text, which their schemas convert. */
-export function paramsValidator<S extends yup.AnyObjectSchema>(schema: S): (raw: Record<string, string>) => Promise<yup.InferType<S>> {
+/**
+ * The validation of a route's path or query parameters: they are text, which their schemas
+ * convert. It resolves with the value, or with the validation error (which the caller reports
+ * with the body's, if any).
+ */
+export function parametersValidator<S extends yup.AnyObjectSchema>(schema: S): (raw: Record<string, string | undefined>) => Promise<yup.InferType<S> | yup.ValidationError> {
   const check = compileCheck(schema, { parse: true });
   return async (raw) => {
     const checked = check?.(raw);
@@ -143,7 +152,7 @@ export function paramsValidator<S extends yup.AnyObjectSchema>(schema: S): (raw:
     try {
       return await schema.validate(raw, { abortEarly: false });
     } catch (error) {
-      if (error instanceof yup.ValidationError) throw new InvalidRequestError(error, undefined);
+      if (error instanceof yup.ValidationError) return error;
       throw error;
     }
   };

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import Router, { type Layer } from '@koa/router';
 import Koa, { type Context, type Middleware, type Next } from 'koa';
+import * as yup from 'yup';
 import { bodyReader, type ReadBody } from './body.js';
 import { compression } from './compression.js';
 import type { Edge, NotesConfig } from './config.js';
@@ -13,7 +14,7 @@ import { HttpError, methodNotAllowed, notFound, serviceUnavailable, type ErrorAn
 import { loggedPath, requestLogger, type Logger } from './logger.js';
 import { REQUEST_ID, requestIdOf } from './requestId.js';
 import { openApiDocument, type DocumentedService } from './openapi.js';
-import { bodyValidator, InvalidRequestError, paramsValidator, route, type Route } from './route.js';
+import { bodyValidator, InvalidRequestError, parametersValidator, route, type Route } from './route.js';
 
 /**
  * A service as the process, the tests and the benchmark see it: its name, where it keeps its
@@ -194,8 +195,10 @@ const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
  * A route without parameters runs without an async step of its own.
  */
 function handlerOf(route: Route, readBody: ReadBody, write: (ctx: Context, answer: Answer) => void): Middleware {
-  const { params: paramsSchema, body: bodySchema } = route;
-  const validateParams = paramsSchema && paramsValidator(paramsSchema);
+  const { params: paramsSchema, query: querySchema, body: bodySchema } = route;
+  const validateParams = paramsSchema && parametersValidator(paramsSchema);
+  const validateQuery = querySchema && parametersValidator(querySchema);
+  const queryFields = querySchema ? Object.keys(querySchema.fields) : [];
   const validateBody = bodySchema && bodyValidator(bodySchema);
   const noBody = () => Promise.resolve(undefined);
   const bodyOf = (ctx: Context) => {
@@ -207,18 +210,25 @@ function handlerOf(route: Route, readBody: ReadBody, write: (ctx: Context, answe
     if (isAnswer(result)) return write(ctx, result);
     if (result instanceof Promise) return result.then((answer) => answered(ctx, answer));
   };
-  if (!validateParams) return (ctx) => answered(ctx, route.handler(ctx, { params: undefined, body: bodyOf(ctx) }));
+  if (!validateParams && !validateQuery) return (ctx) => answered(ctx, route.handler(ctx, { params: undefined, query: undefined, body: bodyOf(ctx) }));
   return async (ctx) => {
     const body = bodyOf(ctx);
-    let params: unknown;
-    try {
-      params = await validateParams(ctx.params);
-    } catch (error) {
-      if (!(error instanceof InvalidRequestError) || !validateBody) throw error;
-      throw new InvalidRequestError(error.params, await bodyFailure(body()));
+    const params = validateParams && (await validateParams(ctx.params));
+    const query = validateQuery && (await validateQuery(lastValues(ctx.query, queryFields)));
+    if (params instanceof yup.ValidationError || query instanceof yup.ValidationError) {
+      const failed = (value: unknown) => (value instanceof yup.ValidationError ? value : undefined);
+      throw new InvalidRequestError(failed(params), validateBody && (await bodyFailure(body())), failed(query));
     }
-    await answered(ctx, route.handler(ctx, { params, body }));
+    await answered(ctx, route.handler(ctx, { params, query, body }));
   };
+}
+
+/** A query's parameters named `fields`, each the last of its values when it is repeated (as Starlette reads them). */
+function lastValues(query: Record<string, string | string[] | undefined>, fields: string[]): Record<string, string | undefined> {
+  return Object.fromEntries(fields.map((field) => {
+    const value = query[field];
+    return [field, Array.isArray(value) ? value[value.length - 1] : value];
+  }));
 }
 
 /** What was wrong with a body, or undefined when it is valid; a body that cannot be read at all fails alone. */
