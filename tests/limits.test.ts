@@ -3,10 +3,10 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { send } from '../harness/http.js';
 import { watchUntilClosed } from '../harness/tcpTable.js';
 import type { StartedService } from '../harness/service.js';
-import { notes8000 } from '../server/notes8000/index.js';
 import { notes8080 } from '../server/notes8080/index.js';
 import { loadConfig } from '../server/shared/config.js';
 import type { NotesDeps, ServiceDescriptor } from '../server/shared/service.js';
+import { NOTES_SERVICES } from './support/notesServices.js';
 import { startTestService } from './support/services.js';
 
 // What a client can make a notes service spend, and what it can trust: idempotent creates, a
@@ -25,15 +25,12 @@ afterEach(async () => {
   await Promise.all(started.splice(0).map((service) => service.close()));
 });
 
-const SERVICES = [
-  { name: 'notes8080', descriptor: notes8080, note: (title: string, text = 'x') => ({ title, body: text }), conflict: 400, error: 'error' },
-  { name: 'notes8000', descriptor: notes8000, note: (title: string, text = 'x') => ({ title, content: text }), conflict: 422, error: 'detail' },
-] as const;
+
 
 const count = async (service: StartedService<NotesDeps>, title: string) =>
   (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM notes WHERE title = $1', [title])).rows[0]!.n;
 
-describe.each(SERVICES)('$name: Idempotency-Key on POST /notes', ({ descriptor, note, conflict, error }) => {
+describe.each(NOTES_SERVICES)('$name: Idempotency-Key on POST /notes', ({ descriptor, note, conflict, error }) => {
   test('a retry with the same key and body gets the original answer and creates nothing', async () => {
     const service = await start(descriptor);
     const headers = { 'idempotency-key': 'retry-1' };
@@ -92,7 +89,7 @@ describe.each(SERVICES)('$name: Idempotency-Key on POST /notes', ({ descriptor, 
   });
 });
 
-describe.each(SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', ({ descriptor, note, error }) => {
+describe.each(NOTES_SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', ({ descriptor, note, error }) => {
   const CAP = 10_000;
   const full = { [error]: 'Storage limit reached: delete notes to make room' };
 
@@ -130,6 +127,50 @@ describe.each(SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', ({ descripto
     // The note is gone, but the answer kept for its key still takes its bytes.
     const second = await service.request('POST', '/notes', { json: note('keyed', big), headers: { 'idempotency-key': 'k2' } });
     expect(second.status).toBe(507);
+  });
+
+  test('counts what a row costs on disk: one-letter notes stop at the computed count, and the count follows PostgreSQL\'s size', async () => {
+    const cap = 100_000;
+    const service = await start(descriptor, { pool: { maxBytes: cap } });
+    const emptySize = await relationSize(service);
+    // A one-letter title and text: 2 bytes of text and 96 for the row (docs/configuration.md).
+    const fitting = Math.floor(cap / (2 + 96));
+    let created = 0;
+    for (;;) {
+      const answer = await service.request('POST', '/notes', { json: note('a', 'b') });
+      if (answer.status === 507) break;
+      expect(answer.status).toBe(201);
+      created++;
+    }
+    expect(created).toBe(fitting);
+    await service.db.query('VACUUM notes');
+    const counted = Number((await service.db.query<{ bytes: string }>('SELECT sum(bytes) AS bytes FROM storage_shards')).rows[0]!.bytes);
+    const onDisk = (await relationSize(service)) - emptySize;
+    expect(counted / onDisk, `${counted} counted, ${onDisk} on disk`).toBeGreaterThan(0.6);
+    expect(counted / onDisk, `${counted} counted, ${onDisk} on disk`).toBeLessThan(1.6);
+  });
+});
+
+/** What the notes and the kept answers take on disk, indexes included. */
+const relationSize = async (service: StartedService<NotesDeps>) =>
+  Number((await service.db.query<{ bytes: string }>("SELECT pg_total_relation_size('notes') + pg_total_relation_size('idempotency_keys') AS bytes")).rows[0]!.bytes);
+
+describe.each(NOTES_SERVICES)('$name: the write budget of a client address (NOTES_WRITE_BYTES_PER_MINUTE)', ({ descriptor, note, error }) => {
+  test('one address writing 1 MiB notes meets 429 with Retry-After, storing nothing, while another address still writes', async () => {
+    const budget = 4 * 2 ** 20;
+    const service = await start(descriptor, { deps: { config: { ...config, writeBytesPerMinute: budget } } });
+    const big = (title: string) => note(title, 'x'.repeat(1_000_000));
+    const answers: number[] = [];
+    for (let i = 0; i < 6; i++) answers.push((await service.request('POST', '/notes', { json: big(`flood ${i}`), localAddress: '127.0.0.2' })).status);
+    expect(answers).toEqual([201, 201, 201, 201, 429, 429]);
+    const refused = await service.request('POST', '/notes', { json: big('refused'), localAddress: '127.0.0.2' });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.json).toEqual({ [error]: expect.stringContaining('NOTES_WRITE_BYTES_PER_MINUTE') });
+    expect(await count(service, 'refused')).toBe(0);
+    const [{ id }] = (await service.request('GET', '/notes')).json as [{ id: number }];
+    expect((await service.request('PUT', `/notes/${id}`, { json: big('updated'), localAddress: '127.0.0.2' })).status).toBe(429);
+    expect((await service.request('POST', '/notes', { json: big('another client'), localAddress: '127.0.0.3' })).status).toBe(201);
   });
 });
 

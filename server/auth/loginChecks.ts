@@ -2,7 +2,7 @@ import { tooManyRequests, unauthorized } from '../shared/errors.js';
 import type { Accounts, User } from './accounts.js';
 import type { AddressBudget } from './addressBudget.js';
 import type { AttemptsInFlight } from './attemptsInFlight.js';
-import { clientKey } from './clientAddress.js';
+import { clientKey } from '../shared/clientAddress.js';
 import type { DeviceTrust } from './deviceTrust.js';
 import type { Admission, Outcome } from './failureCounts.js';
 import type { CredentialGenerations } from './generations.js';

@@ -38,13 +38,13 @@ const SERVICE_RULES: Record<string, string> = {
 const MAX_INT_STRING_LENGTH = 4300;
 
 /**
- * A path integer read as Pydantic (lax mode) reads a string: surrounding whitespace ignored, an
+ * A path or query integer read as Pydantic (lax mode) reads a string: surrounding whitespace ignored, an
  * optional sign, and also `12.000` (zero decimals) or `1_000` (single underscores between
  * digits). Any size is an integer here; one that no note can have is the store's business.
  */
 const WITHIN_SIZE = ownTest('int_parsing_size', MESSAGES.int_parsing_size, (value?: number) => value !== Number.POSITIVE_INFINITY);
 
-export const pathInteger = () => parsedBy(yup.number(), parseLaxInteger).test(WITHIN_SIZE).integer().defined();
+export const laxInteger = () => parsedBy(yup.number(), parseLaxInteger).test(WITHIN_SIZE).integer();
 
 function parseLaxInteger(raw: string): number {
   const text = raw.trim();

@@ -1,14 +1,17 @@
 import * as yup from 'yup';
 import type { Database } from '../shared/database.js';
 import type { NotesConfig } from '../shared/config.js';
-import { found, insufficientStorage, notFound } from '../shared/errors.js';
+import { found, insufficientStorage } from '../shared/errors.js';
 import { createOnce, IDEMPOTENCY_KEY, IdempotencyConflict, idempotencyKey } from '../shared/idempotency.js';
 import { maxChars, text } from '../shared/fields.js';
-import { json, jsonText } from '../shared/answer.js';
-import { arrayAnswer } from '../shared/jsonArray.js';
+import { json } from '../shared/answer.js';
+import { listAnswer, noteAnswer, PAGE_LIMIT, PRECONDITION_FAILED, readAnswer, spend, written } from '../shared/noteAnswers.js';
+import { CREATED_ETAG } from '../shared/noteTable.js';
 import { messageAnswers } from '../shared/openapi.js';
+import { ETAG_HEADER, IF_MATCH, IF_NONE_MATCH, ifMatch } from '../shared/preconditions.js';
 import { route, type JsonSchema } from '../shared/route.js';
-import { pathInteger } from './pydantic.js';
+import { WriteBudget } from '../shared/writeBudget.js';
+import { laxInteger } from './pydantic.js';
 import { noteStore, type NoteChanges } from './store.js';
 
 export const NOTE_NOT_FOUND = 'ノートが見つかりません';
@@ -44,7 +47,13 @@ const NoteUpdate = yup
   .defined()
   .label('NoteUpdate');
 
-const NoteId = yup.object({ note_id: pathInteger() });
+const NoteId = yup.object({ note_id: laxInteger().defined() });
+
+/** `GET /notes`'s paging, as FastAPI reads `Query(None, ge=…, le=…)` integers. */
+const ListQuery = yup.object({
+  limit: laxInteger().min(1).max(PAGE_LIMIT).optional(),
+  before: laxInteger().min(1).optional(),
+});
 
 /** Python's `datetime.isoformat()` of a naive UTC timestamp: no offset, the fraction left out when zero. */
 const naiveTimestamp = (title: string): JsonSchema => ({
@@ -83,17 +92,35 @@ const missing = { 404: message('No note has this id', NOTE_NOT_FOUND) };
 const HEALTHY = json(200, { status: 'healthy' });
 const DELETED = json(200, { message: NOTE_DELETED });
 const capped = { 507: message('The storage limit (NOTES_MAX_BYTES) would be passed: nothing was stored', insufficientStorage().message) };
+const preconditioned = { 412: message('If-Match names a version the note no longer has (or the note was deleted): nothing was changed', PRECONDITION_FAILED) };
+const budgeted = {
+  429: {
+    ...message('This client address has stored its NOTES_WRITE_BYTES_PER_MINUTE: nothing was stored', 'This address has written its share (NOTES_WRITE_BYTES_PER_MINUTE): try again in 12 s'),
+    headers: { 'Retry-After': { description: 'Seconds until the write fits the budget again', schema: { type: 'integer' } } },
+  },
+};
+const NEXT_PAGE = { Link: { description: 'With `limit`, while older notes remain: `</notes?limit=N&before=ID>; rel="next"`', schema: { type: 'string' } } };
 
 /**
  * The endpoints, answering as FastAPI does. Each handler reads its body before anything else:
  * FastAPI validates the whole request before the endpoint runs.
  */
-export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig) {
+export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerMinute }: NotesConfig) {
   const store = noteStore(db);
+  const budget = new WriteBudget(writeBytesPerMinute);
   return [
     route('GET /health', { summary: 'Health', description: 'Reports that the process is running.', responses: { 200: success(Health) } }, () => HEALTHY),
 
-    route('GET /notes', { summary: 'List Notes', description: 'All notes, newest `id` first.', responses: { 200: success(NoteList) } }, () => arrayAnswer(store.list())),
+    route(
+      'GET /notes',
+      {
+        summary: 'List Notes',
+        description: `All notes, newest \`id\` first; or, with \`limit\` (and \`before\`: the \`id\` the previous page ended at), one page of at most ${PAGE_LIMIT} and a Link to the next.`,
+        query: ListQuery,
+        responses: { 200: { ...success(NoteList), headers: NEXT_PAGE } },
+      },
+      (_ctx, { query }) => listAnswer(store, query),
+    ),
 
     route(
       'POST /notes',
@@ -102,46 +129,60 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig)
         body: NoteCreate,
         headers: [IDEMPOTENCY_KEY],
         responses: {
-          201: success(Note),
+          201: { ...success(Note), headers: ETAG_HEADER },
           400: message('The Idempotency-Key is malformed', 'Idempotency-Key must be 1 to 255 visible ASCII characters'),
           422: message('The Idempotency-Key was used with another body', new IdempotencyConflict().message),
+          ...budgeted,
           ...capped,
         },
       },
       async (ctx, { body }) => {
         const key = idempotencyKey(ctx);
         const { title, content } = await body();
-        const fields = { title, content };
-        const note = key ? await createOnce(db, key, fields, idempotencyTtlSeconds, store.insertRecorded(title, content)) : await store.insert(title, content);
-        return jsonText(201, note);
+        spend(budget, ctx, title, content);
+        if (!key) return noteAnswer(201, await store.insert(title, content));
+        return noteAnswer(201, [await createOnce(db, key, { title, content }, idempotencyTtlSeconds, store.insertRecorded(title, content)), CREATED_ETAG]);
       },
     ),
 
-    route('GET /notes/{note_id}', { summary: 'Get Note', params: NoteId, responses: { 200: success(Note), ...missing } }, async (_ctx, { params }) =>
-      jsonText(200, found(await store.find(params.note_id), NOTE_NOT_FOUND)),
+    route(
+      'GET /notes/{note_id}',
+      {
+        summary: 'Get Note',
+        params: NoteId,
+        headers: [IF_NONE_MATCH],
+        responses: { 200: { ...success(Note), headers: ETAG_HEADER }, 304: { description: 'The copy If-None-Match names is current', headers: ETAG_HEADER }, ...missing },
+      },
+      async (ctx, { params }) => readAnswer(ctx, found(await store.find(params.note_id), NOTE_NOT_FOUND)),
     ),
 
     route(
       'PUT /notes/{note_id}',
       {
         summary: 'Update Note',
-        description: 'Partial update: a field left out or null keeps its value.',
+        description: 'Partial update: a field left out or null keeps its value. With If-Match, a note changed since (or deleted) is 412 and nothing changes.',
         params: NoteId,
         body: NoteUpdate,
-        responses: { 200: success(Note), ...missing, ...capped },
+        headers: [IF_MATCH],
+        responses: { 200: { ...success(Note), headers: ETAG_HEADER }, ...missing, ...preconditioned, ...budgeted, ...capped },
       },
-      async (_ctx, { params, body }) => {
+      async (ctx, { params, body }) => {
         const { title, content } = await body();
         const changes: NoteChanges = {};
         if (title != null) changes.title = title;
         if (content != null) changes.content = content;
-        return jsonText(200, found(await store.update(params.note_id, changes), NOTE_NOT_FOUND));
+        spend(budget, ctx, changes.title ?? '', changes.content ?? '');
+        return noteAnswer(200, written(await store.update(params.note_id, changes, ifMatch(ctx)), NOTE_NOT_FOUND));
       },
     ),
 
-    route('DELETE /notes/{note_id}', { summary: 'Delete Note', params: NoteId, responses: { 200: success(Message), ...missing } }, async (_ctx, { params }) => {
-      if (!(await store.remove(params.note_id))) throw notFound(NOTE_NOT_FOUND);
-      return DELETED;
-    }),
+    route(
+      'DELETE /notes/{note_id}',
+      { summary: 'Delete Note', params: NoteId, headers: [IF_MATCH], responses: { 200: success(Message), ...missing, ...preconditioned } },
+      async (ctx, { params }) => {
+        written(await store.remove(params.note_id, ifMatch(ctx)), NOTE_NOT_FOUND);
+        return DELETED;
+      },
+    ),
   ];
 }

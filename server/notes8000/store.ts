@@ -1,14 +1,13 @@
-import { renderedJson, type Database } from '../shared/database.js';
-import { noteTable } from '../shared/noteTable.js';
+import { renderedNote, type Database } from '../shared/database.js';
+import { noteTable, versionIn, type WriteOutcome, type RenderedNote } from '../shared/noteTable.js';
+import type { Condition } from '../shared/preconditions.js';
+import { MAX_NOTE_ID } from '../shared/safeWrites.js';
 import { inTime } from '../shared/writeFence.js';
 
 export interface NoteChanges {
   title?: string;
   content?: string;
 }
-
-/** The largest value of the `id` column (PostgreSQL `serial`, i.e. `integer`). */
-const MAX_ID = 2_147_483_647;
 
 /**
  * Python's `datetime.isoformat()` of the naive UTC timestamp, with the column's microseconds (a JS
@@ -21,29 +20,35 @@ const pythonIsoformat = (column: string) =>
 const PRESENTED = `id, title, content, ${pythonIsoformat('created_at')}, ${pythonIsoformat('updated_at')}`;
 
 /** Ids that no note can have (zero, negative, beyond the column) are not sent to PostgreSQL, which would reject them. */
-const canExist = (id: number) => Number.isSafeInteger(id) && id >= 1 && id <= MAX_ID;
+const canExist = (id: number) => Number.isSafeInteger(id) && id >= 1 && id <= MAX_NOTE_ID;
+
+const MISSING = { missing: true } as const;
 
 export function noteStore(db: Database) {
   const table = noteTable(db, { service: 'notes8000', textColumn: 'content', presented: PRESENTED });
-  // A null parameter keeps the stored value: the partial update of the spec.
+  // A null parameter keeps the stored value: the partial update of the spec. The version moves
+  // only when the note does.
   const update = table.named(
     'update',
-    `WITH updated AS (UPDATE notes SET title = coalesce($2, title), content = coalesce($3, content) WHERE id = $1 AND ${inTime(4)} RETURNING *) ${renderedJson(PRESENTED, 'updated')}`,
+    `WITH updated AS (
+      UPDATE notes SET title = coalesce($2::text, title), content = coalesce($3::text, content),
+        version = version + CASE WHEN (title::text, content) IS DISTINCT FROM (coalesce($2::text, title), coalesce($3::text, content)) THEN 1 ELSE 0 END
+      WHERE id = $1 AND ${inTime(4)} AND ${versionIn(5)} RETURNING *
+    ) ${renderedNote(PRESENTED, 'updated')}`,
   );
-  const find = (id: number) => (canExist(id) ? table.find(id) : Promise.resolve(undefined));
   return {
     ...table,
-    find,
+    find: (id: number) => (canExist(id) ? table.find(id) : Promise.resolve(undefined)),
 
-    /** The note's JSON after the changes, or undefined when there is no such note. */
-    update(id: number, { title, content }: NoteChanges): Promise<string | undefined> {
+    /** The note after the changes, if it is a version `wanted` accepts. */
+    update(id: number, { title, content }: NoteChanges, wanted?: Condition): Promise<WriteOutcome<RenderedNote>> {
+      if (!canExist(id)) return Promise.resolve(MISSING);
       // Nothing to change: like SQLAlchemy, send no UPDATE, so `updated_at` stays as it is.
-      if (title === undefined && content === undefined) return find(id);
-      if (!canExist(id)) return Promise.resolve(undefined);
-      return db.text(update, [id, title ?? null, content ?? null, db.deadline()]);
+      if (title === undefined && content === undefined) return table.check(id, wanted);
+      return table.update(update, id, [title ?? null, content ?? null], wanted);
     },
 
-    /** Whether a note was deleted. */
-    remove: (id: number) => (canExist(id) ? table.remove(id) : Promise.resolve(false)),
+    /** Deletes the note, if it is a version `wanted` accepts. */
+    remove: (id: number, wanted?: Condition): Promise<WriteOutcome<true>> => (canExist(id) ? table.remove(id, wanted) : Promise.resolve(MISSING)),
   };
 }

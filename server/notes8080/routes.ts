@@ -2,19 +2,21 @@ import * as yup from 'yup';
 import { parsedBy } from '../shared/compiledCheck.js';
 import type { Database } from '../shared/database.js';
 import type { NotesConfig } from '../shared/config.js';
-import { found, insufficientStorage, notFound } from '../shared/errors.js';
+import { found, insufficientStorage } from '../shared/errors.js';
 import { createOnce, IDEMPOTENCY_KEY, IdempotencyConflict, idempotencyKey } from '../shared/idempotency.js';
 import { maxChars, text } from '../shared/fields.js';
-import { jsonText, noBody } from '../shared/answer.js';
-import { arrayAnswer } from '../shared/jsonArray.js';
+import { noBody } from '../shared/answer.js';
+import { listAnswer, noteAnswer, PAGE_LIMIT, PRECONDITION_FAILED, readAnswer, spend, written } from '../shared/noteAnswers.js';
+import { CREATED_ETAG } from '../shared/noteTable.js';
 import { messageAnswers } from '../shared/openapi.js';
+import { ETAG_HEADER, IF_MATCH, IF_NONE_MATCH, ifMatch } from '../shared/preconditions.js';
+import { MAX_NOTE_ID } from '../shared/safeWrites.js';
+import { WriteBudget } from '../shared/writeBudget.js';
 import { route, type JsonSchema } from '../shared/route.js';
 import { noteStore } from './store.js';
 
 export const NOTE_NOT_FOUND = 'ノートが見つかりません';
 export const TITLE_MAX_CHARS = 200;
-/** The largest value of the `id` column (PostgreSQL `integer`). */
-const MAX_ID = 2_147_483_647;
 
 /** Every failure's body: `{error: "…"}`. */
 export const { schema: ErrorBody, outcome: failure } = messageAnswers('Error', 'error');
@@ -43,16 +45,21 @@ const NoteInput = yup
   .defined('Request body is required: send a JSON object with a "title"')
   .label('NoteInput');
 
+/** A positive decimal integer (up to 16 digits: the largest id is 2^53 - 1), or NaN. */
+const decimal = (raw: string) => (/^[0-9]{1,16}$/.test(raw) ? Number(raw) : Number.NaN);
+
 /**
- * The `{id}` of a path: a positive decimal integer within the column's range. Anything else
- * (`abc`, `1.5`, `-1`, `0`, `2147483648`) names no note: the service answers 404 for it.
+ * The `{id}` of a path: a positive decimal integer no larger than an id can be. Anything else
+ * (`abc`, `1.5`, `-1`, `0`, `9007199254740992`) names no note: the service answers 404 for it.
  */
 const NoteId = yup.object({
-  id: parsedBy(yup.number(), (raw) => (/^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN))
-    .integer()
-    .min(1)
-    .max(MAX_ID)
-    .defined(),
+  id: parsedBy(yup.number(), decimal).integer().min(1).max(MAX_NOTE_ID).defined(),
+});
+
+/** `GET /notes`'s paging: both optional, each a positive decimal integer. */
+const ListQuery = yup.object({
+  limit: parsedBy(yup.number().typeError('limit must be a whole number'), decimal).integer().min(1).max(PAGE_LIMIT).optional(),
+  before: parsedBy(yup.number().typeError('before must be a whole number'), decimal).integer().min(1).max(MAX_NOTE_ID).optional(),
 });
 
 /** A note as the API shows it. */
@@ -60,7 +67,7 @@ const Note: JsonSchema = {
   type: 'object',
   title: 'Note',
   properties: {
-    id: { type: 'integer', minimum: 1 },
+    id: { type: 'integer', minimum: 1, maximum: MAX_NOTE_ID },
     title: { type: 'string', maxLength: TITLE_MAX_CHARS },
     body: { type: 'string' },
     created_at: { type: 'string', format: 'date-time', description: 'RFC 3339 in UTC with milliseconds', examples: ['2026-11-22T10:11:49.123Z'] },
@@ -74,11 +81,29 @@ const notes = (description: string) => ({ description, schema: { type: 'array', 
 const missing = { 404: failure('No note has this id', NOTE_NOT_FOUND) };
 const DELETED = noBody(204);
 const capped = { 507: failure('The storage limit (NOTES_MAX_BYTES) would be passed: nothing was stored', insufficientStorage().message) };
+const preconditioned = { 412: failure('If-Match names a version the note no longer has (or the note was deleted): nothing was changed', PRECONDITION_FAILED) };
+const budgeted = {
+  429: {
+    ...failure('This client address has stored its NOTES_WRITE_BYTES_PER_MINUTE: nothing was stored', 'This address has written its share (NOTES_WRITE_BYTES_PER_MINUTE): try again in 12 s'),
+    headers: { 'Retry-After': { description: 'Seconds until the write fits the budget again', schema: { type: 'integer' } } },
+  },
+};
+const NEXT_PAGE = { Link: { description: 'With `limit`, while older notes remain: `</notes?limit=N&before=ID>; rel="next"`', schema: { type: 'string' } } };
 
-export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig) {
+export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerMinute }: NotesConfig) {
   const store = noteStore(db);
+  const budget = new WriteBudget(writeBytesPerMinute);
   return [
-    route('GET /notes', { summary: 'List Notes', description: 'Every note, newest `id` first.', responses: { 200: notes('All notes') } }, () => arrayAnswer(store.list())),
+    route(
+      'GET /notes',
+      {
+        summary: 'List Notes',
+        description: `Every note, newest \`id\` first; or, with \`limit\` (and \`before\`: the \`id\` the previous page ended at), one page of at most ${PAGE_LIMIT} and a Link to the next.`,
+        query: ListQuery,
+        responses: { 200: { ...notes('All notes, or one page of them'), headers: NEXT_PAGE } },
+      },
+      (_ctx, { query }) => listAnswer(store, query),
+    ),
 
     route(
       'POST /notes',
@@ -87,8 +112,9 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig)
         body: NoteInput,
         headers: [IDEMPOTENCY_KEY],
         responses: {
-          201: note('The stored note (or, for a retry with the same Idempotency-Key and body, the one stored the first time)'),
+          201: { ...note('The stored note (or, for a retry with the same Idempotency-Key and body, the one stored the first time)'), headers: ETAG_HEADER },
           400: failure('The Idempotency-Key is malformed, or was used with another body', new IdempotencyConflict().message),
+          ...budgeted,
           ...capped,
         },
       },
@@ -96,38 +122,52 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds }: NotesConfig)
         const key = idempotencyKey(ctx);
         const { title, body: text } = await body();
         const fields = { title, body: text ?? '' };
-        const note = key ? await createOnce(db, key, fields, idempotencyTtlSeconds, store.insertRecorded(fields.title, fields.body)) : await store.insert(fields.title, fields.body);
-        return jsonText(201, note);
+        spend(budget, ctx, fields.title, fields.body);
+        if (!key) return noteAnswer(201, await store.insert(fields.title, fields.body));
+        return noteAnswer(201, [await createOnce(db, key, fields, idempotencyTtlSeconds, store.insertRecorded(fields.title, fields.body)), CREATED_ETAG]);
       },
     ),
 
-    route('GET /notes/{id}', { summary: 'Get Note', params: NoteId, responses: { 200: note('The note'), ...missing } }, async (_ctx, { params }) =>
-      jsonText(200, found(await store.find(params.id), NOTE_NOT_FOUND)),
+    route(
+      'GET /notes/{id}',
+      {
+        summary: 'Get Note',
+        params: NoteId,
+        headers: [IF_NONE_MATCH],
+        responses: { 200: { ...note('The note'), headers: ETAG_HEADER }, 304: { description: 'The copy If-None-Match names is current', headers: ETAG_HEADER }, ...missing },
+      },
+      async (ctx, { params }) => readAnswer(ctx, found(await store.find(params.id), NOTE_NOT_FOUND)),
     ),
 
     route(
       'PUT /notes/{id}',
       {
         summary: 'Replace Note',
-        description: 'Replaces the title and the body; an omitted body becomes empty. A missing note is reported before an invalid body.',
+        description: 'Replaces the title and the body; an omitted body becomes empty. A missing note is reported before an invalid body; with If-Match, a note changed since (or deleted) is 412 and nothing changes.',
         params: NoteId,
         body: NoteInput,
-        responses: { 200: note('The note as replaced'), ...missing, ...capped },
+        headers: [IF_MATCH],
+        responses: { 200: { ...note('The note as replaced'), headers: ETAG_HEADER }, ...missing, ...preconditioned, ...budgeted, ...capped },
       },
-      async (_ctx, { params, body }) => {
+      async (ctx, { params, body }) => {
         // A valid body goes straight to the UPDATE, which finds the note (or not: 404); only an
         // invalid one needs the lookup that tells a missing note (reported first) from a bad body.
         const { title, body: text } = await body().catch(async (error: unknown) => {
           found(await store.find(params.id), NOTE_NOT_FOUND);
           throw error;
         });
-        return jsonText(200, found(await store.replace(params.id, title, text ?? ''), NOTE_NOT_FOUND));
+        spend(budget, ctx, title, text ?? '');
+        return noteAnswer(200, written(await store.replace(params.id, title, text ?? '', ifMatch(ctx)), NOTE_NOT_FOUND));
       },
     ),
 
-    route('DELETE /notes/{id}', { summary: 'Delete Note', params: NoteId, responses: { 204: { description: 'Deleted' }, ...missing } }, async (_ctx, { params }) => {
-      if (!(await store.remove(params.id))) throw notFound(NOTE_NOT_FOUND);
-      return DELETED;
-    }),
+    route(
+      'DELETE /notes/{id}',
+      { summary: 'Delete Note', params: NoteId, headers: [IF_MATCH], responses: { 204: { description: 'Deleted' }, ...missing, ...preconditioned } },
+      async (ctx, { params }) => {
+        written(await store.remove(params.id, ifMatch(ctx)), NOTE_NOT_FOUND);
+        return DELETED;
+      },
+    ),
   ];
 }

@@ -119,6 +119,8 @@ const envSchema = yup.object({
   NOTES_MAX_BYTES: wholeNumber(1, 1024 ** 3),
   /** How long a notes service remembers an Idempotency-Key and its answer. */
   IDEMPOTENCY_TTL_SECONDS: wholeNumber(1, 24 * 3600),
+  /** Bytes of text one client address may store per minute through each notes service (32 MiB). */
+  NOTES_WRITE_BYTES_PER_MINUTE: wholeNumber(1, 32 * 1024 ** 2),
 
   AUTH_USER_EMAIL: email('user@example.com'),
   AUTH_USER_PASSWORD: yup.string().default('user-password'),
@@ -195,6 +197,8 @@ export interface NotesConfig {
   /** Enforced by the pool's connections (see storageCap.ts). */
   maxBytes: number;
   idempotencyTtlSeconds: number;
+  /** Per client address and process (see writeBudget.ts). */
+  writeBytesPerMinute: number;
 }
 
 export interface Config {
@@ -274,7 +278,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: env.DB_TIMEOUT_MS,
       startupRetryMs: env.DB_STARTUP_RETRY_MS,
     },
-    notes: { bodyLimitBytes: env.BODY_LIMIT_BYTES, maxBytes: env.NOTES_MAX_BYTES, idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS },
+    notes: {
+      bodyLimitBytes: env.BODY_LIMIT_BYTES,
+      maxBytes: env.NOTES_MAX_BYTES,
+      idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
+      writeBytesPerMinute: env.NOTES_WRITE_BYTES_PER_MINUTE,
+    },
     connections: { max: env.MAX_CONNECTIONS, idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS, headersTimeoutMs: env.HEADERS_TIMEOUT_MS },
     spa: { mode: env.SPA_MODE, hmrPort: env.HMR_PORT },
     listen,

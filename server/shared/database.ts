@@ -24,11 +24,11 @@ export interface Database {
    */
   query<Row extends pg.QueryResultRow = pg.QueryResultRow>(statement: Statement, values?: unknown[]): Promise<pg.QueryResult<Row>>;
   /**
-   * The first column of the first row of a statement, as the text PostgreSQL sent (JSON that
-   * PostgreSQL rendered, say: see renderedJson), or undefined when it returned no row. No row
+   * The columns of the first row of a statement, as the text PostgreSQL sent (JSON that
+   * PostgreSQL rendered, say: see renderedNote), or undefined when it returned no row. No row
    * object is built and no value parsed: the text goes to the client as it came.
    */
-  text(statement: Statement, values?: unknown[]): Promise<string | undefined>;
+  row(statement: Statement, values?: unknown[]): Promise<string[] | undefined>;
   /**
    * The moment the client stops waiting for a statement sent now, for a write to check with
    * `inTime($n)` (see writeFence.ts): a write that runs later than that fails, changing nothing,
@@ -91,11 +91,11 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
       if (traced) logger.trace({ sql: named.text, values }, 'statement');
       return pool.query({ ...named, values }).catch(refusedForSpace);
     },
-    async text(statement, values = []) {
+    async row(statement, values = []) {
       const named = typeof statement === 'string' ? { text: statement } : statement;
       if (traced) logger.trace({ sql: named.text, values }, 'statement');
       const { rows } = await pool.query<string[]>({ ...named, values, rowMode: 'array' }).catch(refusedForSpace);
-      return rows[0]?.[0];
+      return rows[0];
     },
     deadline: () => new Date(Date.now() + timeoutMs).toISOString(),
     async transaction(work) {
@@ -150,16 +150,17 @@ const BATCH_ROWS = 250;
 const BATCH_BYTES = 1024 * 1024;
 
 /**
- * The statement behind `batchesById`: the rows of `table` below the id `$1`, newest first, as
- * many as fit in `$3` bytes of text (`bytes` measures a row, without reading it out of TOAST)
- * but never more than `$2` rows, and at least one; rendered by PostgreSQL as their JSON objects
- * (`columns` of each row, see renderedJson) joined by commas, with the batch's last id, its size,
- * and how many rows were candidates, so that the caller knows whether the table goes on.
+ * The statement behind `batchesById`: the rows of `table` below the id `$1` and from the id `$4`
+ * up, newest first, as many as fit in `$3` bytes of text (`bytes` measures a row, without reading
+ * it out of TOAST) but never more than `$2` rows, and at least one; rendered by PostgreSQL as
+ * their JSON objects (`columns` of each row, as renderedNote renders one) joined by commas, with
+ * the batch's last id, its size, and how many rows were candidates, so that the caller knows
+ * whether the range goes on.
  */
 export function batchStatement(name: string, table: string, columns: string, bytes: string): Statement {
   const text = `WITH candidates AS (
     SELECT id, sum(${bytes}) OVER (ORDER BY id DESC) AS running, count(*) OVER () AS candidates
-    FROM (SELECT * FROM ${table} WHERE id < $1::bigint ORDER BY id DESC LIMIT $2) AS newest
+    FROM (SELECT * FROM ${table} WHERE id < $1::bigint AND id >= $4::bigint ORDER BY id DESC LIMIT $2) AS newest
   ), batch AS (
     SELECT ${table}.*, candidates FROM candidates JOIN ${table} USING (id)
     WHERE running <= $3 OR id = (SELECT max(id) FROM candidates)
@@ -170,24 +171,32 @@ export function batchStatement(name: string, table: string, columns: string, byt
 }
 
 /**
- * `SELECT columns FROM from` as the JSON object of its one row, in column order, as
- * PostgreSQL's row_to_json writes it (compact, as JSON.stringify writes it): the answer's text,
- * rendered where the data is.
+ * The rows of `from` (a table or a statement's rows, and what follows: `notes WHERE id = $1`),
+ * each as two texts: the JSON object of `columns` of it, in column order, as PostgreSQL's
+ * row_to_json writes it (compact, as JSON.stringify writes it), and its `version` as a strong
+ * entity tag: the answer's body and ETag, rendered where the data is.
  */
-export const renderedJson = (columns: string, from: string) => `SELECT row_to_json(rendered)::text FROM (SELECT ${columns} FROM ${from}) AS rendered`;
+export const renderedNote = (columns: string, from: string) =>
+  `SELECT (SELECT row_to_json(rendered) FROM (SELECT ${columns}) AS rendered)::text, '"' || version || '"' FROM ${from}`;
+
+/** Ids of a range of rows: below `below`, and from `from` up (every id, unless said). */
+export interface IdRange {
+  below?: number;
+  from?: number;
+}
 
 /**
- * Every row of `statement` (from `batchStatement`), a batch at a time, as the JSON text of its
- * objects joined by commas. Each batch is a statement of its own (keyset paging) bounded in rows
- * and in bytes, so a long list of large rows holds one batch's text and no database connection
- * while its reader is slow, and each statement stays short under the pool's timeouts; a row
- * changed while the list is read appears at most once.
+ * Every row of `statement` (from `batchStatement`) in the range, a batch at a time, as the JSON
+ * text of its objects joined by commas. Each batch is a statement of its own (keyset paging)
+ * bounded in rows and in bytes, so a long list of large rows holds one batch's text and no
+ * database connection while its reader is slow, and each statement stays short under the pool's
+ * timeouts; a row changed while the list is read appears at most once.
  */
-export async function* batchesById(db: Database, statement: Statement): AsyncGenerator<string> {
-  // Above any id: `$1` is compared as bigint, so this is valid for integer and bigint columns.
-  let below = Number.MAX_SAFE_INTEGER;
+export async function* batchesById(db: Database, statement: Statement, { below: above = 2 ** 53, from = 0 }: IdRange = {}): AsyncGenerator<string> {
+  // `$1` and `$4` are compared as bigint, so any id of an integer or bigint column fits.
+  let below = above;
   for (;;) {
-    const { rows } = await db.query<[string | null, string, string, string]>(statement, [below, BATCH_ROWS, BATCH_BYTES]);
+    const { rows } = await db.query<[string | null, string, string, string]>(statement, [below, BATCH_ROWS, BATCH_BYTES, from]);
     const [json, last, count, candidates] = rows[0]!;
     if (json === null) return;
     yield json;

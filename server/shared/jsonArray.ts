@@ -8,12 +8,12 @@ import { jsonText, textStream, type Answer } from './answer.js';
  * gets the service's ordinary error answer; one later can only cut the answer short (the
  * connection is closed, it never hangs).
  */
-export async function arrayAnswer(batches: AsyncIterable<string>): Promise<Answer> {
+export async function arrayAnswer(batches: AsyncIterable<string>, headers?: Answer['headers']): Promise<Answer> {
   const iterator = batches[Symbol.asyncIterator]();
   const first = await iterator.next();
-  if (first.done) return jsonText(200, '[]');
+  if (first.done) return jsonText(200, '[]', headers);
   const second = await iterator.next();
-  if (second.done) return jsonText(200, `[${first.value}]`);
+  if (second.done) return jsonText(200, `[${first.value}]`, headers);
   return jsonText(
     200,
     textStream(
@@ -24,5 +24,6 @@ export async function arrayAnswer(batches: AsyncIterable<string>): Promise<Answe
         yield ']';
       })(),
     ),
+    headers,
   );
 }

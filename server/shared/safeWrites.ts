@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { createIdempotencyKeys } from './idempotency.js';
-import { createStorageCap, shardStorageCount, unshardStorageCount, type Counted } from './storageCap.js';
+import { createStorageCap, recountStorage, shardStorageCount, unshardStorageCount, type Counted } from './storageCap.js';
 import { createWriteFence } from './writeFence.js';
 
 /**
@@ -47,6 +47,51 @@ export function leanWritesMigration(textColumn: 'body' | 'content', answerOfReco
       await knex.raw('UPDATE idempotency_keys SET row = answer::jsonb');
       await knex.raw('ALTER TABLE idempotency_keys ALTER COLUMN row SET NOT NULL, DROP COLUMN answer');
       await unshardStorageCount(knex, counted((row) => `octet_length(${row}.row::text)`));
+    },
+  };
+}
+
+/** The largest id a note may have: JSON numbers are exact up to it (2^53 - 1). */
+export const MAX_NOTE_ID = Number.MAX_SAFE_INTEGER;
+
+/**
+ * What a row takes besides its text, measured with pg_total_relation_size on PostgreSQL 15 to 18
+ * (one-letter notes: 88 bytes each, heap, primary key and free-space maps together): its tuple
+ * header, id, timestamps and version, its index entry, and the slack of the pages it sits in.
+ */
+const NOTE_ROW_BYTES = 96;
+/** An idempotency record besides its texts: the same, and its key a second time, in the key's index. */
+const KEY_ROW_BYTES = 120;
+
+/**
+ * The migration of notes that never lose an update and never run out of ids: a `version` that
+ * every change of a note raises (its ETag), ids as bigint (a create attempt spends one whether it
+ * succeeds or not) with the sequence stopping at MAX_NOTE_ID, and the storage count made honest:
+ * each row counts what it costs on disk, not its text alone.
+ */
+export function versionedNotesMigration(textColumn: 'body' | 'content') {
+  const measured = (noteRow: number, keyRow: number): Counted[] => [
+    { table: 'notes', bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn}) + ${noteRow}` },
+    { table: 'idempotency_keys', bytes: (row) => `2 * octet_length(${row}.key) + octet_length(${row}.fingerprint) + octet_length(${row}.answer) + ${keyRow}` },
+  ];
+  const idSequence = async (knex: Knex) => (await knex.raw<{ rows: { sequence: string | null }[] }>("SELECT pg_get_serial_sequence('notes', 'id') AS sequence")).rows[0]!.sequence;
+  return {
+    async up(knex: Knex): Promise<void> {
+      await knex.raw('ALTER TABLE notes ALTER COLUMN id TYPE bigint');
+      const sequence = await idSequence(knex);
+      if (sequence) await knex.raw(`ALTER SEQUENCE ${sequence} AS bigint MAXVALUE ${MAX_NOTE_ID}`);
+      await knex.raw('ALTER TABLE notes ADD COLUMN version integer NOT NULL DEFAULT 1');
+      await recountStorage(knex, measured(NOTE_ROW_BYTES, KEY_ROW_BYTES));
+    },
+    async down(knex: Knex): Promise<void> {
+      await knex.raw('ALTER TABLE notes DROP COLUMN version');
+      const sequence = await idSequence(knex);
+      if (sequence) await knex.raw(`ALTER SEQUENCE ${sequence} AS integer MAXVALUE 2147483647`);
+      await knex.raw('ALTER TABLE notes ALTER COLUMN id TYPE integer');
+      await recountStorage(knex, [
+        { table: 'notes', bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn})` },
+        { table: 'idempotency_keys', bytes: (row) => `octet_length(${row}.answer)` },
+      ]);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AddressBudget } from '../../server/auth/addressBudget.js';
-import { clientKey } from '../../server/auth/clientAddress.js';
+import { clientKey } from '../../server/shared/clientAddress.js';
 import { FairQueue } from '../../server/auth/fairQueue.js';
 import { HttpError } from '../../server/shared/errors.js';
 

@@ -16,7 +16,7 @@ describe('notes8000 DELETE /notes/{id}', () => {
     expect(await call('DELETE', '/notes/abc')).toMatchObject({ status: 422, json: validationError(intParsing('abc')) });
   });
 
-  test.each(['-1', '0', '2147483648', '99999999999999999999'])('an integer no note can have (%s) answers 404', async (id) => {
+  test.each(['-1', '0', '9007199254740992', '99999999999999999999'])('an integer no note can have (%s) answers 404', async (id) => {
     expect(await call('DELETE', `/notes/${id}`)).toMatchObject({ status: 404, json: NOT_FOUND });
   });
 });

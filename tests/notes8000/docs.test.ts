@@ -119,6 +119,7 @@ describe('/openapi.json', () => {
     expect(schemaOf('/notes/{note_id}', 'delete', '200')).toEqual({ $ref: '#/components/schemas/Message' });
     expect(paths['/notes/{note_id}'].get.parameters).toEqual([
       { name: 'note_id', in: 'path', required: true, schema: { type: 'integer', title: 'Note Id' } },
+      expect.objectContaining({ name: 'If-None-Match', in: 'header', required: false }),
     ]);
   });
 

@@ -29,7 +29,7 @@ describe('notes8000 GET /notes', () => {
 
   test('GET /notes sends a list longer than one read batch whole: every note once, newest first', async () => {
     await service().db.query(`INSERT INTO notes (title, content) SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`);
-    const stored = (await service().db.query<{ id: number }>('SELECT id FROM notes ORDER BY id DESC')).rows.map((row) => row.id);
+    const stored = (await service().db.query<{ id: string }>('SELECT id FROM notes ORDER BY id DESC')).rows.map((row) => Number(row.id));
     const answer = await call('GET', '/notes');
     expect(answer.status).toBe(200);
     const notes = answer.json as Note[];

@@ -30,11 +30,12 @@ describe('notes8000 start-up migrations', () => {
     await withFreshDatabase(async (database) => {
       await database.migrate();
       expect(await notesColumns(database.connect(), SCHEMA)).toMatchObject([
-        { column_name: 'id', data_type: 'integer', is_nullable: 'NO', column_default: expect.stringContaining('nextval') },
+        { column_name: 'id', data_type: 'bigint', is_nullable: 'NO', column_default: expect.stringContaining('nextval') },
         { column_name: 'title', data_type: 'character varying', character_maximum_length: 100, is_nullable: 'NO' },
         { column_name: 'content', data_type: 'text', is_nullable: 'NO' },
         { column_name: 'created_at', data_type: 'timestamp with time zone', is_nullable: 'NO', column_default: NOW, datetime_precision: 6 },
         { column_name: 'updated_at', data_type: 'timestamp with time zone', is_nullable: 'NO', column_default: NOW, datetime_precision: 6 },
+        { column_name: 'version', data_type: 'integer', is_nullable: 'NO', column_default: '1' },
       ]);
       await withService(database, async (fresh) => {
         expect((await fresh.request('POST', '/notes', { json: { title: 't', content: 'c' } })).status).toBe(201);

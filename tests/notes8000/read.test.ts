@@ -33,7 +33,7 @@ describe('notes8000 GET /notes/{id}', () => {
     });
   });
 
-  test.each(['-1', '0', '2147483648', '9223372036854775808', '99999999999999999999'])(
+  test.each(['-1', '0', '9007199254740992', '9223372036854775808', '99999999999999999999'])(
     'an integer that no note can have (%s) answers 404',
     async (id) => {
       expect(await call('GET', `/notes/${id}`)).toMatchObject({ status: 404, json: NOT_FOUND });

@@ -54,7 +54,7 @@ describe('notes8000 PUT /notes/{id}', () => {
     expect(await call('PUT', '/notes/999999', { json: { title: 'x' } })).toMatchObject({ status: 404, json: NOT_FOUND });
   });
 
-  test.each(['-1', '0', '2147483648', '99999999999999999999'])('an integer no note can have (%s) answers 404', async (id) => {
+  test.each(['-1', '0', '9007199254740992', '99999999999999999999'])('an integer no note can have (%s) answers 404', async (id) => {
     expect(await call('PUT', `/notes/${id}`, { json: { title: 'x' } })).toMatchObject({ status: 404, json: NOT_FOUND });
   });
 

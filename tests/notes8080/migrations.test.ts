@@ -33,7 +33,7 @@ async function startService(database: ServiceDatabase, db: Database = database.c
 const EXPECTED_COLUMNS = [
   {
     column_name: 'id',
-    data_type: 'integer',
+    data_type: 'bigint',
     is_nullable: 'NO',
     column_default: expect.stringMatching(/^nextval\(/),
   },
@@ -46,6 +46,7 @@ const EXPECTED_COLUMNS = [
     is_nullable: 'NO',
     column_default: expect.stringMatching(/^(CURRENT_TIMESTAMP|now\(\))$/),
   },
+  { column_name: 'version', data_type: 'integer', is_nullable: 'NO', column_default: '1' },
 ];
 
 describe('notes8080 start-up migrations', () => {
@@ -77,7 +78,7 @@ describe('notes8080 start-up migrations', () => {
     const service = await startService(database, db);
 
     const columns = await notesColumns(db, SCHEMA);
-    expect(columns.map((column) => column.column_name)).toEqual(['id', 'title', 'tag', 'body', 'created_at']);
+    expect(columns.map((column) => column.column_name)).toEqual(['id', 'title', 'tag', 'body', 'created_at', 'version']);
     expect(columns.filter((column) => column.column_name !== 'tag')).toEqual(EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)));
 
     const shown = await service.request('GET', '/notes/1');
@@ -134,6 +135,6 @@ describe('notes8080 start-up migrations', () => {
 
     expect(await notesColumns(db, 'public')).toEqual(publicColumns);
     expect(publicColumns.map((column) => column.column_name)).toEqual(['id', 'content']);
-    expect((await notesColumns(db, SCHEMA)).map((column) => column.column_name)).toEqual(['id', 'title', 'body', 'created_at']);
+    expect((await notesColumns(db, SCHEMA)).map((column) => column.column_name)).toEqual(['id', 'title', 'body', 'created_at', 'version']);
   });
 });

@@ -57,4 +57,4 @@ export const invalidBodies: [string, Options, number, string][] = [
 ];
 
 /** Path ids that cannot name a note: not a positive decimal integer within int4. */
-export const invalidIds = ['abc', '1.5', '-1', '0', '2147483648', '99999999999999999999', 'true', '1e3', '0x10', '%20', '%E0'];
+export const invalidIds = ['abc', '1.5', '-1', '0', '9007199254740992', '99999999999999999999', 'true', '1e3', '0x10', '%20', '%E0'];

@@ -1,0 +1,3 @@
+import { versionedNotesMigration } from '../../server/shared/safeWrites.js';
+
+export const { up, down } = versionedNotesMigration('content');

@@ -1,0 +1,48 @@
+/**
+ * The bytes each client address (clientKey) may write to a notes service per minute: a token
+ * bucket per address, full at `bytesPerMinute` and refilled at that rate, from which each create
+ * and update takes the bytes of the text it stores. The specs have no authentication, so this is
+ * what keeps one client from filling the storage cap for everyone. Kept in this process (per
+ * instance and worker); the table is bounded: an address whose bucket is full again owes
+ * nothing and is forgotten, and when the table is full of addresses that still owe, a newcomer is
+ * refused rather than anyone forgotten early.
+ */
+export class WriteBudget {
+  /** Least recently written first: a bucket's refill is complete a minute after its last write. */
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  readonly #perMs: number;
+
+  constructor(
+    private readonly bytesPerMinute: number,
+    private readonly now: () => number = () => performance.now(),
+    private readonly maxAddresses = MAX_ADDRESSES,
+  ) {
+    this.#perMs = bytesPerMinute / 60_000;
+  }
+
+  /** Takes `bytes` from the address's budget; or, taking nothing, says in how many seconds they will be there. */
+  take(address: string, bytes: number): number | undefined {
+    const now = this.now();
+    this.#forgetRefilled(now);
+    const known = this.#buckets.get(address);
+    if (!known && this.#buckets.size >= this.maxAddresses) return 60;
+    const tokens = known ? Math.min(this.bytesPerMinute, known.tokens + (now - known.at) * this.#perMs) : this.bytesPerMinute;
+    if (tokens < bytes) return Math.max(1, Math.ceil((Math.min(bytes, this.bytesPerMinute) - tokens) / this.#perMs / 1000));
+    this.#buckets.delete(address);
+    this.#buckets.set(address, { tokens: tokens - bytes, at: now });
+    return undefined;
+  }
+
+  #forgetRefilled(now: number): void {
+    for (const [address, { at }] of this.#buckets) {
+      if (now - at < 60_000) return;
+      this.#buckets.delete(address);
+    }
+  }
+}
+
+/**
+ * Addresses tracked at most: each is about 150 bytes, so the table stays under 10 MB. Filling
+ * it takes this many addresses each writing within the same minute.
+ */
+const MAX_ADDRESSES = 50_000;
