@@ -7,7 +7,7 @@ import { listenVariables, loadConfig, type Config, type ServiceName } from './sh
 import { createDatabase, waitForDatabase, type Database } from './shared/database.js';
 import { startEmbeddedPostgres } from './shared/embeddedPostgres.js';
 import { StartupError } from './shared/errors.js';
-import { raiseFileLimit, RESERVED_DESCRIPTORS } from './shared/fileDescriptors.js';
+import { fileLimit, RESERVED_DESCRIPTORS } from './shared/fileDescriptors.js';
 import { lockDataDir } from './shared/instanceLock.js';
 import { Lifecycle } from './shared/lifecycle.js';
 import { createLogger } from './shared/logger.js';
@@ -67,7 +67,7 @@ async function prepareDatabase(): Promise<string | undefined> {
 /** Connections each service may hold: together, they stay under the open-files limit. */
 function connectionBudget(): number {
   const count = config.services.length;
-  const limit = raiseFileLimit(logger) ?? 10_000 * count + RESERVED_DESCRIPTORS;
+  const limit = fileLimit() ?? 10_000 * count + RESERVED_DESCRIPTORS;
   const fits = Math.floor((limit - RESERVED_DESCRIPTORS) / count);
   const { max } = config.connections;
   if (max !== undefined && max > fits) {

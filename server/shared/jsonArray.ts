@@ -18,12 +18,29 @@ export async function arrayAnswer(batches: AsyncIterable<string>, headers?: Answ
     200,
     textStream(
       (async function* () {
-        yield `[${first.value}`;
-        yield `,${second.value}`;
-        for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield `,${next.value}`;
+        yield* pieces(`[${first.value}`);
+        yield* pieces(`,${second.value}`);
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield* pieces(`,${next.value}`);
         yield ']';
       })(),
     ),
     headers,
   );
+}
+
+/** The most UTF-16 units a piece of a streamed answer holds: 32 KiB of ASCII, 96 KiB of UTF-8 at most. */
+const PIECE = 32 * 1024;
+
+/**
+ * `text` in pieces, each taken by the socket as a whole: a reader's progress shows piece by piece
+ * (see serve.ts's watch of stalled answers). A cut never falls between the two halves of a
+ * surrogate pair, which would each become U+FFFD.
+ */
+function* pieces(text: string): Generator<string> {
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(start + PIECE, text.length);
+    if (end < text.length && /[\ud800-\udbff]/.test(text[end - 1]!)) end--;
+    yield text.slice(start, end);
+    start = end;
+  }
 }

@@ -129,19 +129,19 @@ const LISTEN_FAILURES: Record<string, string> = {
  * Closes connections whose answer has not moved for `idleTimeoutMs`: a client that stopped
  * reading. Node's own socket timeout cannot say so on time: it forgives a socket whose write
  * queue changed since the last write call, so a client that stops reading right after the kernel
- * took a first part of the answer is cut only after twice the timeout. Here the bytes not yet
- * taken by the kernel are looked at every second, and the clock restarts whenever they change.
- * `writeQueueSize` is the libuv count Node's timeout itself reads; a socket without one is left
- * to Node's timeout.
+ * took a first part of the answer is cut only after twice the timeout. Here the bytes the socket
+ * has been given and has not handed to the kernel yet (`writableLength`, which counts a write
+ * until it is wholly taken) are looked at every second, and the clock restarts whenever they
+ * change: streamed answers are written in pieces of 96 KiB at most (see jsonArray.ts), so that a
+ * slow reader's progress shows.
  */
 function watchStalledAnswers(inFlight: Map<Socket, number>, idleTimeoutMs: number): NodeJS.Timeout {
   const stalled = new WeakMap<Socket, { unsent: number; since: number }>();
   const timer = setInterval(() => {
     const now = performance.now();
     for (const [socket, requests] of inFlight) {
-      const queued = (socket as Socket & { _handle?: { writeQueueSize?: unknown } })._handle?.writeQueueSize;
-      if (requests === 0 || typeof queued !== 'number') continue;
-      const unsent = queued + socket.writableLength;
+      if (requests === 0) continue;
+      const unsent = socket.writableLength;
       const last = stalled.get(socket);
       if (unsent === 0 || last?.unsent !== unsent) stalled.set(socket, { unsent, since: now });
       else if (now - last.since >= idleTimeoutMs) socket.destroy();
