@@ -6,7 +6,7 @@ import { ROOT, rssBytes } from '../harness/processes.js';
 import { loadConfig } from '../server/shared/config.js';
 import { authRound, LOGIN_CONNECTIONS, LOGIN_FLOOD_CONNECTIONS, ME_CONNECTIONS } from './auth.js';
 import { startStoreComparison, startWorkersComparison, WORKERS_VARIANT } from './compare.js';
-import { databaseUrl, discard, discardAll, measureStartup, SERVICE_ENV, startInstance, type Instance } from './instance.js';
+import { databaseUrl, discard, discardAll, measureStartup, SERVICE_ENV, startInstance } from './instance.js';
 import { BIG_LIST_CONNECTIONS, BIG_NOTES, FLOOD_READERS, healthRound, NOTES_CONNECTIONS, NOTES_SERVICES, prepareNotes, SMALL_LIST, type PreparedNotes } from './notes.js';
 import { parseOptions, type Group } from './options.js';
 import { measureLighthouse, measurePageWeights, measureTimeToInteractive } from './pages.js';
@@ -49,22 +49,11 @@ async function step<T>(name: string, work: () => Promise<T>): Promise<T | undefi
 }
 
 let spa: Report['spa'];
-// The last warm start serves the load rounds, except under --cpu-prof, where the service
-// process must be started with the profiler's flags.
 let startup: Report['startup'];
-let warm: Instance | undefined;
-if (wants('startup')) {
-  const measured = await step('timing cold and warm starts of npm start', () => measureStartup(options.startRuns));
-  startup = measured && { coldMs: measured.coldMs, warmMs: measured.warmMs };
-  warm = measured?.running;
-}
+if (wants('startup')) startup = await step('timing cold and warm starts of npm start', () => measureStartup(options.startRuns));
 const profileDir = path.join(os.tmpdir(), `bench-cpu-profiles-${Date.now()}`);
-if (warm && options.cpuProfile) {
-  await step('stopping the warm start', () => discard(warm!));
-  warm = undefined;
-}
-if (!warm) log('starting the services for the load rounds');
-const instance = warm ?? (await startInstance('compiled', options.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []));
+log('starting the services for the load rounds');
+const instance = await startInstance('compiled', options.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
 const services = instance.process;
 const url = await databaseUrl(instance);
 const postgres = await postgresVersion(url);
@@ -176,7 +165,7 @@ function method(): string[] {
   const { warmupSeconds, seconds } = options.timing;
   const database = process.env.DATABASE_URL ? 'a throwaway database on DATABASE_URL' : 'embedded PostgreSQL';
   return [
-    `The services are started by \`npm start\` (the last warm start of the start-up runs; the same compiled entry point started by \`node\` directly when profiling or without the start-up runs), all three in one process, on the embedded PostgreSQL${process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : ''} in a temporary data folder, with \`LOG_LEVEL=warn\` (one log line per request would otherwise dominate), the default password hash cost (${config.auth.passwordHashCost}) and a database pool of ${config.database.poolMax}.`,
+    `The services run as \`npm start\` runs them, plain \`node\` on the entry point compiled by its \`prestart\` (started directly, so that the benchmark reads the server's own process), all three in one process, on the embedded PostgreSQL${process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : ''} in a temporary data folder, with \`LOG_LEVEL=warn\` (one log line per request would otherwise dominate), the default password hash cost (${config.auth.passwordHashCost}) and a database pool of ${config.database.poolMax}.`,
     `Load: autocannon 8, run inside the benchmark's own process (one event loop, no workers), no pipelining; ${warmupSeconds} s warm-up then ${seconds} s measured per run; ${options.rounds > 1 ? `${options.rounds} rounds, each scenario's numbers are the median over the rounds` : '1 round'}. This machine has ${os.availableParallelism()} cores shared by the load generator, the server and PostgreSQL, so connection counts stay small: ${NOTES_CONNECTIONS} (one per pooled database connection) for throughput, ${LOGIN_CONNECTIONS} for logins (one per libuv thread, where scrypt runs), 1 for latency.`,
     `Hostile load, after the ordinary rounds (the RSS after the run is read before it) and without a limit beside it: GET /notes of ${BIG_NOTES} notes of 1 MiB of random base64 on ${BIG_LIST_CONNECTIONS} connections (req/s and memory, no target), and GET /notes/{id} on ${FLOOD_READERS} connections while ${LOGIN_FLOOD_CONNECTIONS} connections log in as the admin with the right password at the default hash cost (logins may be refused with 429 or 503; only the reads are measured).`,
     `HTTP limit: a bare \`node:http\` server in its own process answering a small fixed JSON body to ${options.quick ? "the first scenario's requests at each connection count, once per round (quick run)" : "the scenario's own requests (method, paths, headers, body, connections), right before the scenario, so both see the machine in the same state"}.`,
@@ -184,7 +173,7 @@ function method(): string[] {
     "Database limit: the exact statements each request issues, recorded from the service's own code (its app run in the benchmark's process on a pool like the server's that logs every statement and its values, in order, at `trace`; each request made for two notes to find the values that carry the id; the list's statements recorded again on each table size, as the list reads in batches), replayed with a `pg` Pool of the same size at the same concurrency, no HTTP in between, right after the scenario on the same data.",
     "Composed limit for a database-backed endpoint: 1 / (1/HTTP + 1/DB), what one Node process doing both jobs back to back could reach. For logins the second part is the password check (the service's own scrypt code and cost) on libuv's thread pool.",
     'Memory: RSS of the server process sampled every 50 ms during each scenario; growth is the peak minus the RSS just before the warm-up. Each GET /notes list scenario starts from a table of exactly that many notes; deletes get notes seeded for them.',
-    'Start-up: `npm start` itself, timed from the command until all three ports answer an HTTP request; cold with an empty data folder (the database cluster is created), warm on the same folder again.',
+    'Start-up: `npm start` itself at the default log level (its lines say where the services listen), timed from the command until all three ports answer an HTTP request; cold with an empty data folder (the database cluster is created), warm on the same folder again.',
     `Session store comparison: a second instance with \`SERVICES=auth SESSION_STORE=postgres\`, started like the main one (the compiled entry point, the same settings, a data folder and ${database} of its own). In each round, right after the main instance's GET /api/me (sessions in memory), the same load (${ME_CONNECTIONS} connections, with a session cookie from a login on that instance) goes to it, without a limit beside it; there each request costs an indexed statement in PostgreSQL. Target: its req/s at least half the memory store's in the same round (the median of the rounds' ratios). Its CPU per request counts the Node process only, not PostgreSQL's work.`,
     `Workers comparison: a third instance with \`SERVICES=notes8080,notes8000 ${WORKERS_VARIANT}\` (a node:cluster primary that hands each connection to one of its workers in turn), a data folder and ${database} of its own. In each round, after the notes rounds, each endpoint those measure on ${NOTES_CONNECTIONS} connections (GET /notes of ${SMALL_LIST} notes, GET, PUT and DELETE /notes/{id}, POST /notes) is readied alike on both instances' tables (the same list, notes of their own to delete) and its load sent to the main instance (WORKERS=1) and then to the ${WORKERS_VARIANT} one, back to back, without limits beside them. CPU per request sums the server's own Node processes, read from /proc: the primary and its workers (its descendants running the entry point), not PostgreSQL's. Target: CPU per request with ${WORKERS_VARIANT} at most 1.10 × with WORKERS=1, per endpoint. Req/s is reported without a target: this machine's ${os.availableParallelism()} cores are shared by the load generator, PostgreSQL and the server, so a second worker has no core of its own to add throughput with.`,
   ];
