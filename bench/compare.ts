@@ -1,7 +1,7 @@
 import type { Config } from '../server/shared/config.js';
 import { databaseUrl, discard, startInstance, type Instance } from './instance.js';
-import { comparedNotesRound, NOTES_SERVICES, openNotesTable, type NotesService } from './notes.js';
-import { roundOn, type Round } from './scenario.js';
+import { comparedNotesRound, NOTES_SERVICES, openServiceTable, serviceUrl, type NotesService } from './notes.js';
+import type { Round } from './scenario.js';
 
 /**
  * The instances the comparisons measure beside the main one (all three services in one process,
@@ -14,10 +14,10 @@ import { roundOn, type Round } from './scenario.js';
 const WORKERS = '2';
 export const WORKERS_VARIANT = `WORKERS=${WORKERS}`;
 
-/** The login service alone, with SESSION_STORE=postgres; `round` points a round of the main instance at it. */
+/** The login service alone, with SESSION_STORE=postgres; `side`: where its /api/me answers. */
 export async function startStoreComparison() {
   const instance = await startInstance('compiled', [], { SERVICES: 'auth', SESSION_STORE: 'postgres' });
-  return { round: (round: Round) => roundOn(round, instance.process), stop: () => discard(instance) };
+  return { side: { url: instance.process.urls.auth, pid: instance.process.pid }, stop: () => discard(instance) };
 }
 
 /**
@@ -26,13 +26,18 @@ export async function startStoreComparison() {
  */
 export async function startWorkersComparison(main: Instance, config: Config, onPoolError: (error: Error) => void) {
   const instance = await startInstance('compiled', [], { SERVICES: 'notes8080,notes8000', WORKERS });
-  const open = async (on: Instance, service: NotesService) => openNotesTable(service, await databaseUrl(on), config, onPoolError);
+  const open = async (on: Instance, service: NotesService) => openServiceTable(service, { url: await databaseUrl(on), poolMax: config.database.poolMax }, onPoolError);
   const tables = await Promise.all(NOTES_SERVICES.map(async (service) => ({ service, main: await open(main, service), workers: await open(instance, service) })));
   return {
     services: tables.map(({ service, main, workers }) => ({
       label: service.label,
       round: (round: Round) =>
-        comparedNotesRound({ variant: 'WORKERS=1', round, table: main }, { variant: WORKERS_VARIANT, round: roundOn(round, instance.process), table: workers }),
+        comparedNotesRound(
+          round,
+          service,
+          { variant: 'WORKERS=1', url: serviceUrl(round.urls, service), pid: round.serverPid, table: main },
+          { variant: WORKERS_VARIANT, url: serviceUrl(instance.process.urls, service), pid: instance.process.pid, table: workers },
+        ),
     })),
     async stop() {
       for (const { main, workers } of tables) await Promise.all([main.pool.end(), workers.pool.end()]);

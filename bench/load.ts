@@ -1,12 +1,16 @@
-import autocannon from 'autocannon';
-import { percentile } from '../harness/http.js';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { serverCpuMs } from '../harness/processes.js';
+import { SeededIds, wrkScript, type CycledIds, type WrkOutput } from './wrkScript.js';
 
 /**
- * The two load generators every scenario and every limit goes through: autocannon for HTTP, run
- * inside this process (one event loop, no worker threads) so that on a small machine it takes
- * about one core and leaves the rest to the server under test; and a closed loop of workers for
- * the work without HTTP (the database and the password check), as autocannon's connections do.
+ * The load generator every scenario goes through: wrk with one thread, in a process of its own,
+ * driven by a Lua script per run (bench/wrkScript.ts). Written in C on an event loop, it takes
+ * little of this small machine's cores, which the server under test and PostgreSQL need, and it
+ * drives every server alike.
  */
 
 export interface Timing {
@@ -17,30 +21,59 @@ export interface Timing {
 export interface HttpLoad {
   url: string;
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** The path, or its template (`/notes/{id}`) that `nextId` fills in before each request. */
+  /** The path, or its template (`/notes/{id}`) that `ids` fills in before each request. */
   path: string;
   headers?: Record<string, string>;
   body?: string;
   connections: number;
-  nextId?: () => number;
+  ids?: CycledIds | SeededIds;
 }
 
 export interface LoadResult {
   requestsPerSecond: number;
-  /** Latencies in milliseconds (autocannon's percentiles have a 1 ms resolution). */
+  /** Latencies in milliseconds. */
   p50: number;
   p99: number;
   mean: number;
-  /** Connection errors, timeouts and non-2xx answers (for work without HTTP: what threw). */
+  /** Connection errors, timeouts and answers whose status is not 2xx. */
   errors: number;
   requests: number;
   /**
-   * CPU time per request (µs) of the processes doing the work during the measured run: the
-   * server's Node processes for HTTP (with WORKERS, the primary and its workers; not PostgreSQL),
-   * this process for the work without HTTP; NaN when not measured. Unlike req/s, it hardly moves
-   * when other work competes for the machine.
+   * CPU time per request (µs) of the server's Node processes during the measured run (with
+   * WORKERS, the primary and its workers; not PostgreSQL); NaN when not measured. Unlike req/s, it
+   * hardly moves when other work competes for the machine.
    */
   cpuUs: number;
+}
+
+/** Long enough for a list of the largest notes (tens of MiB) to arrive: a slower answer is an error. */
+const TIMEOUT_SECONDS = 10;
+
+/** wrk's `-d` counts whole seconds. */
+async function runWrk(load: HttpLoad, seconds: number): Promise<LoadResult> {
+  const { url, method = 'GET', path: requestPath, headers = {}, body, connections, ids } = load;
+  const folder = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-wrk-'));
+  try {
+    const script = path.join(folder, 'load.lua');
+    await fs.writeFile(script, wrkScript({ method, path: requestPath, headers, body, ids }));
+    const args = ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, '--timeout', `${TIMEOUT_SECONDS}s`, '-s', script, url];
+    const { stdout } = await promisify(execFile)('wrk', args, { maxBuffer: 1024 * 1024 });
+    const line = stdout.trim().split('\n').at(-1)!;
+    if (!line.startsWith('{')) throw new Error(`wrk ${args.join(' ')} printed no result:\n${stdout}`);
+    const output = JSON.parse(line) as WrkOutput;
+    if (ids instanceof SeededIds) ids.took(output.taken);
+    return {
+      requestsPerSecond: output.requests / (output.durationUs / 1e6),
+      p50: output.p50Us / 1000,
+      p99: output.p99Us / 1000,
+      mean: output.meanUs / 1000,
+      errors: output.connectErrors + output.readErrors + output.writeErrors + output.timeouts + output.non2xx,
+      requests: output.requests,
+      cpuUs: NaN,
+    };
+  } finally {
+    await fs.rm(folder, { recursive: true, force: true });
+  }
 }
 
 async function warmedUp<T>(timing: Timing, run: (seconds: number) => Promise<T>): Promise<T> {
@@ -48,59 +81,16 @@ async function warmedUp<T>(timing: Timing, run: (seconds: number) => Promise<T>)
   return run(timing.seconds);
 }
 
-/** autocannon counts time in whole seconds: shorter runs still last one. */
-async function runAutocannon({ url, connections, method = 'GET', path, headers, body, nextId }: HttpLoad, seconds: number): Promise<LoadResult> {
-  const setupRequest = (request: autocannon.Request) => ({ ...request, path: path.replace('{id}', String(nextId!())) });
-  const requests = [{ method, path, headers, body, ...(nextId && { setupRequest }) }];
-  const result = await autocannon({ url, connections, duration: Math.max(1, Math.round(seconds)), requests });
-  const { latency, requests: { total } } = result;
-  const errors = result.errors + result.non2xx;
-  return { requestsPerSecond: total / result.duration, p50: latency.p50, p99: latency.p99, mean: latency.mean, errors, requests: total, cpuUs: NaN };
-}
-
 /** A warm-up whose numbers are thrown away, then the measured run and the CPU the server of `serverPid` (and its workers) spent on it. */
 export function measureHttp(load: HttpLoad, timing: Timing, serverPid: number): Promise<LoadResult> {
   return warmedUp(timing, async (seconds) => {
     const cpuBefore = await serverCpuMs(serverPid);
-    const result = await runAutocannon(load, seconds);
+    const result = await runWrk(load, seconds);
     return { ...result, cpuUs: (((await serverCpuMs(serverPid)) - cpuBefore) * 1000) / result.requests };
   });
 }
 
-/** Several loads at the same time (warmed up together, then measured together). */
+/** Several loads at the same time (warmed up together, then measured together; the CPU of neither is its own). */
 export function measureHttpTogether(loads: HttpLoad[], timing: Timing): Promise<LoadResult[]> {
-  return warmedUp(timing, (seconds) => Promise.all(loads.map((load) => runAutocannon(load, seconds))));
-}
-
-/** `concurrency` workers each running `work` back to back. */
-export function measureWork(work: () => Promise<void>, concurrency: number, timing: Timing): Promise<LoadResult> {
-  return warmedUp(timing, async (seconds) => {
-    const latencies: number[] = [];
-    let errors = 0;
-    const started = performance.now();
-    const cpuBefore = process.cpuUsage();
-    const worker = async () => {
-      while (performance.now() < started + seconds * 1000) {
-        const begun = performance.now();
-        try {
-          await work();
-          latencies.push(performance.now() - begun);
-        } catch {
-          errors++;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    const cpu = process.cpuUsage(cpuBefore);
-    const requests = latencies.length + errors;
-    return {
-      requestsPerSecond: requests / ((performance.now() - started) / 1000),
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-      mean: latencies.reduce((sum, latency) => sum + latency, 0) / latencies.length,
-      errors,
-      requests,
-      cpuUs: (cpu.user + cpu.system) / Math.max(1, requests),
-    };
-  });
+  return warmedUp(timing, (seconds) => Promise.all(loads.map((load) => runWrk(load, seconds))));
 }

@@ -10,7 +10,8 @@ const USAGE = `npm run bench [-- options]
   --seconds S        measured seconds per run, whole seconds (default 5; quick 1)
   --warmup S         warm-up seconds before each run, whole seconds (default 1; quick 0)
   --only G[,G...]    only these groups: ${GROUPS.join(', ')}
-                     (session-store: GET /api/me with SESSION_STORE=postgres against the memory store;
+                     (auth, health, notes-8080, notes-8000: measured against the peer, bench/peer.ts;
+                      session-store: GET /api/me with SESSION_STORE=postgres against the memory store;
                       workers: both notes services' endpoints with WORKERS=2 against 1)
   --cpu-prof         run the services under node --cpu-prof and summarise the profile
   --report FILE      write the Markdown report there (default docs/benchmarks.md; quick: none)

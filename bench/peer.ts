@@ -7,7 +7,7 @@ import pg from 'pg';
  * performance-minded Node developer would: JSON-schema validation and response schemas (compiled
  * by Fastify), named prepared statements, a pool as large as the services' (DB_POOL_MAX), and the
  * same four security headers on every answer. It is what the services are measured against, side
- * by side in the same rounds (bench/peerRound.ts); it keeps its notes in a schema of its own.
+ * by side in the same rounds (bench/sides.ts); it keeps its notes in a schema of its own.
  *
  * Run as its own process with DATABASE_URL and BENCH_TOKEN (the session cookie `/api/me` knows);
  * it prints its port and serves until killed.

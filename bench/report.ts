@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { PagesReport } from './pages.js';
+import { PEER } from './peerProcess.js';
 import { median, type Summary } from './summary.js';
 import { medianRun, type TargetCheck } from './targets.js';
 
@@ -20,8 +21,6 @@ export interface Report {
   /** After the hostile-load scenarios, which run after the ordinary rounds. */
   rssAfterHostileBytes?: number;
   problems: string[];
-  /** The statements each notes request issues, as recorded from the service (text only). */
-  statements: { service: string; operation: string; sql: string[] }[];
   findings?: string;
 }
 
@@ -38,7 +37,7 @@ const kilobytes = (bytes: number) => (bytes / 1000).toFixed(1);
 
 function scenarioTable(summaries: Summary[]): Table {
   return {
-    header: ['Service', 'Scenario', 'Conn.', 'req/s', 'p50 ms', 'p99 ms', 'Errors', 'Limit req/s', 'Ratio', 'CPU µs/req', 'CPU ratio', 'Peak RSS MB'],
+    header: ['Service', 'Scenario', 'Conn.', 'req/s', 'p50 ms', 'p99 ms', 'Errors', 'CPU µs/req', 'Peak RSS MB'],
     rows: summaries.filter((s) => !s.comparison).map((s) => [
       s.service,
       s.scenario,
@@ -47,33 +46,32 @@ function scenarioTable(summaries: Summary[]): Table {
       fixed(s.p50),
       fixed(s.p99),
       String(s.errors),
-      s.limitKind ? `${count(s.limit)} (${s.limitKind})` : '–',
-      fixed(s.ratio, 2),
       fixed(s.cpuUs, 0),
-      fixed(s.cpuRatio, 2),
       megabytes(s.peakRssBytes),
     ]),
   };
 }
 
-function limitTable(summaries: Summary[]): Table {
+/** Each scenario measured against the peer: the medians of both, their ratios, and every round's figures (service / peer). */
+function peerTable(summaries: Summary[]): Table {
+  const eachRound = (s: Summary, show: (figures: { requestsPerSecond: number; cpuUs: number }) => string) =>
+    s.peer!.rounds.map((round) => `${show(round.service)} / ${show(round.peer)}`).join(' · ');
   return {
-    header: ['Service', 'Scenario', 'Conn.', 'HTTP req/s', 'HTTP CPU µs/req', 'Other req/s', 'Other p50 ms', 'Other p99 ms', 'Other CPU µs/req', 'Limit req/s', 'Koa alone req/s (ratio to HTTP), CPU/req'],
-    rows: summaries
-      .filter((s) => s.limitKind)
-      .map((s) => [
-        s.service,
-        s.scenario,
-        String(s.connections),
-        count(s.http),
-        fixed(s.httpCpuUs, 0),
-        s.otherName ? `${s.otherName === 'database' ? 'DB' : 'hash'} ${count(s.other)}` : '–',
-        fixed(s.otherP50),
-        fixed(s.otherP99),
-        fixed(s.otherCpuUs, 0),
-        count(s.limit),
-        Number.isNaN(s.koa) ? '–' : `${count(s.koa)} (${fixed(s.koaRatio, 2)}), ${fixed(s.koaCpuUs, 0)} µs`,
-      ]),
+    header: ['Service', 'Scenario', 'Conn.', 'req/s', 'CPU µs/req', 'Peer req/s', 'Peer CPU µs/req', 'req/s ratio', 'CPU ratio', 'Errors (peer)', 'req/s each round', 'CPU µs/req each round'],
+    rows: summaries.filter((s) => s.peer).map((s) => [
+      s.service,
+      s.scenario,
+      String(s.connections),
+      count(s.requestsPerSecond),
+      fixed(s.cpuUs, 0),
+      count(s.peer!.requestsPerSecond),
+      fixed(s.peer!.cpuUs, 0),
+      fixed(s.peer!.ratio, 2),
+      fixed(s.peer!.cpuRatio, 2),
+      `${s.errors} (${s.peer!.errors})`,
+      eachRound(s, (figures) => count(figures.requestsPerSecond)),
+      eachRound(s, (figures) => fixed(figures.cpuUs, 0)),
+    ]),
   };
 }
 
@@ -113,10 +111,11 @@ function markdownTable({ header, rows }: Table, textColumns = 2): string {
   return [lines[0]!.map(pad), rule, ...lines.slice(1).map((row) => row.map(pad))].map((row) => `| ${row.join(' | ')} |`).join('\n');
 }
 
-/** The report in Markdown; for the terminal, without the explanations, the recorded SQL and the findings. */
+/** The report in Markdown; for the terminal, without the explanations and the findings. */
 export function markdownReport(report: Report, { terminal = false } = {}): string {
   const { startup, spa, loadAverage } = report;
   const explain = (...lines: string[]) => (terminal ? [] : lines);
+  const againstPeer = peerTable(report.summaries);
   const out: string[] = [
     '# Benchmarks',
     '',
@@ -134,17 +133,25 @@ export function markdownReport(report: Report, { terminal = false } = {}): strin
     '',
     markdownTable({ header: ['Target', 'Measured', 'Result'], rows: report.targets.map((t) => [t.target, t.measured, report.quick ? 'not enforced' : t.met ? 'met' : 'MISSED']) }, 3),
     '',
+    ...(againstPeer.rows.length === 0
+      ? []
+      : [
+          `## Against ${PEER} (bench/peer.ts)`,
+          ...explain(
+            '',
+            "Each scenario on the service and on the peer back to back in every round (which of them goes first alternates from round to round), with the same connections and the same requests, each side's notes table readied alike. req/s and CPU µs/req: medians over the rounds; CPU is the server process's own (not PostgreSQL's). req/s ratio: the service's median over the peer's (target ≥ 0.85); CPU ratio: the service's median CPU per request over the peer's (target ≤ 1.25). Errors: connection errors, timeouts and answers other than 2xx, all rounds together. The last two columns give every round's figures, the service's / the peer's.",
+          ),
+          '',
+          markdownTable(againstPeer),
+          '',
+        ]),
     '## Scenarios',
     ...explain(
       '',
-      "Ratio: req/s divided by the limit for the same work, measured next to it (median over the rounds): Koa alone for the routes that only answer, the bare HTTP server or the composed limit for the others. CPU µs/req: CPU time of the server process per request during the measured run. CPU ratio: CPU per request of the limits for the same work (Koa alone or the bare HTTP server, plus the pg client or the password check in the benchmark process) divided by the service's: the same comparison made with a measure that other work on the machine hardly moves.",
+      'Every scenario of the services (the comparisons aside): medians over the rounds; latencies as wrk measures them. CPU µs/req: CPU time of the server process per request during the measured run. Errors: connection errors, timeouts and answers other than 2xx, all rounds together. Peak RSS: the server process, sampled every 50 ms.',
     ),
     '',
     markdownTable(scenarioTable(report.summaries)),
-    '',
-    '## Limits',
-    '',
-    markdownTable(limitTable(report.summaries)),
     '',
     '## GET /notes: time, size, memory',
     '',
@@ -162,7 +169,7 @@ export function markdownReport(report: Report, { terminal = false } = {}): strin
   if (comparisons.rows.length) {
     out.push('', '## Comparisons', ...explain(
       '',
-      "Each row: a scenario on an instance that differs from the main one in one setting (Compared), beside the same load on the main instance (Against) right before it in the same round. Ratio: req/s over the main instance's; CPU ratio: CPU per request over the main instance's (above 1: more CPU a request; in the scenario table the CPU ratio is the other way round, the limit's over the service's); both are the median of the rounds' ratios. CPU counts the server's own Node processes (with workers, the primary and its workers), not PostgreSQL's.",
+      "Each row: a scenario on an instance that differs from the main one in one setting (Compared), beside the same load on the main instance (Against) in the same round. Ratio: req/s over the main instance's; CPU ratio: CPU per request over the main instance's (above 1: more CPU a request); both are the median of the rounds' ratios. CPU counts the server's own Node processes (with workers, the primary and its workers), not PostgreSQL's.",
     ), '', markdownTable(comparisons, 4));
   }
   if (startup) {
@@ -176,10 +183,6 @@ export function markdownReport(report: Report, { terminal = false } = {}): strin
     }));
   }
   if (spa) out.push(...pagesSection(spa));
-  if (report.statements.length && !terminal) {
-    out.push('', '## Recorded SQL', '', 'What each notes request sends to PostgreSQL (recorded from the service code; the database limits replay exactly this):', '');
-    for (const { service, operation, sql } of report.statements) out.push(`- ${service} ${operation}: ${sql.map((text) => `\`${text}\``).join(', then ')}`);
-  }
   const warnings = report.summaries.flatMap((s) => s.warnings.map((w) => `${s.id}: ${w}`));
   if (report.problems.length || warnings.length) out.push('', '## Problems during the run', '', ...[...report.problems, ...warnings].map((p) => `- ${p}`));
   if (report.findings && !terminal) out.push('', report.findings.trim());

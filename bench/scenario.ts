@@ -1,17 +1,17 @@
-import { spawn } from 'node:child_process';
-import { ROOT, rssBytes, sampleRss, type RunningProcess, type ServiceUrls } from '../harness/processes.js';
+import { rssBytes, sampleRss, type ServiceUrls } from '../harness/processes.js';
 import { measureHttp, measureHttpTogether, type HttpLoad, type LoadResult, type Timing } from './load.js';
+import { SeededIds } from './wrkScript.js';
 
-/** What every scenario of one round shares: where the services are, and the HTTP limits for a load. */
+/** What every scenario of one round shares: where the services are, and how long each run lasts. */
 export interface Round {
+  /** From 1; which side of a pair goes first alternates with it (bench/sides.ts). */
+  number: number;
   urls: ServiceUrls;
   serverPid: number;
   timing: Timing;
-  httpLimit(load: HttpLoad): Promise<LoadResult>;
-  koaAlone(load: HttpLoad): Promise<LoadResult>;
 }
 
-/** One scenario measured once (one round), with the limits measured next to it. */
+/** One scenario measured once (one round). */
 export interface Measurement {
   /** The same in every round, e.g. `notes-8080 GET /notes/{id}`. */
   id: string;
@@ -19,10 +19,10 @@ export interface Measurement {
   scenario: string;
   connections: number;
   load: LoadResult;
-  http?: LoadResult;
-  koa?: LoadResult;
-  /** The part of the work that is not HTTP, for a composed limit. */
-  other?: { name: 'database' | 'password hash'; result: LoadResult };
+  /** The peer's run of the same scenario in the same round, when it is measured against the peer. */
+  peer?: LoadResult;
+  /** Errors of the load run beside the measured one (the logins beside reads), which is not measured itself. */
+  alongsideErrors: number;
   rssBeforeBytes: number;
   peakRssBytes: number;
   /** Size of one response body, for list scenarios. */
@@ -43,86 +43,36 @@ export interface Comparison {
   against?: { id: string; variant: string };
 }
 
-/**
- * The HTTP limits, for all rounds: a bare node:http server answering a small fixed JSON body, and
- * Koa alone answering the same body from one middleware (the floor no Koa route can go below),
- * each in its own process like the services.
- */
-export async function startHttpLimits(services: RunningProcess, timing: Timing, { quick }: { quick: boolean }) {
-  const bare = await startReferenceServer('node:http');
-  const koa = await startReferenceServer('koa');
-  return {
-    round(): Round {
-      // A quick run measures the bare limit once per round and connection count, to stay short.
-      const known = new Map<number, Promise<LoadResult>>();
-      const bareLimit = (load: HttpLoad) => {
-        if (!quick) return httpLimit(bare, load, timing);
-        if (!known.has(load.connections)) known.set(load.connections, httpLimit(bare, load, timing));
-        return known.get(load.connections)!;
-      };
-      return { urls: services.urls, serverPid: services.pid, timing, httpLimit: bareLimit, koaAlone: (load) => httpLimit(koa, load, timing) };
-    },
-    stop: () => Promise.all([bare.stop(), koa.stop()]),
-  };
-}
-
-/** The same round (timing, limits) for the services of another instance. */
-export function roundOn(round: Round, services: RunningProcess): Round {
-  return { ...round, urls: services.urls, serverPid: services.pid };
-}
-
-async function startReferenceServer(framework: 'node:http' | 'koa') {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bareHttpServer.ts', framework], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk) => {
-      output += chunk;
-      if (output.includes('\n')) resolve(Number(output.trim()));
-    });
-    child.once('exit', (code) => reject(new Error(`the ${framework} server exited (${code})`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
+export const measurementId = (service: string, scenario: string, comparison?: Comparison) => `${service} ${scenario}${comparison ? ` (${comparison.variant})` : ''}`;
 
 /**
- * The scenario's own requests sent to a reference server (which answers every request alike),
- * with ids from a counter of its own so that the limit uses up none of the scenario's notes.
- */
-function httpLimit(server: { url: string; pid: number }, load: HttpLoad, timing: Timing): Promise<LoadResult> {
-  let id = 0;
-  return measureHttp({ ...load, url: server.url, nextId: load.nextId && (() => ++id) }, timing, server.pid);
-}
-
-/**
- * Runs one HTTP scenario while watching the server's memory, right after the bare HTTP limit
- * (and Koa alone, when that is the limit) for the same requests, so that both see the machine in
- * the same state. `alongside`: another load running at the same time, not measured itself.
+ * Runs one HTTP scenario against the server of `serverPid` while watching its memory.
+ * `alongside`: another load running at the same time, not measured itself.
  */
 export async function measureScenario(
-  round: Round,
-  spec: { service: string; scenario: string; load: HttpLoad; limit?: 'http' | 'koa' | 'none'; alongside?: HttpLoad; comparison?: Comparison },
+  serverPid: number,
+  timing: Timing,
+  spec: { service: string; scenario: string; load: HttpLoad; alongside?: HttpLoad; comparison?: Comparison },
 ): Promise<Measurement> {
-  const { service, scenario, load, limit = 'http', alongside, comparison } = spec;
-  const http = limit === 'none' ? undefined : await round.httpLimit(load);
-  const koa = limit === 'koa' ? await round.koaAlone(load) : undefined;
-  const rssBeforeBytes = await rssBytes(round.serverPid);
-  const sampler = sampleRss(round.serverPid);
-  const result = alongside ? (await measureHttpTogether([load, alongside], round.timing))[0]! : await measureHttp(load, round.timing, round.serverPid);
+  const { service, scenario, load, alongside, comparison } = spec;
+  const rssBeforeBytes = await rssBytes(serverPid);
+  const sampler = sampleRss(serverPid);
+  const [result, beside] = alongside ? await measureHttpTogether([load, alongside], timing) : [await measureHttp(load, timing, serverPid)];
   const peakRssBytes = await sampler.stop();
-  const id = `${service} ${scenario}${comparison ? ` (${comparison.variant})` : ''}`;
-  return { id, service, scenario, connections: load.connections, load: result, http, koa, rssBeforeBytes, peakRssBytes, warnings: [], comparison };
-}
-
-/** Adds the second part of a composed limit (database or password hash) to a measured scenario. */
-export function withOtherPart(measurement: Measurement, name: 'database' | 'password hash', result: LoadResult): Measurement {
-  const warnings = result.errors > 0 ? [`${result.errors} errors in the ${name} limit run`] : [];
-  return { ...measurement, other: { name, result }, warnings: [...measurement.warnings, ...warnings] };
+  const warnings: string[] = [];
+  if (load.ids instanceof SeededIds && load.ids.shortBy > 0) warnings.push(`ran out of seeded notes (${load.ids.shortBy} requests)`);
+  const alongsideErrors = beside?.errors ?? 0;
+  if (alongsideErrors > 0) warnings.push(`${alongsideErrors} errors in the ${alongside!.method ?? 'GET'} ${alongside!.path} load beside it`);
+  return {
+    id: measurementId(service, scenario, comparison),
+    service,
+    scenario,
+    connections: load.connections,
+    load: result!,
+    alongsideErrors,
+    rssBeforeBytes,
+    peakRssBytes,
+    warnings,
+    comparison,
+  };
 }

@@ -11,11 +11,8 @@ export function median(values: number[]): number {
 
 const NOT_MEASURED: LoadResult = { requestsPerSecond: NaN, p50: NaN, p99: NaN, mean: NaN, errors: 0, requests: 0, cpuUs: NaN };
 
-/** One round's figures of a scenario; NaN where it has no such limit, and for the `against` figures unless it is compared with `baseline`. */
-function figuresOf({ load, http = NOT_MEASURED, koa, other }: Measurement, baseline = NOT_MEASURED) {
-  const part = other?.result ?? NOT_MEASURED;
-  // A composed limit is what one Node process doing the HTTP part and the other part back to back could reach.
-  const limit = koa ?? (other ? { requestsPerSecond: 1 / (1 / http.requestsPerSecond + 1 / part.requestsPerSecond), cpuUs: http.cpuUs + part.cpuUs } : http);
+/** One round's figures of a scenario; NaN for the `against` figures unless it is compared with `baseline`. */
+function figuresOf({ load }: Measurement, baseline = NOT_MEASURED) {
   return {
     requestsPerSecond: load.requestsPerSecond,
     p50: load.p50,
@@ -23,21 +20,6 @@ function figuresOf({ load, http = NOT_MEASURED, koa, other }: Measurement, basel
     mean: load.mean,
     /** Server CPU per request (µs). */
     cpuUs: load.cpuUs,
-    limit: limit.requestsPerSecond,
-    /** req/s over the limit's, and the limit's CPU per request over the service's. */
-    ratio: load.requestsPerSecond / limit.requestsPerSecond,
-    cpuRatio: limit.cpuUs / load.cpuUs,
-    http: http.requestsPerSecond,
-    httpCpuUs: http.cpuUs,
-    httpRatio: load.requestsPerSecond / http.requestsPerSecond,
-    koa: koa?.requestsPerSecond ?? NaN,
-    koaCpuUs: koa?.cpuUs ?? NaN,
-    /** Koa alone over the bare node:http server. */
-    koaRatio: (koa?.requestsPerSecond ?? NaN) / http.requestsPerSecond,
-    other: part.requestsPerSecond,
-    otherP50: part.p50,
-    otherP99: part.p99,
-    otherCpuUs: part.cpuUs,
     /** A comparison's baseline in the same round (its req/s and CPU per request), and this side's over the baseline's. */
     againstRequestsPerSecond: baseline.requestsPerSecond,
     againstCpuUs: baseline.cpuUs,
@@ -46,24 +28,55 @@ function figuresOf({ load, http = NOT_MEASURED, koa, other }: Measurement, basel
   };
 }
 
+type Figures = Pick<LoadResult, 'requestsPerSecond' | 'cpuUs'>;
+const rateAndCpu = ({ requestsPerSecond, cpuUs }: LoadResult): Figures => ({ requestsPerSecond, cpuUs });
+
+/** A scenario against the peer over all rounds. */
+export interface PeerSummary {
+  /** The peer's medians. */
+  requestsPerSecond: number;
+  cpuUs: number;
+  /** The service's median req/s over the peer's, and its median CPU per request over the peer's. */
+  ratio: number;
+  cpuRatio: number;
+  errors: number;
+  /** Each round's figures of both, in the order the rounds ran. */
+  rounds: { service: Figures; peer: Figures }[];
+}
+
 /** A scenario over all rounds: the median of each figure, worst case for errors and memory. */
 export type Summary = ReturnType<typeof figuresOf> & {
   id: string;
   service: string;
   scenario: string;
   connections: number;
-  /** What the scenario is judged against: Koa alone, the bare HTTP server, or HTTP composed with the other part. */
-  limitKind?: 'Koa' | 'HTTP' | 'HTTP+DB' | 'HTTP+hash';
-  otherName?: 'database' | 'password hash';
   /** All rounds together. */
   errors: number;
+  /** Of the load beside the measured one, all rounds together. */
+  alongsideErrors: number;
   peakRssBytes: number;
   /** Highest peak minus the RSS just before the scenario, over the rounds. */
   rssGrowthBytes: number;
   responseBytes?: number;
   warnings: string[];
   comparison?: Comparison;
+  peer?: PeerSummary;
 };
+
+function peerSummary(all: Measurement[], service: Figures): PeerSummary | undefined {
+  const rounds = all.flatMap(({ load, peer }) => (peer ? [{ service: rateAndCpu(load), peer: rateAndCpu(peer) }] : []));
+  if (rounds.length === 0) return undefined;
+  const requestsPerSecond = median(rounds.map((round) => round.peer.requestsPerSecond));
+  const cpuUs = median(rounds.map((round) => round.peer.cpuUs));
+  return {
+    requestsPerSecond,
+    cpuUs,
+    ratio: service.requestsPerSecond / requestsPerSecond,
+    cpuRatio: service.cpuUs / cpuUs,
+    errors: all.reduce((sum, m) => sum + (m.peer?.errors ?? 0), 0),
+    rounds,
+  };
+}
 
 export function summarize(rounds: Measurement[][]): Summary[] {
   // Each measurement with the baseline it is compared with in its own round, if any.
@@ -77,23 +90,23 @@ export function summarize(rounds: Measurement[][]): Summary[] {
   }
   return [...byId.values()].map((pairs) => {
     const all = pairs.map((pair) => pair.measurement);
-    const { id, service, scenario, connections, http, koa, other, comparison } = all[0]!;
+    const { id, service, scenario, connections, comparison } = all[0]!;
     const figures = pairs.map((pair) => figuresOf(pair.measurement, pair.baseline));
-    const medians = Object.fromEntries(Object.keys(figures[0]!).map((key) => [key, median(figures.map((f) => f[key as keyof typeof f]))]));
+    const medians = Object.fromEntries(Object.keys(figures[0]!).map((key) => [key, median(figures.map((f) => f[key as keyof typeof f]))])) as ReturnType<typeof figuresOf>;
     return {
-      ...(medians as ReturnType<typeof figuresOf>),
+      ...medians,
       id,
       service,
       scenario,
       connections,
-      limitKind: koa ? 'Koa' : !http ? undefined : !other ? 'HTTP' : other.name === 'database' ? 'HTTP+DB' : 'HTTP+hash',
-      otherName: other?.name,
       errors: all.reduce((sum, m) => sum + m.load.errors, 0),
+      alongsideErrors: all.reduce((sum, m) => sum + m.alongsideErrors, 0),
       peakRssBytes: Math.max(...all.map((m) => m.peakRssBytes)),
       rssGrowthBytes: Math.max(...all.map((m) => m.peakRssBytes - m.rssBeforeBytes)),
       responseBytes: all.at(-1)!.responseBytes,
       warnings: [...new Set(all.flatMap((m) => m.warnings))],
       comparison,
+      peer: peerSummary(all, medians),
     };
   });
 }
