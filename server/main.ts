@@ -32,7 +32,8 @@ try {
   process.exit(1);
 }
 const logger = createLogger(config.logLevel, config.logFormat).child(cluster.isWorker ? { worker: cluster.worker!.id } : {});
-const lifecycle = new Lifecycle(logger);
+const lifecycle = new Lifecycle(logger, config.connections.drainMs);
+const stopping = () => lifecycle.stopping;
 /** Whether each service keeps tables with these settings (the login service only with SESSION_STORE=postgres). */
 const keepsTables: Record<ServiceName, boolean> = {
   notes8080: needsDatabase(notes8080, config.notes),
@@ -90,15 +91,18 @@ async function serve(url: string | undefined, spa: Spa | undefined): Promise<Lis
   }
   const loggerOf = (name: string) => logger.child({ service: name });
   const apps = {
-    notes8080: () => notes8080.createApp({ db: pools.get(notes8080.name)!, config: config.notes, edge: config.edge.notes8080, logger: loggerOf(notes8080.name) }),
-    notes8000: () => notes8000.createApp({ db: pools.get(notes8000.name)!, config: config.notes, edge: config.edge.notes8000, logger: loggerOf(notes8000.name) }),
-    auth: () => auth.createApp({ db: pools.get(auth.name), config: config.auth, edge: config.edge.auth, logger: loggerOf(auth.name), spa: spa! }),
+    notes8080: () => notes8080.createApp({ db: pools.get(notes8080.name)!, config: config.notes, edge: config.edge.notes8080, logger: loggerOf(notes8080.name), stopping }),
+    notes8000: () => notes8000.createApp({ db: pools.get(notes8000.name)!, config: config.notes, edge: config.edge.notes8000, logger: loggerOf(notes8000.name), stopping }),
+    auth: () => auth.createApp({ db: pools.get(auth.name), config: config.auth, edge: config.edge.auth, logger: loggerOf(auth.name), spa: spa!, stopping }),
   };
   const servers = await listenAll(
     config.services.map((name) => ({ name, app: apps[name](), address: config.listen[name] })),
     limits,
   );
   lifecycle.defer(() => Promise.all(servers.map((server) => server.close(5_000))));
+  // Deferred last, so it runs first: /ready answers 503 while everything still serves.
+  const { drainMs } = config.connections;
+  if (drainMs > 0) lifecycle.defer(() => new Promise((resolve) => setTimeout(resolve, drainMs)));
   return config.services.map((name, index) => ({ name, url: servers[index]!.url }));
 }
 

@@ -172,22 +172,44 @@ describe('a supervised embedded database', () => {
     expect(logLines(server.output()).some((line) => line.msg === 'embedded PostgreSQL exited unexpectedly; starting it again')).toBe(true);
   });
 
-  test('GET /ready answers 503 in each service\'s shape while the database does not answer; /health still says the process runs', async () => {
+  test('GET /ready answers 503 in each service\'s shape while the database does not answer (sessions in it included); /live and /health still say the process runs', async () => {
     const database = await createTestDatabase();
     // A relay in front of the database that can be cut, as a network or a database outage does.
     const target = new URL(database.url);
     const relay = await startTcpRelay({ host: target.hostname, port: Number(target.port) });
     try {
-      const server = await start({ dataDir: await dataDir(), env: { DATABASE_URL: relay.through(database.url), DB_TIMEOUT_MS: '500' } });
+      const server = await start({ dataDir: await dataDir(), env: { DATABASE_URL: relay.through(database.url), DB_TIMEOUT_MS: '500', SESSION_STORE: 'postgres' } });
       for (const url of [server.urls.notes8080, server.urls.notes8000, server.urls.auth]) {
         expect((await send(url, { method: 'GET', path: '/ready' })).json).toEqual({ status: 'ready' });
       }
       relay.cut();
       expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'database unavailable' } });
       expect(await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { detail: 'database unavailable' } });
+      expect(await send(server.urls.auth, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'database unavailable' } });
       expect((await send(server.urls.notes8000, { method: 'GET', path: '/health' })).json).toEqual({ status: 'healthy' });
+      for (const url of [server.urls.notes8080, server.urls.notes8000, server.urls.auth]) {
+        expect(await send(url, { method: 'GET', path: '/live' })).toMatchObject({ status: 200, json: { status: 'live' } });
+      }
     } finally {
       await relay.close();
+      await database.drop();
+    }
+  });
+
+  test('a stopping process answers GET /ready with 503 while it still serves for SHUTDOWN_DRAIN_MS, then stops cleanly', async () => {
+    const database = await createTestDatabase();
+    try {
+      const server = await start({ dataDir: await dataDir(), env: { DATABASE_URL: database.url, SHUTDOWN_DRAIN_MS: '3000' } });
+      expect((await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).status).toBe(200);
+      const stopped = server.stop();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'shutting down' } });
+      expect(await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { detail: 'shutting down' } });
+      expect(await send(server.urls.auth, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'shutting down' } });
+      expect((await send(server.urls.notes8080, { method: 'GET', path: '/notes' })).status).toBe(200);
+      expect((await send(server.urls.notes8080, { method: 'GET', path: '/live' })).status).toBe(200);
+      expect(await stopped).toBe(0);
+    } finally {
       await database.drop();
     }
   });

@@ -4,7 +4,7 @@ import type { Logger } from '../shared/logger.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
 import type { Database } from '../shared/database.js';
-import { buildApp, ownSchema, type ServiceDescriptor } from '../shared/service.js';
+import { buildApp, ownSchema, type Hosting, type ServiceDescriptor } from '../shared/service.js';
 import { createAccounts, type Accounts } from './accounts.js';
 import { ADDRESS_LIMITS, AddressBudget } from './addressBudget.js';
 import { AttemptsInFlight } from './attemptsInFlight.js';
@@ -22,7 +22,7 @@ import { MemorySessionStore, signedInWith, type SessionStore } from './sessions.
 import type { Spa } from './spa.js';
 import { LoginThrottle, THROTTLE_LIMITS } from './throttle.js';
 
-export interface AuthDeps {
+export interface AuthDeps extends Hosting {
   config: AuthConfig;
   edge: Edge;
   logger: Logger;
@@ -95,7 +95,7 @@ export const auth: ServiceDescriptor<AuthDeps> = {
   name: 'auth',
   database: ownSchema('auth'),
   usesDatabase: (config) => config.sessions.store === 'postgres',
-  createApp({ config, edge, logger, spa, db, now = Date.now }) {
+  createApp({ config, edge, logger, spa, db, now = Date.now, stopping }) {
     const accounts = createAccounts(config);
     const { sessions, generations, throttle, addresses, devices, ready } = stateOf({ config, db, logger, now, accounts });
     const signedIn = signedInWith(sessions, accounts);
@@ -127,6 +127,7 @@ export const auth: ServiceDescriptor<AuthDeps> = {
       headers: { 'cache-control': 'no-store' },
       fallback: spa.assets,
       ready,
+      stopping,
     });
   },
 };

@@ -13,7 +13,7 @@ import { HTTPError, noteRoutes } from './routes.js';
 export const notes8000: ServiceDescriptor<NotesDeps> = {
   name: 'notes8000',
   database: ownSchema('notes8000'),
-  createApp: ({ db, logger, config, edge }) =>
+  createApp: ({ db, logger, config, edge, stopping }) =>
     buildApp({
       contract,
       routes: noteRoutes(db, config),
@@ -22,6 +22,7 @@ export const notes8000: ServiceDescriptor<NotesDeps> = {
       answerFor,
       bodyLimitBytes: config.bodyLimitBytes,
       ready: () => db.query('SELECT 1'),
+      stopping,
       redirectTrailingSlash: true,
     }),
 };

@@ -9,8 +9,8 @@ import { ErrorBody, failure, NOTE_NOT_FOUND, noteRoutes } from './routes.js';
 export const notes8080: ServiceDescriptor<NotesDeps> = {
   name: 'notes8080',
   database: ownSchema('notes8080'),
-  createApp: ({ db, logger, config, edge }) =>
-    buildApp({ contract, routes: noteRoutes(db, config), logger, edge, answerFor, bodyLimitBytes: config.bodyLimitBytes, ready: () => db.query('SELECT 1') }),
+  createApp: ({ db, logger, config, edge, stopping }) =>
+    buildApp({ contract, routes: noteRoutes(db, config), logger, edge, answerFor, bodyLimitBytes: config.bodyLimitBytes, ready: () => db.query('SELECT 1'), stopping }),
 };
 
 const contract: Contract = {

@@ -112,6 +112,11 @@ const envSchema = yup.object({
   CLIENT_IDLE_TIMEOUT_MS: wholeNumber(1000, 30_000),
   /** Time a client has to send a request's headers, from its connection or the previous answer. */
   HEADERS_TIMEOUT_MS: wholeNumber(1000, 10_000),
+  /**
+   * How long a stopping process keeps serving, `GET /ready` already answering 503, before it stops
+   * accepting connections: the time a balancer takes to notice. 0 (a person's Ctrl-C): at once.
+   */
+  SHUTDOWN_DRAIN_MS: wholeNumber(0, 0).max(60_000, 'a whole number from 0 to 60000'),
 
   /** Largest accepted request body for the notes services, in bytes (1 MiB). */
   BODY_LIMIT_BYTES: wholeNumber(1, 1024 * 1024),
@@ -207,7 +212,7 @@ export interface Config {
   logFormat?: 'pretty' | 'json';
   database: DatabaseConfig;
   notes: NotesConfig;
-  connections: { max?: number; idleTimeoutMs: number; headersTimeoutMs: number };
+  connections: { max?: number; idleTimeoutMs: number; headersTimeoutMs: number; drainMs: number };
   spa: { mode: Env['SPA_MODE']; hmrPort: number };
   /** Where each service listens: `<NAME>_HOST` and `<NAME>_PORT` of the service's name. */
   listen: Record<ServiceName, Listen>;
@@ -284,7 +289,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
       writeBytesPerMinute: env.NOTES_WRITE_BYTES_PER_MINUTE,
     },
-    connections: { max: env.MAX_CONNECTIONS, idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS, headersTimeoutMs: env.HEADERS_TIMEOUT_MS },
+    connections: { max: env.MAX_CONNECTIONS, idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS, headersTimeoutMs: env.HEADERS_TIMEOUT_MS, drainMs: env.SHUTDOWN_DRAIN_MS },
     spa: { mode: env.SPA_MODE, hmrPort: env.HMR_PORT },
     listen,
     services,

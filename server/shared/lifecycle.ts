@@ -1,7 +1,7 @@
 import { StartupError } from './errors.js';
 import type { Logger } from './logger.js';
 
-/** Longest a stop may take before the process exits anyway. */
+/** Longest a stop may take, beyond its drain, before the process exits anyway. */
 const STOP_DEADLINE_MS = 12_000;
 
 /**
@@ -13,7 +13,11 @@ export class Lifecycle {
   readonly #closers: (() => Promise<unknown>)[] = [];
   #stopping: Promise<never> | undefined;
 
-  constructor(private readonly logger: Logger) {
+  /** `drainMs`: how long a stop keeps serving first (SHUTDOWN_DRAIN_MS), which the deadline allows for. */
+  constructor(
+    private readonly logger: Logger,
+    private readonly drainMs = 0,
+  ) {
     // `on`, not `once`: Ctrl-C can deliver SIGINT twice (the terminal's, and npm's forwarded
     // copy); the second must not end the process half-way through its shutdown.
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void this.stop(signal));
@@ -23,6 +27,11 @@ export class Lifecycle {
   /** Runs `close` when the process stops, before whatever was deferred earlier. */
   defer(close: () => Promise<unknown>): void {
     this.#closers.push(close);
+  }
+
+  /** Whether the process has begun to stop. */
+  get stopping(): boolean {
+    return this.#stopping !== undefined;
   }
 
   stop(reason: string): Promise<never> {
@@ -44,9 +53,9 @@ export class Lifecycle {
   #finish(exitCode: number, done?: () => void): Promise<never> {
     this.#stopping ??= (async () => {
       setTimeout(() => {
-        this.logger.error(`shutdown took longer than ${STOP_DEADLINE_MS} ms; exiting`);
+        this.logger.error(`shutdown took longer than ${STOP_DEADLINE_MS + this.drainMs} ms; exiting`);
         process.exit(1);
-      }, STOP_DEADLINE_MS).unref();
+      }, STOP_DEADLINE_MS + this.drainMs).unref();
       for (const close of this.#closers.reverse()) {
         await close().catch((error: unknown) => this.logger.error({ err: error }, 'a step of the shutdown failed'));
       }

@@ -33,8 +33,14 @@ export interface ServiceDescriptor<Deps extends { config: unknown }> {
 export const needsDatabase = <Deps extends { config: unknown }>(descriptor: ServiceDescriptor<Deps>, config: Deps['config']): boolean =>
   descriptor.database !== undefined && (descriptor.usesDatabase?.(config) ?? true);
 
+/** What the process gives every service beside what the service itself needs. */
+export interface Hosting {
+  /** Whether the process is stopping: from then on `GET /ready` answers 503. */
+  stopping?: () => boolean;
+}
+
 /** What a notes service is given: its pool (on its own schema), its settings and its edge. */
-export interface NotesDeps {
+export interface NotesDeps extends Hosting {
   db: Database;
   logger: Logger;
   config: NotesConfig;
@@ -48,7 +54,7 @@ export interface NotesDeps {
  */
 export const ownSchema = (name: string) => ({ schema: name, migrations: fileURLToPath(new URL(`../../migrations/${name}`, import.meta.url)) });
 
-export interface ServiceDefinition extends DocumentedService {
+export interface ServiceDefinition extends DocumentedService, Hosting {
   logger: Logger;
   /** Allowed hosts, trusted proxies, production mode (see edge.ts). */
   edge: Edge;
@@ -72,7 +78,7 @@ export interface ServiceDefinition extends DocumentedService {
  */
 export function buildApp(service: ServiceDefinition): Koa {
   const { contract, logger, answerFor } = service;
-  const documented = { ...service, routes: [...service.routes, readinessRoute(service)] };
+  const documented = { ...service, routes: [...service.routes, livenessRoute(), readinessRoute(service)] };
   const routes = [...documented.routes, ...contractRoutes(contract.title, openApiDocument(documented), service.edge.production)];
   const security = answerHeaders(service.edge.production);
   const reportCut = cutReporter(logger);
@@ -160,23 +166,40 @@ function dispatch(router: Router): Middleware {
   };
 }
 
+const LIVE_ANSWER = json(200, { status: 'live' });
 const READY_ANSWER = json(200, { status: 'ready' });
 
-/** `GET /ready`: 200 when the service can answer requests now, 503 in its own error shape when not. */
-function readinessRoute({ ready, contract, answerFor }: ServiceDefinition): Route {
+/** `GET /live`: 200 while the process serves, whatever its dependencies: an orchestrator restarts a process that stops answering it. */
+function livenessRoute(): Route {
+  const LIVE = { type: 'object', title: 'Live', properties: { status: { const: 'live' } }, required: ['status'] };
+  return route(
+    'GET /live',
+    { summary: 'Liveness', description: 'The process serves requests (whatever its database): for liveness probes.', responses: { 200: { description: 'Live', schema: LIVE } } },
+    () => LIVE_ANSWER,
+  );
+}
+
+/**
+ * `GET /ready`: 200 when the service can answer requests now, 503 in its own error shape when a
+ * dependency does not answer, and from the moment the process begins to stop, so that a balancer
+ * stops sending before the connections close.
+ */
+function readinessRoute({ ready, stopping, contract, answerFor }: ServiceDefinition): Route {
   const unavailable = serviceUnavailable('database unavailable');
+  const draining = serviceUnavailable('shutting down');
   const READY = { type: 'object', title: 'Ready', properties: { status: { const: 'ready' } }, required: ['status'] };
   return route(
     'GET /ready',
     {
       summary: 'Readiness',
-      description: 'Whether the service can answer requests now (its database answers), for load balancers and orchestrators.',
+      description: 'Whether the service can answer requests now (its dependencies answer, and it is not stopping), for load balancers and readiness probes.',
       responses: {
         200: { description: 'Ready', schema: READY },
-        503: { description: 'Not ready: the database does not answer', schema: contract.errorSchema, example: answerFor(unavailable).body },
+        503: { description: 'Not ready: a dependency (the database) does not answer, or the process is stopping', schema: contract.errorSchema, example: answerFor(unavailable).body },
       },
     },
     async () => {
+      if (stopping?.()) throw draining;
       await ready?.().catch(() => {
         throw unavailable;
       });
