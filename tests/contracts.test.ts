@@ -78,6 +78,7 @@ describe('the published OpenAPI documents', () => {
         ...['POST /api/login', 'GET /api/me', 'POST /api/logout', 'GET /ready'],
         ...['GET /api/sessions', 'DELETE /api/sessions', 'DELETE /api/sessions/{id}'],
         ...['GET /api/admin/sessions', 'DELETE /api/admin/sessions/{id}', 'DELETE /api/admin/users/{id}/sessions', 'GET /api/admin/settings'],
+        ...['GET /api/admin/users', 'DELETE /api/admin/users/{id}/throttle', 'GET /api/admin/audit'],
       ].sort(),
     );
   });
