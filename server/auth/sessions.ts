@@ -192,8 +192,15 @@ const TOKEN = 'token';
 /** A browser's name as sessions and security events keep it, for its owner and administrators to recognize it; longer ones are cut. */
 const USER_AGENT_CHARS = 256;
 
-/** Who sent the request: the client's address (`ctx.ip`) and its browser. */
-export const clientOf = (ctx: Context): Client => ({ address: ctx.ip, userAgent: ctx.get('user-agent').slice(0, USER_AGENT_CHARS) });
+/**
+ * Who sent the request: the client's address (`ctx.ip`) and its browser. A longer browser name is
+ * cut, and copied: a slice could keep the whole header (up to 16 KiB) in memory for as long as the
+ * session or event that holds it. Header text is Latin-1, so the copy is exact.
+ */
+export function clientOf(ctx: Context): Client {
+  const userAgent = ctx.get('user-agent');
+  return { address: ctx.ip, userAgent: userAgent.length <= USER_AGENT_CHARS ? userAgent : Buffer.from(userAgent.slice(0, USER_AGENT_CHARS), 'latin1').toString('latin1') };
+}
 
 /** The `Set-Cookie` value that gives the browser its session token. */
 export const sessionCookie = (token: string, options: CookieOptions) => cookie(TOKEN, token, options);
