@@ -102,7 +102,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     expect(await value('信頼済み端末の有効期間 (DEVICE_TRUST_DAYS)')).toBe('90 日');
     expect(await value('監査ログの保存期間 (AUDIT_RETENTION_DAYS)')).toBe('30 日');
     expect(await value('監査ログの最大件数 (AUDIT_MAX_EVENTS)')).toBe('100,000');
-    expect(await value('監査ログに1件ずつ記録するイベント: 種類と接続元ごと')).toBe('60 秒に 5 件まで (超えた分は件数だけ記録)');
+    expect(await value('監査ログに 1 件ずつ記録するイベント: 種類と接続元ごと')).toBe('60 秒に 5 件まで (超えた分は件数だけ記録)');
     expect(await page.locator('input, textarea, select').count()).toBe(0);
     expect(await page.content()).not.toContain(ADMIN.password);
   });
