@@ -68,16 +68,17 @@ describe('the published OpenAPI documents', () => {
       Object.entries(document.paths as Document).flatMap(([route, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`));
     for (const document of documents.values()) expect(document.openapi).toBe('3.1.0');
     expect(operations(documents.get('notes8080')!).sort()).toEqual(
-      ['GET /notes', 'POST /notes', 'GET /notes/{id}', 'PUT /notes/{id}', 'DELETE /notes/{id}', 'GET /ready'].sort(),
+      ['GET /notes', 'POST /notes', 'GET /notes/{id}', 'PUT /notes/{id}', 'DELETE /notes/{id}', 'GET /ready', 'GET /live'].sort(),
     );
     expect(operations(documents.get('notes8000')!).sort()).toEqual(
-      ['GET /health', 'GET /notes', 'POST /notes', 'GET /notes/{note_id}', 'PUT /notes/{note_id}', 'DELETE /notes/{note_id}', 'GET /ready'].sort(),
+      ['GET /health', 'GET /notes', 'POST /notes', 'GET /notes/{note_id}', 'PUT /notes/{note_id}', 'DELETE /notes/{note_id}', 'GET /ready', 'GET /live'].sort(),
     );
     expect(operations(documents.get('auth')!).sort()).toEqual(
       [
-        ...['POST /api/login', 'GET /api/me', 'POST /api/logout', 'GET /ready'],
+        ...['POST /api/login', 'GET /api/me', 'POST /api/logout', 'GET /ready', 'GET /live'],
         ...['GET /api/sessions', 'DELETE /api/sessions', 'DELETE /api/sessions/{id}'],
         ...['GET /api/admin/sessions', 'DELETE /api/admin/sessions/{id}', 'DELETE /api/admin/users/{id}/sessions', 'GET /api/admin/settings'],
+        ...['GET /api/admin/users', 'DELETE /api/admin/users/{id}/throttle', 'GET /api/admin/audit'],
       ].sort(),
     );
   });

@@ -27,13 +27,16 @@ afterAll(() => database?.drop());
 /** A store whose sessions are made with their account's current credential generation, as a login makes them. */
 type TestStore = Omit<SessionStore, 'create'> & {
   create(user: User, client: Client): Promise<string>;
+  /** The same, with what the caps ended to make room. */
+  login(user: User, client: Client): ReturnType<SessionStore['create']>;
   /** A new credential generation of the account. */
   renew(userId: string): Promise<void>;
 };
 
 function testStore(store: SessionStore, generations: CredentialGenerations): TestStore {
   return {
-    create: async (user, at) => store.create(user, at, (await generations.current(user.id))!),
+    create: async (user, at) => (await store.create(user, at, (await generations.current(user.id))!)).token,
+    login: async (user, at) => store.create(user, at, (await generations.current(user.id))!),
     renew: (userId) => generations.renew(userId),
     find: (token) => store.find(token),
     remove: (token) => store.remove(token),
@@ -79,6 +82,32 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
     },
   ],
   [
+    'a removal names the live session it ended, and none for a token that names none',
+    async (make) => {
+      const store = await make();
+      const token = await store.create(alice, client);
+      const id = await idOf(store, token);
+      expect(await store.remove(token)).toEqual({ id, userId: alice.id });
+      expect(await store.remove(token)).toBeUndefined();
+      expect(await store.remove(randomUUID())).toBeUndefined();
+    },
+  ],
+  [
+    'names the live sessions each cap ended at a login, by account and cap',
+    async (make) => {
+      const store = await make({ max: 3, maxPerUser: 2 });
+      const capped = [];
+      for (const user of [alice, alice, alice, bob, bob]) capped.push((await store.login(user, client)).capped);
+      expect(capped).toEqual([
+        [],
+        [],
+        [{ userId: alice.id, cap: 'SESSION_MAX_PER_USER', ended: 1 }],
+        [],
+        [{ userId: alice.id, cap: 'SESSION_MAX', ended: 1 }],
+      ]);
+    },
+  ],
+  [
     'lookups sent at once each name their own session, however many, repeated, ended or unknown',
     async (make) => {
       const store = await make();
@@ -121,14 +150,15 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
       const aliceToken = await store.create(alice, client);
       const bobToken = await store.create(bob, client);
       const bobId = await idOf(store, bobToken);
-      expect(await store.end(bobId, alice.id)).toBe(false);
+      expect(await store.end(bobId, alice.id)).toBeUndefined();
       expect(await store.find(bobToken)).toBeDefined();
-      expect(await store.end(bobId)).toBe(true);
+      expect(await store.end(bobId)).toEqual({ id: bobId, userId: bob.id });
       expect(await store.find(bobToken)).toBeUndefined();
-      expect(await store.end(bobId)).toBe(false);
-      expect(await store.end(randomUUID())).toBe(false);
-      expect(await store.end("1' OR '1'='1")).toBe(false);
-      expect(await store.end(await idOf(store, aliceToken), alice.id)).toBe(true);
+      expect(await store.end(bobId)).toBeUndefined();
+      expect(await store.end(randomUUID())).toBeUndefined();
+      expect(await store.end("1' OR '1'='1")).toBeUndefined();
+      const aliceId = await idOf(store, aliceToken);
+      expect(await store.end(aliceId, alice.id)).toEqual({ id: aliceId, userId: alice.id });
     },
   ],
   [
@@ -236,7 +266,7 @@ describe('the PostgreSQL session store', () => {
     const short = new PostgresSessionStore(db, { ...LIMITS, ttlSeconds: 1 }, async () => undefined);
     await db.query('TRUNCATE sessions');
     await short.create(alice, client, (await generations.current(alice.id))!);
-    const live = await new PostgresSessionStore(db, LIMITS, async () => undefined).create(bob, client, (await generations.current(bob.id))!);
+    const { token: live } = await new PostgresSessionStore(db, LIMITS, async () => undefined).create(bob, client, (await generations.current(bob.id))!);
     await sleep(1_100);
     expect(await short.sweep()).toBe(1);
     expect(await short.sweep()).toBe(0);
@@ -261,7 +291,7 @@ describe('credential generations in PostgreSQL', () => {
     await db.query('TRUNCATE credentials, sessions');
     const first = new PostgresGenerations(db, credentials('first password'), 2);
     const store = new PostgresSessionStore(db, LIMITS, () => first.checked());
-    const token = await store.create(alice, client, (await first.current(alice.id))!);
+    const { token } = await store.create(alice, client, (await first.current(alice.id))!);
     const changed = new PostgresGenerations(db, credentials('second password'), 2);
     const renewed = await changed.current(alice.id);
     expect(renewed).not.toBe(undefined);

@@ -55,12 +55,12 @@ export class AddressBudget {
   /** Admits an attempt from `address`, or says how many seconds it must wait. */
   async admit(address: string): Promise<Admission> {
     const { failures, retryAfterSeconds } = await this.counts.state(address);
-    if (retryAfterSeconds !== undefined) return { retryAfterSeconds };
+    if (retryAfterSeconds !== undefined) return { retryAfterSeconds, limit: 'address' };
     const newcomer = failures === 0;
     const noRoom = newcomer ? await this.counts.waitForRoom(address, this.#newcomers) : undefined;
-    if (noRoom !== undefined) return { retryAfterSeconds: noRoom };
+    if (noRoom !== undefined) return { retryAfterSeconds: noRoom, limit: 'address' };
     const flying = this.#inFlight.get(address) ?? 0;
-    if (failures + flying >= this.limits.perAddress) return { retryAfterSeconds: 1 };
+    if (failures + flying >= this.limits.perAddress) return { retryAfterSeconds: 1, limit: 'address' };
     this.#inFlight.set(address, flying + 1);
     if (newcomer) this.#newcomers++;
     return { settle: (outcome) => this.#settle(address, outcome, newcomer) };

@@ -3,8 +3,11 @@ import type { Database } from '../shared/database.js';
 /** How an admitted login attempt ended: only a checked wrong password counts as a failure. */
 export type Outcome = 'succeeded' | 'failed' | 'unchecked';
 
-/** A limit's answer to an attempt: wait that many seconds, or go on and report how it ended. */
-export type Admission = { retryAfterSeconds: number } | { settle(outcome: Outcome): Promise<void> };
+/** The login limits, by what they count (docs/security.md, Login throttling): which one refused an attempt. */
+export type LoginLimit = 'attempts at once' | 'address' | 'pair' | 'account';
+
+/** A limit's answer to an attempt: wait that many seconds (and which limit says so), or go on and report how it ended. */
+export type Admission = { retryAfterSeconds: number; limit: LoginLimit } | { settle(outcome: Outcome): Promise<void> };
 
 /** What a key's failures within its sliding window say. */
 export interface FailureState {
@@ -29,12 +32,19 @@ export interface FailureCounts {
   record(key: string): void | Promise<void>;
 }
 
-/** Counts whose keys a success clears (the account and address pairs'). */
+/** Counts that can be cleared: a pair's by a success, an account's by an administrator. */
 export interface ResettableFailureCounts extends FailureCounts {
   reset(key: string): void | Promise<void>;
+  /** The state of every key that begins with `prefix` and has failures in its window. */
+  statesFrom(prefix: string): Map<string, FailureState> | Promise<Map<string, FailureState>>;
+  /** Forgets every key that begins with `prefix`: the states they had (see statesFrom). */
+  resetFrom(prefix: string): Map<string, FailureState> | Promise<Map<string, FailureState>>;
 }
 
 const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));
+
+/** A key's state from its failures counted up to `limit`, and the seconds until the oldest of them leaves the window. */
+const stateOf = (failures: number, wait: number, limit: number): FailureState => (failures < limit ? { failures } : { failures, retryAfterSeconds: wait });
 
 /**
  * Failures per key in this process, each key keeping at most `limit` timestamps. The Map is kept
@@ -77,6 +87,22 @@ export class FailureLog implements ResettableFailureCounts {
     this.#failures.delete(key);
   }
 
+  statesFrom(prefix: string): Map<string, FailureState> {
+    const states = new Map<string, FailureState>();
+    for (const key of this.#failures.keys()) {
+      if (!key.startsWith(prefix)) continue;
+      const state = this.state(key);
+      if (state.failures > 0) states.set(key, state);
+    }
+    return states;
+  }
+
+  resetFrom(prefix: string): Map<string, FailureState> {
+    const states = this.statesFrom(prefix);
+    for (const key of [...this.#failures.keys()]) if (key.startsWith(prefix)) this.#failures.delete(key);
+    return states;
+  }
+
   get size(): number {
     return this.#failures.size;
   }
@@ -95,6 +121,18 @@ export class FailureLog implements ResettableFailureCounts {
   }
 }
 
+/** Seconds until the oldest of the failures counted (`at`, within the window of `$2` seconds) leaves the window. */
+const WAIT = 'greatest(1, ceil(extract(epoch FROM min(at) + make_interval(secs => $2) - now())))::int';
+
+/**
+ * Each key of `source` (rows of `key` and `at`) that matches the pattern `$1` and has failures in
+ * the window of `$2` seconds: its failures, counted up to the limit `$3`, and the wait of the
+ * oldest of those.
+ */
+const statesOfKeys = (source: string) => `SELECT key, count(*)::int AS failures, ${WAIT} AS wait
+  FROM (SELECT key, at, row_number() OVER (PARTITION BY key ORDER BY at DESC) AS rank FROM ${source} WHERE key LIKE $1 AND at > now() - make_interval(secs => $2)) AS recent
+  WHERE rank <= $3 GROUP BY key`;
+
 /**
  * Failures counted in PostgreSQL (table `login_failures` of the login service's schema), so that
  * every instance on the database sees the same counts, in the database's time. Each key's state
@@ -112,12 +150,26 @@ export class PostgresFailureCounts implements ResettableFailureCounts {
   async state(key: string): Promise<FailureState> {
     // The `limit` most recent failures within the window: when there are that many, the key waits until the oldest of them leaves it.
     const { rows } = await this.db.query<{ failures: number; wait: number }>(
-      `SELECT count(*)::int AS failures, greatest(1, ceil(extract(epoch FROM min(at) + make_interval(secs => $2) - now())))::int AS wait
+      `SELECT count(*)::int AS failures, ${WAIT} AS wait
        FROM (SELECT at FROM login_failures WHERE key = $1 AND at > now() - make_interval(secs => $2) ORDER BY at DESC LIMIT $3) AS recent`,
       [this.#key(key), this.windowMs / 1000, this.limit],
     );
     const { failures, wait } = rows[0]!;
-    return failures < this.limit ? { failures } : { failures, retryAfterSeconds: wait };
+    return stateOf(failures, wait, this.limit);
+  }
+
+  async statesFrom(prefix: string): Promise<Map<string, FailureState>> {
+    return this.#states(statesOfKeys('login_failures'), prefix);
+  }
+
+  async resetFrom(prefix: string): Promise<Map<string, FailureState>> {
+    return this.#states(`WITH gone AS (DELETE FROM login_failures WHERE key LIKE $1 RETURNING key, at) ${statesOfKeys('gone')}`, prefix);
+  }
+
+  async #states(statement: string, prefix: string): Promise<Map<string, FailureState>> {
+    const pattern = `${this.#key(prefix).replace(/[\\%_]/g, '\\$&')}%`;
+    const { rows } = await this.db.query<{ key: string; failures: number; wait: number }>(statement, [pattern, this.windowMs / 1000, this.limit]);
+    return new Map(rows.map(({ key, failures, wait }) => [key.slice(this.scope.length + 1), stateOf(failures, wait, this.limit)]));
   }
 
   waitForRoom(): undefined {

@@ -8,6 +8,13 @@ export interface FairQueueLimits {
   waiting: number;
 }
 
+/** A check refused because too many wait already: 503 with `Retry-After: 1`. */
+export class QueueFullError extends HttpError {
+  constructor() {
+    super(503, messages.busy, { 'Retry-After': '1' });
+  }
+}
+
 /**
  * Runs expensive checks a few at a time, and serves those waiting round-robin across clients:
  * each client has a queue of its own, and when a check ends the next client in turn starts its
@@ -25,7 +32,7 @@ export class FairQueue {
   /** Runs `check` for `client` when its turn comes; throws 503 (`Retry-After: 1`) when too many wait already. */
   async run<T>(client: string, check: () => Promise<T>): Promise<T> {
     if (this.#running < this.limits.running) this.#running++;
-    else if (this.#waitingCount >= this.limits.waiting) throw new HttpError(503, messages.busy, { 'Retry-After': '1' });
+    else if (this.#waitingCount >= this.limits.waiting) throw new QueueFullError();
     else await this.#turnOf(client);
     try {
       return await check();

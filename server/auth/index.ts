@@ -8,10 +8,13 @@ import { buildApp, ownSchema, type Hosting, type ServiceDescriptor } from '../sh
 import { createAccounts, type Accounts } from './accounts.js';
 import { ADDRESS_LIMITS, AddressBudget } from './addressBudget.js';
 import { AttemptsInFlight } from './attemptsInFlight.js';
+import { AuditRing, AuditTrail } from './auditLog.js';
+import { AUDIT_RATE } from './auditRate.js';
 import { DeviceTrust } from './deviceTrust.js';
 import { MemoryGenerations, PostgresGenerations, type CredentialGenerations } from './generations.js';
 import { loginChecks } from './loginChecks.js';
 import { ErrorBody, failure, messages } from './messages.js';
+import { PostgresAuditLog } from './postgresAuditLog.js';
 import { PostgresSessionStore } from './postgresSessions.js';
 import { adminViews } from './presenters.js';
 import { adminRoutes } from './routes/admin.js';
@@ -39,11 +42,15 @@ interface AuthState {
   throttle: LoginThrottle;
   addresses: AddressBudget;
   devices: DeviceTrust;
+  audit: AuditTrail;
   /** Resolves when the service can answer requests (undefined: always). */
   ready?: () => Promise<unknown>;
 }
 
-/** Where sessions, credential generations, failed logins and the device key live: this process, or the database every instance shares. */
+/**
+ * Where sessions, credential generations, failed logins, the device key and the audit trail live:
+ * this process, or the database every instance shares.
+ */
 function stateOf({ config, db, logger, now, accounts }: Pick<AuthDeps, 'config' | 'db' | 'logger'> & { now: () => number; accounts: Accounts }): AuthState {
   const limits = { ttlSeconds: config.sessions.ttlSeconds, max: config.sessions.max, maxPerUser: config.sessions.maxPerUser };
   const trust = { now, trustDays: config.deviceTrustDays };
@@ -55,6 +62,7 @@ function stateOf({ config, db, logger, now, accounts }: Pick<AuthDeps, 'config' 
       throttle: LoginThrottle.inMemory(now),
       addresses: AddressBudget.inMemory(now),
       devices: DeviceTrust.inMemory({ ...trust, generations }),
+      audit: new AuditTrail(new AuditRing(config.audit, now), accounts, logger, now),
     };
   }
   if (!db) throw new Error('SESSION_STORE=postgres needs the pool on the login service\'s schema');
@@ -65,11 +73,15 @@ function stateOf({ config, db, logger, now, accounts }: Pick<AuthDeps, 'config' 
   const sessions = new PostgresSessionStore(db, limits, () => generations.checked());
   const throttle = LoginThrottle.inPostgres(db);
   const addresses = AddressBudget.inPostgres(db, now);
+  const auditLog = new PostgresAuditLog(db, config.audit, logger, now);
+  const audit = new AuditTrail(auditLog, accounts, logger, now);
   db.every(config.sessions.sweepIntervalMs, async () => {
     const swept = await sessions.sweep();
     if (swept > 0) logger.info({ swept }, 'expired sessions deleted');
     await throttle.sweep();
     await addresses.sweep();
+    audit.keepEnded();
+    await auditLog.trim();
   });
   return {
     sessions,
@@ -77,6 +89,7 @@ function stateOf({ config, db, logger, now, accounts }: Pick<AuthDeps, 'config' 
     throttle,
     addresses,
     devices: DeviceTrust.inPostgres(db, { ...trust, generations }),
+    audit,
     ready: async () => {
       await generations.checked();
       await db.query('SELECT 1');
@@ -97,23 +110,24 @@ export const auth: ServiceDescriptor<AuthDeps> = {
   usesDatabase: (config) => config.sessions.store === 'postgres',
   createApp({ config, edge, logger, spa, db, now = Date.now, stopping }) {
     const accounts = createAccounts(config);
-    const { sessions, generations, throttle, addresses, devices, ready } = stateOf({ config, db, logger, now, accounts });
+    const { sessions, generations, throttle, addresses, devices, audit, ready } = stateOf({ config, db, logger, now, accounts });
     const signedIn = signedInWith(sessions, accounts);
-    const checkLogin = loginChecks({ accounts, generations, devices, inFlight: new AttemptsInFlight(ADDRESS_LIMITS.atOnce), addresses, throttle });
+    const checkLogin = loginChecks({ accounts, generations, devices, inFlight: new AttemptsInFlight(ADDRESS_LIMITS.atOnce), addresses, throttle, audit });
     const { store, ttlSeconds, max, maxPerUser } = config.sessions;
     const settings = {
       sessions: { store, ttlSeconds, max, maxPerUser },
       throttling: THROTTLE_LIMITS,
       addresses: ADDRESS_LIMITS,
+      audit: { ...config.audit, rate: AUDIT_RATE },
       deviceTrustDays: config.deviceTrustDays,
       edge,
       passwordHashCost: config.passwordHashCost,
     };
-    const admin = adminViews(accounts, sessions, settings);
+    const admin = adminViews({ accounts, sessions, throttle, audit, settings });
     const routes = [
-      ...sessionRoutes({ sessions, signedIn, checkLogin, devices, cookie: { maxAgeSeconds: ttlSeconds, secure: config.production } }),
-      ...ownSessionRoutes({ sessions, signedIn }),
-      ...adminRoutes({ accounts, generations, sessions, signedIn, views: admin }),
+      ...sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, cookie: { maxAgeSeconds: ttlSeconds, secure: config.production } }),
+      ...ownSessionRoutes({ sessions, signedIn, audit }),
+      ...adminRoutes({ accounts, generations, sessions, throttle, audit, signedIn, views: admin }),
       ...pageRoutes({ signedIn, admin, spa, production: config.production }),
     ];
     return buildApp({

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type { Database } from '../shared/database.js';
 import type { User } from './accounts.js';
-import type { Client, SessionInfo, SessionLimits, SessionStore } from './sessions.js';
+import { cappedSessions, type Client, type EndedSession, type SessionCap, type SessionInfo, type SessionLimits, type SessionStore } from './sessions.js';
 
 /** Serializes logins across instances, so that the caps hold however many log in at once. */
 const LOGIN_LOCK = 0x5e55;
@@ -14,7 +14,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const hashOf = (token: string) => createHash('sha256').update(token).digest();
 
 /** A time as JavaScript's toISOString writes it, as the memory store lists it. */
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The most lookups one statement carries. */
 const LOOKUPS_PER_STATEMENT = 256;
@@ -32,10 +32,14 @@ const LOOKUP = {
     WHERE expires_at > now()`,
 };
 
-/** A session within the caps, in one round trip: the function (see its migration) takes LOGIN_LOCK, ends the oldest past the caps, inserts. */
+/**
+ * A session within the caps, in one round trip: the function (see its migrations) takes
+ * LOGIN_LOCK, ends the oldest past the caps, inserts, and names the owner of each live session a
+ * cap ended.
+ */
 const CREATE = {
   name: 'sessions.create',
-  text: 'SELECT create_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+  text: 'SELECT ended_owner AS "userId", cap FROM create_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
 };
 
 const INFO = `id, user_id AS "userId", address, user_agent AS "userAgent",
@@ -57,10 +61,21 @@ export class PostgresSessionStore implements SessionStore {
     private readonly credentialsChecked: () => Promise<unknown>,
   ) {}
 
-  async create(user: User, { address, userAgent }: Client, generation: number): Promise<string> {
+  async create(user: User, { address, userAgent }: Client, generation: number) {
     const token = randomUUID();
-    await this.db.query(CREATE, [randomUUID(), hashOf(token), user.id, this.limits.ttlSeconds, address, userAgent, generation, this.limits.maxPerUser, this.limits.max, LOGIN_LOCK]);
-    return token;
+    const { rows } = await this.db.query<{ userId: string; cap: SessionCap }>(CREATE, [
+      randomUUID(),
+      hashOf(token),
+      user.id,
+      this.limits.ttlSeconds,
+      address,
+      userAgent,
+      generation,
+      this.limits.maxPerUser,
+      this.limits.max,
+      LOGIN_LOCK,
+    ]);
+    return { token, capped: cappedSessions(rows) };
   }
 
   find(token: string) {
@@ -93,8 +108,12 @@ export class PostgresSessionStore implements SessionStore {
     { cache: false, maxBatchSize: LOOKUPS_PER_STATEMENT, batchScheduleFn: (send) => setImmediate(send) },
   );
 
-  async remove(token: string): Promise<void> {
-    await this.db.query('DELETE FROM sessions WHERE token_hash = $1', [hashOf(token)]);
+  async remove(token: string): Promise<EndedSession | undefined> {
+    const { rows } = await this.db.query<EndedSession>(
+      'WITH ended AS (DELETE FROM sessions WHERE token_hash = $1 RETURNING id, user_id, expires_at) SELECT id, user_id AS "userId" FROM ended WHERE expires_at > now()',
+      [hashOf(token)],
+    );
+    return rows[0];
   }
 
   async list(userId?: string): Promise<SessionInfo[]> {
@@ -105,10 +124,10 @@ export class PostgresSessionStore implements SessionStore {
     return rows;
   }
 
-  async end(id: string, userId?: string): Promise<boolean> {
-    if (!UUID.test(id)) return false;
-    const { rowCount } = await this.db.query('DELETE FROM sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2)', [id, userId ?? null]);
-    return (rowCount ?? 0) > 0;
+  async end(id: string, userId?: string): Promise<EndedSession | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const { rows } = await this.db.query<EndedSession>('DELETE FROM sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2) RETURNING id, user_id AS "userId"', [id, userId ?? null]);
+    return rows[0];
   }
 
   async endAllOf(userId: string, except?: string): Promise<number> {

@@ -1,15 +1,22 @@
 import type { Edge } from '../shared/config.js';
 import type { JsonSchema } from '../shared/route.js';
-import type { AccountSessions, SessionView as Session, Settings } from '../../web/src/pageState.js';
+import type { AccountOverview, AccountSessions, AccountThrottle, SessionView as Session, Settings } from '../../web/src/pageState.js';
 import type { Accounts, User } from './accounts.js';
+import { AUDIT_EVENT_TYPES, type AuditLimits, type AuditTrail } from './auditLog.js';
+import { MANY_ADDRESSES, type AuditRate } from './auditRate.js';
+import type { FailureState } from './failureCounts.js';
 import type { SessionInfo, SessionStore } from './sessions.js';
 import type { AddressLimits } from './addressBudget.js';
-import type { ThrottleLimits } from './throttle.js';
+import type { AccountBlocks, LoginThrottle, ThrottleLimits } from './throttle.js';
 
 /**
- * How the login service shows sessions, accounts and settings: in its API (each JSON Schema is
- * the OpenAPI document's) and in its pages (the types are the pages' own).
+ * How the login service shows sessions, accounts, their login throttling, security events and
+ * settings: in its API (each JSON Schema is the OpenAPI document's) and in its pages (the types
+ * are the pages' own).
  */
+
+/** The latest events the users page shows of each account. */
+const RECENT_EVENTS = 20;
 
 /** A session as its owner and administrators see it: when, from where, with what; never its token. */
 export const SessionView: JsonSchema = {
@@ -33,36 +40,123 @@ export function presentSession({ id, createdAt, lastSeenAt, expiresAt, address, 
 
 export const sessionList = (description: string): JsonSchema => ({ type: 'array', description, items: SessionView });
 
-export const AccountSessionsView: JsonSchema = {
-  type: 'object',
-  title: 'AccountSessions',
+const accountWithSessions = {
   properties: {
-    users: {
-      type: 'array',
-      description: 'Every account, in the order of configuration',
-      items: {
-        type: 'object',
-        title: 'AccountWithSessions',
-        properties: {
-          id: { type: 'string' },
-          email: { type: 'string' },
-          role: { enum: ['user', 'admin'] },
-          sessions: sessionList('Its live sessions, oldest first'),
-        },
-        required: ['id', 'email', 'role', 'sessions'],
-      },
+    id: { type: 'string' },
+    email: { type: 'string' },
+    role: { enum: ['user', 'admin'] },
+    sessions: sessionList('Its live sessions, oldest first'),
+  },
+  required: ['id', 'email', 'role', 'sessions'],
+};
+
+/** Every account, in the order of configuration, each as `account` shows it. */
+const everyAccount = (title: string, account: JsonSchema): JsonSchema => ({
+  type: 'object',
+  title,
+  properties: { users: { type: 'array', description: 'Every account, in the order of configuration', items: account } },
+  required: ['users'],
+});
+
+export const AccountSessionsView = everyAccount('AccountSessions', { type: 'object', title: 'AccountWithSessions', ...accountWithSessions });
+
+/** A security event: what happened, to whom, from where; never a password, token or cookie. */
+export const AuditEventView: JsonSchema = {
+  type: 'object',
+  title: 'AuditEvent',
+  properties: {
+    id: { type: 'integer', minimum: 1, description: 'Grows with each event kept: the `before` of the next page' },
+    time: { type: 'string', format: 'date-time', description: 'When it happened (for a summary: its first event)' },
+    type: {
+      enum: Object.keys(AUDIT_EVENT_TYPES),
+      description: Object.entries(AUDIT_EVENT_TYPES)
+        .map(([type, meaning]) => `\`${type}\`: ${meaning}`)
+        .join('; '),
+    },
+    email: { type: ['string', 'null'], description: 'The email the login tried, or the account\'s, in lower case; null when the request named none' },
+    userId: { type: ['string', 'null'], description: 'The account, when the event is about a configured one' },
+    address: { type: 'string', description: `The client's address; \`${MANY_ADDRESSES}\` for a summary of many addresses`, examples: ['203.0.113.7'] },
+    userAgent: { type: 'string', description: 'The browser (at most 256 characters)' },
+    requestId: { type: 'string', description: 'The X-Request-Id of the request it came with' },
+    detail: {
+      type: 'object',
+      description:
+        'What the event says of itself: `reason` of a failed login, `limit` and `retryAfterSeconds` of a refusal, `by`, `adminId`, `cap` and `ended` of sessions ended, what an unlock cleared; `count`: how many events of its type and address a summary stands for',
+      additionalProperties: { type: ['string', 'number', 'boolean'] },
     },
   },
-  required: ['users'],
+  required: ['id', 'time', 'type', 'email', 'userId', 'address', 'userAgent', 'requestId', 'detail'],
+};
+
+export const AuditPage: JsonSchema = {
+  type: 'object',
+  title: 'AuditPage',
+  properties: {
+    events: { type: 'array', description: 'Newest first', items: AuditEventView },
+    next: { type: ['integer', 'null'], description: 'The `before` of the next page; null on the last' },
+  },
+  required: ['events', 'next'],
 };
 
 const seconds = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
+const secondsLeft: JsonSchema = { type: ['integer', 'null'], minimum: 1, description: 'Seconds until it is admitted again; null: not blocked' };
 
-/** What governs sessions, logins and the edge, as the service runs with it; never a secret. */
+export const AccountThrottleView: JsonSchema = {
+  type: 'object',
+  title: 'AccountThrottle',
+  properties: {
+    blocked: { type: 'boolean', description: 'Whether some client is refused for this account' },
+    account: {
+      type: 'object',
+      description: 'Failures of the account from untrusted clients in their window, all addresses together (counted up to the limit)',
+      properties: { failures: { type: 'integer', minimum: 0 }, retryAfterSeconds: secondsLeft },
+      required: ['failures', 'retryAfterSeconds'],
+    },
+    clients: {
+      type: 'array',
+      description: 'Each client that failed the account in the pair window (counted up to the limit)',
+      items: {
+        type: 'object',
+        properties: {
+          address: { type: ['string', 'null'], description: 'The client address (an IPv6 one as its /64); null: a trusted device' },
+          failures: { type: 'integer', minimum: 0 },
+          retryAfterSeconds: secondsLeft,
+        },
+        required: ['address', 'failures', 'retryAfterSeconds'],
+      },
+    },
+  },
+  required: ['blocked', 'account', 'clients'],
+};
+
+export const AccountsOverviewView = everyAccount('AccountsOverview', {
+  type: 'object',
+  title: 'AccountOverview',
+  properties: {
+    ...accountWithSessions.properties,
+    throttle: AccountThrottleView,
+    events: { type: 'array', description: `Its latest security events, newest first (at most ${RECENT_EVENTS})`, items: AuditEventView },
+  },
+  required: [...accountWithSessions.required, 'throttle', 'events'],
+});
+
+/** An account's login throttling as the API and the users page show it. */
+export function presentThrottle({ account, clients }: AccountBlocks): AccountThrottle {
+  const blocked = ({ retryAfterSeconds }: FailureState) => retryAfterSeconds !== undefined;
+  const shown = ({ failures, retryAfterSeconds }: FailureState) => ({ failures, retryAfterSeconds: retryAfterSeconds ?? null });
+  return {
+    blocked: blocked(account) || clients.some(({ state }) => blocked(state)),
+    account: shown(account),
+    clients: clients.map(({ address, state }) => ({ address: address ?? null, ...shown(state) })),
+  };
+}
+
+/** What governs sessions, logins, the audit trail and the edge, as the service runs with it; never a secret. */
 export interface EffectiveSettings {
   sessions: Settings['sessions'];
   throttling: ThrottleLimits;
   addresses: AddressLimits;
+  audit: AuditLimits & { rate: AuditRate };
   deviceTrustDays: number;
   edge: Edge;
   passwordHashCost: number;
@@ -96,6 +190,17 @@ export const SettingsView: JsonSchema = {
       },
       required: ['perPair', 'pairWindowSeconds', 'perAccount', 'accountWindowSeconds', 'perAddress', 'addressWindowSeconds', 'atOncePerAddress', 'deviceTrustDays'],
     },
+    audit: {
+      type: 'object',
+      properties: {
+        retentionDays: { type: 'integer', description: 'AUDIT_RETENTION_DAYS: days a security event is kept' },
+        maxEvents: { type: 'integer', description: 'AUDIT_MAX_EVENTS: the most security events kept' },
+        perClient: { type: 'integer', description: 'Events of one type from one client address kept one by one per window; past it they are counted' },
+        windowSeconds: seconds('The window of perClient'),
+        maxClients: { type: 'integer', description: 'Types and client addresses tracked per window; past it the events of other addresses are counted together' },
+      },
+      required: ['retentionDays', 'maxEvents', 'perClient', 'windowSeconds', 'maxClients'],
+    },
     trustProxy: {
       description: 'TRUST_PROXY: hops, or the addresses and subnets whose forwarding headers are believed; null: none',
       oneOf: [{ type: 'integer' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }],
@@ -107,10 +212,10 @@ export const SettingsView: JsonSchema = {
     production: { type: 'boolean', description: 'NODE_ENV=production: cookies are Secure, HSTS is sent' },
     passwordHashCost: { type: 'integer', description: 'PASSWORD_HASH_COST (scrypt N)' },
   },
-  required: ['sessions', 'throttling', 'trustProxy', 'allowedHosts', 'production', 'passwordHashCost'],
+  required: ['sessions', 'throttling', 'audit', 'trustProxy', 'allowedHosts', 'production', 'passwordHashCost'],
 };
 
-function presentSettings({ sessions, throttling, addresses, deviceTrustDays, edge, passwordHashCost }: EffectiveSettings): Settings {
+function presentSettings({ sessions, throttling, addresses, audit, deviceTrustDays, edge, passwordHashCost }: EffectiveSettings): Settings {
   return {
     sessions,
     throttling: {
@@ -122,6 +227,13 @@ function presentSettings({ sessions, throttling, addresses, deviceTrustDays, edg
       addressWindowSeconds: addresses.windowMs / 1000,
       atOncePerAddress: addresses.atOnce,
       deviceTrustDays,
+    },
+    audit: {
+      retentionDays: audit.retentionDays,
+      maxEvents: audit.maxEvents,
+      perClient: audit.rate.perClient,
+      windowSeconds: audit.rate.windowMs / 1000,
+      maxClients: audit.rate.maxClients,
     },
     trustProxy: edge.trustProxy ?? null,
     allowedHosts: edge.allowedHosts ?? null,
@@ -142,13 +254,31 @@ function presentAccounts(accounts: User[], live: SessionInfo[], currentId: strin
 export interface AdminViews {
   /** Every account with its live sessions, marking the one of the session asking. */
   accounts(currentSessionId: string): Promise<AccountSessions[]>;
+  /** The same, each with its login throttling and its latest security events (the users page). */
+  overview(currentSessionId: string): Promise<AccountOverview[]>;
   settings: Settings;
 }
 
-export function adminViews(accounts: Accounts, sessions: SessionStore, settings: EffectiveSettings): AdminViews {
+export interface AdminViewsDeps {
+  accounts: Accounts;
+  sessions: SessionStore;
+  throttle: LoginThrottle;
+  audit: AuditTrail;
+  settings: EffectiveSettings;
+}
+
+export function adminViews({ accounts, sessions, throttle, audit, settings }: AdminViewsDeps): AdminViews {
   const shown = presentSettings(settings);
+  const withSessions = async (currentSessionId: string) => presentAccounts(accounts.all(), await sessions.list(), currentSessionId);
   return {
-    accounts: async (currentSessionId) => presentAccounts(accounts.all(), await sessions.list(), currentSessionId),
+    accounts: withSessions,
+    overview: async (currentSessionId) =>
+      Promise.all(
+        (await withSessions(currentSessionId)).map(async (account) => {
+          const [blocks, { events }] = await Promise.all([throttle.blocksOf(account.id), audit.list({ limit: RECENT_EVENTS, email: account.email })]);
+          return { ...account, throttle: presentThrottle(blocks), events };
+        }),
+      ),
     settings: shown,
   };
 }

@@ -28,24 +28,55 @@ export interface SessionInfo extends Client {
   expiresAt: string;
 }
 
+/** A session that was ended: its id and its account. */
+export interface EndedSession {
+  id: string;
+  userId: string;
+}
+
+/** The cap that ended sessions at a login: SESSION_MAX_PER_USER (the account's own) or SESSION_MAX (all accounts together). */
+export type SessionCap = 'SESSION_MAX_PER_USER' | 'SESSION_MAX';
+
+/** How many live sessions of an account a cap ended. */
+export interface CappedSessions {
+  userId: string;
+  cap: SessionCap;
+  ended: number;
+}
+
 /**
  * The session table. The client holds a token; the table knows each session by an id of its own,
  * which is what lists show and what ends a session from elsewhere. Every operation takes effect
  * at once for every reader (no cache outlives an ending).
  */
 export interface SessionStore {
-  /** Starts a session for `user`, made with the account's credential generation `generation`, within the caps, and returns its token. */
-  create(user: User, client: Client, generation: number): Promise<string>;
+  /**
+   * Starts a session for `user`, made with the account's credential generation `generation`, within
+   * the caps: its token, and the live sessions the caps ended to make room.
+   */
+  create(user: User, client: Client, generation: number): Promise<{ token: string; capped: CappedSessions[] }>;
   /** The live session a token names, if it is of the account's current credential generation. */
   find(token: string): Promise<{ id: string; userId: string } | undefined>;
-  /** Ends the session a token names, if any. */
-  remove(token: string): Promise<void>;
+  /** Ends the session a token names, if any: the session, when it was live. */
+  remove(token: string): Promise<EndedSession | undefined>;
   /** Every live session (of its account's current generation), or those of one account, oldest first. */
   list(userId?: string): Promise<SessionInfo[]>;
-  /** Ends the session with this id (when given, only if it is `userId`'s); whether there was one. */
-  end(id: string, userId?: string): Promise<boolean>;
+  /** Ends the session with this id (when given, only if it is `userId`'s): the session, if there was one. */
+  end(id: string, userId?: string): Promise<EndedSession | undefined>;
   /** Ends every session of an account but `except`; how many. */
   endAllOf(userId: string, except?: string): Promise<number>;
+}
+
+/** The sessions each cap ended, one entry per account and cap. */
+export function cappedSessions(endings: { userId: string; cap: SessionCap }[]): CappedSessions[] {
+  const counted = new Map<string, CappedSessions>();
+  for (const { userId, cap } of endings) {
+    const key = `${cap} ${userId}`;
+    const known = counted.get(key);
+    if (known) known.ended++;
+    else counted.set(key, { userId, cap, ended: 1 });
+  }
+  return [...counted.values()];
 }
 
 interface Session extends SessionInfo {
@@ -67,16 +98,17 @@ export class MemorySessionStore implements SessionStore {
 
   constructor(private readonly options: SessionLimits & { now: () => number; generationOf: (userId: string) => number }) {}
 
-  async create(user: User, client: Client, generation: number): Promise<string> {
+  async create(user: User, client: Client, generation: number) {
     this.#sweep();
+    const endings: { userId: string; cap: SessionCap }[] = [];
     const own = this.#byUser.get(user.id) ?? new Set<string>();
     for (const oldest of own) {
       if (own.size < this.options.maxPerUser) break;
-      this.#delete(oldest);
+      endings.push({ userId: this.#delete(oldest)!.userId, cap: 'SESSION_MAX_PER_USER' });
     }
     for (const oldest of this.#sessions.keys()) {
       if (this.#sessions.size < this.options.max) break;
-      this.#delete(oldest);
+      endings.push({ userId: this.#delete(oldest)!.userId, cap: 'SESSION_MAX' });
     }
     const token = randomUUID();
     const now = this.options.now();
@@ -84,7 +116,7 @@ export class MemorySessionStore implements SessionStore {
     const expiresAtMs = now + this.options.ttlSeconds * 1000;
     this.#sessions.set(token, { id: randomUUID(), userId: user.id, ...client, createdAt: at, lastSeenAt: at, expiresAt: new Date(expiresAtMs).toISOString(), expiresAtMs, generation });
     this.#byUser.set(user.id, own.add(token));
-    return token;
+    return { token, capped: cappedSessions(endings) };
   }
 
   async find(token: string) {
@@ -94,8 +126,10 @@ export class MemorySessionStore implements SessionStore {
     return { id: session.id, userId: session.userId };
   }
 
-  async remove(token: string): Promise<void> {
+  async remove(token: string): Promise<EndedSession | undefined> {
+    const session = this.#live(token);
     this.#delete(token);
+    return session && { id: session.id, userId: session.userId };
   }
 
   async list(userId?: string): Promise<SessionInfo[]> {
@@ -107,11 +141,11 @@ export class MemorySessionStore implements SessionStore {
     });
   }
 
-  async end(id: string, userId?: string): Promise<boolean> {
+  async end(id: string, userId?: string): Promise<EndedSession | undefined> {
     const candidates = userId === undefined ? this.#sessions.keys() : (this.#byUser.get(userId) ?? []);
     const token = [...candidates].find((candidate) => this.#sessions.get(candidate)!.id === id);
-    if (token) this.#delete(token);
-    return token !== undefined;
+    const session = token === undefined ? undefined : this.#delete(token);
+    return session && { id: session.id, userId: session.userId };
   }
 
   async endAllOf(userId: string, except?: string): Promise<number> {
@@ -133,13 +167,15 @@ export class MemorySessionStore implements SessionStore {
     return session;
   }
 
-  #delete(token: string): void {
+  /** Deletes the session of `token`, if any: the session it was. */
+  #delete(token: string): Session | undefined {
     const session = this.#sessions.get(token);
-    if (!session) return;
+    if (!session) return undefined;
     this.#sessions.delete(token);
     const own = this.#byUser.get(session.userId)!;
     own.delete(token);
     if (own.size === 0) this.#byUser.delete(session.userId);
+    return session;
   }
 
   #sweep(): void {
@@ -152,6 +188,19 @@ export class MemorySessionStore implements SessionStore {
 }
 
 const TOKEN = 'token';
+
+/** A browser's name as sessions and security events keep it, for its owner and administrators to recognize it; longer ones are cut. */
+const USER_AGENT_CHARS = 256;
+
+/**
+ * Who sent the request: the client's address (`ctx.ip`) and its browser. A longer browser name is
+ * cut, and copied: a slice could keep the whole header (up to 16 KiB) in memory for as long as the
+ * session or event that holds it. Header text is Latin-1, so the copy is exact.
+ */
+export function clientOf(ctx: Context): Client {
+  const userAgent = ctx.get('user-agent');
+  return { address: ctx.ip, userAgent: userAgent.length <= USER_AGENT_CHARS ? userAgent : Buffer.from(userAgent.slice(0, USER_AGENT_CHARS), 'latin1').toString('latin1') };
+}
 
 /** The `Set-Cookie` value that gives the browser its session token. */
 export const sessionCookie = (token: string, options: CookieOptions) => cookie(TOKEN, token, options);

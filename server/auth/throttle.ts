@@ -1,5 +1,5 @@
 import type { Database } from '../shared/database.js';
-import { FailureLog, PostgresFailureCounts, type Admission, type FailureCounts, type Outcome, type ResettableFailureCounts } from './failureCounts.js';
+import { FailureLog, PostgresFailureCounts, type Admission, type FailureState, type Outcome, type ResettableFailureCounts } from './failureCounts.js';
 
 /** The limits of login throttling; docs/security.md describes the scheme. */
 export interface ThrottleLimits {
@@ -18,6 +18,14 @@ export interface Attempt {
   account: string;
   client: string;
   device?: string;
+}
+
+/** An account's login throttling as it stands: its own count, and each client's with it. */
+export interface AccountBlocks {
+  /** The failures of the account from clients it does not trust, all addresses together. */
+  account: FailureState;
+  /** Each client address (its key, see clientKey), or trusted device (no address), that failed the account within the pair window. */
+  clients: { address?: string; state: FailureState }[];
 }
 
 /** Attempts that may wait for one key before more are refused. */
@@ -44,7 +52,7 @@ export class LoginThrottle {
 
   private constructor(
     private readonly pairs: ResettableFailureCounts,
-    private readonly accounts: FailureCounts,
+    private readonly accounts: ResettableFailureCounts,
     private readonly limits: ThrottleLimits,
     /** Deletes what the counts no longer need (PostgreSQL's rows; a FailureLog sweeps itself). */
     readonly sweep: () => Promise<void> = async () => undefined,
@@ -71,8 +79,8 @@ export class LoginThrottle {
     for (;;) {
       // Asked together: with PostgreSQL, one round trip rather than two.
       const [pair, account] = await Promise.all([this.pairs.state(keys.pair), keys.account === undefined ? undefined : this.accounts.state(keys.account)]);
-      const retryAfterSeconds = pair.retryAfterSeconds ?? account?.retryAfterSeconds;
-      if (retryAfterSeconds !== undefined) return { retryAfterSeconds };
+      if (pair.retryAfterSeconds !== undefined) return { retryAfterSeconds: pair.retryAfterSeconds, limit: 'pair' };
+      if (account?.retryAfterSeconds !== undefined) return { retryAfterSeconds: account.retryAfterSeconds, limit: 'account' };
       const full =
         pair.failures + this.#flying(keys.pair) >= this.limits.perPair
           ? keys.pair
@@ -84,10 +92,27 @@ export class LoginThrottle {
         return { settle: (outcome) => this.#settle(keys, outcome, pair.failures > 0) };
       }
       const queue = this.#waiting.get(full) ?? [];
-      if (queue.length >= MAX_WAITING) return { retryAfterSeconds: 1 };
+      if (queue.length >= MAX_WAITING) return { retryAfterSeconds: 1, limit: full === keys.pair ? 'pair' : 'account' };
       this.#waiting.set(full, queue);
       await new Promise<void>((resolve) => queue.push(resolve));
     }
+  }
+
+  /** The account's counts: its own, and each client's with it. */
+  async blocksOf(account: string): Promise<AccountBlocks> {
+    const [clients, own] = await Promise.all([this.pairs.statesFrom(pairPrefix(account)), this.accounts.state(account)]);
+    return blocks(account, own, clients);
+  }
+
+  /**
+   * Clears every count of the account, from every client and trusted device: what they were. The
+   * failures of each address stay in its budget (see AddressBudget), which belongs to the address,
+   * all accounts together, not to this account.
+   */
+  async clear(account: string): Promise<AccountBlocks> {
+    const [clients, own] = await Promise.all([this.pairs.resetFrom(pairPrefix(account)), this.accounts.state(account)]);
+    await this.accounts.reset(account);
+    return blocks(account, own, clients);
   }
 
   /** A wrong password counts, a right one clears its pair (when it has failures to clear), an attempt never checked neither. */
@@ -119,6 +144,22 @@ export class LoginThrottle {
 
   /** The pair's key, and the account's when the client is not a trusted device of it. */
   #keys({ account, client, device }: Attempt): { pair: string; account?: string } {
-    return { pair: `${account}\n${device ? `device ${device}` : client}`, account: device ? undefined : account };
+    return { pair: `${pairPrefix(account)}${device ? `${DEVICE}${device}` : client}`, account: device ? undefined : account };
   }
+}
+
+/** What the keys of an account's pairs begin with: the account, then its client address or `device <id>`. */
+const pairPrefix = (account: string) => `${account}\n`;
+const DEVICE = 'device ';
+
+/** The account's counts as AccountBlocks, from its pairs' keys: a trusted device's stays nameless. */
+function blocks(account: string, own: FailureState, pairs: Map<string, FailureState>): AccountBlocks {
+  const prefix = pairPrefix(account);
+  return {
+    account: own,
+    clients: [...pairs].map(([key, state]) => {
+      const client = key.slice(prefix.length);
+      return client.startsWith(DEVICE) ? { state } : { address: client, state };
+    }),
+  };
 }

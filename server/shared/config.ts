@@ -152,6 +152,10 @@ const envSchema = yup.object({
     .test('workers', 'a whole number, at least 1, or auto', (value) => value === 'auto' || (/^\d+$/.test(value) && Number(value) >= 1)),
   /** How long a device cookie vouches for its browser: its Max-Age, and the age past which the server ignores it. */
   DEVICE_TRUST_DAYS: wholeNumber(1, 90),
+  /** How long the login service keeps a security event of its audit trail, in days. */
+  AUDIT_RETENTION_DAYS: wholeNumber(1, 30),
+  /** The most security events the login service keeps; past it the oldest go. */
+  AUDIT_MAX_EVENTS: wholeNumber(1, 100_000),
   /** scrypt cost parameter N (a power of two); turned down only by tests and benchmarks. */
   PASSWORD_HASH_COST: wholeNumber(2, 16384).test('power-of-two', 'a power of two', (value) => (value & (value - 1)) === 0),
 });
@@ -195,6 +199,8 @@ export interface AuthConfig {
   passwordHashCost: number;
   /** Days a device cookie is trusted after its login. */
   deviceTrustDays: number;
+  /** The security events kept for administrators: for how many days, and how many at most. */
+  audit: { retentionDays: number; maxEvents: number };
 }
 
 export interface NotesConfig {
@@ -307,6 +313,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       sessions: { ttlSeconds: env.SESSION_TTL_SECONDS, max: env.SESSION_MAX, maxPerUser: env.SESSION_MAX_PER_USER, store: env.SESSION_STORE, sweepIntervalMs: env.SESSION_SWEEP_INTERVAL_MS },
       passwordHashCost: env.PASSWORD_HASH_COST,
       deviceTrustDays: env.DEVICE_TRUST_DAYS,
+      audit: { retentionDays: env.AUDIT_RETENTION_DAYS, maxEvents: env.AUDIT_MAX_EVENTS },
     },
   };
 }

@@ -73,7 +73,7 @@ describe('AddressBudget in memory', () => {
       await admission.settle('failed');
       time += 60_000;
     }
-    expect(await budget.admit('newcomer')).toEqual({ retryAfterSeconds: 780 });
+    expect(await budget.admit('newcomer')).toEqual({ retryAfterSeconds: 780, limit: 'address' });
     const known = await budget.admit('a');
     expect('settle' in known).toBe(true);
     time += 780_000;
@@ -84,7 +84,7 @@ describe('AddressBudget in memory', () => {
     const budget = AddressBudget.inMemory(() => 0, { perAddress: 3, windowMs: 900_000, atOnce: 2 }, 2);
     expect('settle' in (await budget.admit('a'))).toBe(true);
     expect('settle' in (await budget.admit('b'))).toBe(true);
-    expect(await budget.admit('c')).toEqual({ retryAfterSeconds: 1 });
+    expect(await budget.admit('c')).toEqual({ retryAfterSeconds: 1, limit: 'address' });
   });
 
   it('tells an attempt to come back when those in flight could reach the limit', async () => {
@@ -93,6 +93,6 @@ describe('AddressBudget in memory', () => {
     if (!('settle' in first)) throw new Error('refused');
     await first.settle('failed');
     expect('settle' in (await budget.admit('a'))).toBe(true);
-    expect(await budget.admit('a')).toEqual({ retryAfterSeconds: 1 });
+    expect(await budget.admit('a')).toEqual({ retryAfterSeconds: 1, limit: 'address' });
   });
 });

@@ -15,7 +15,7 @@ describe('MemorySessionStore sweeping', () => {
     const sessions = new MemorySessionStore({ ttlSeconds: 60, max: 100, maxPerUser: 100, now: () => time, generationOf: () => 1 });
     for (let login = 0; login < 5; login++) await sessions.create(user, client, 1);
     time += 30_000;
-    const live = await sessions.create(user, client, 1);
+    const { token: live } = await sessions.create(user, client, 1);
     time += 30_000;
     await sessions.create(user, client, 1);
     expect(sessions.size).toBe(2);
@@ -31,9 +31,9 @@ describe('MemorySessionStore sweeping', () => {
   it('refuses, lists no more and drops a session of an older credential generation', async () => {
     let generation = 1;
     const sessions = new MemorySessionStore({ ttlSeconds: 60, max: 100, maxPerUser: 100, now: () => 0, generationOf: () => generation });
-    const old = await sessions.create(user, client, 1);
+    const { token: old } = await sessions.create(user, client, 1);
     generation = 2;
-    const fresh = await sessions.create(user, client, 2);
+    const { token: fresh } = await sessions.create(user, client, 2);
     expect((await sessions.list()).length).toBe(1);
     expect(await sessions.find(old)).toBeUndefined();
     expect(await sessions.find(fresh)).toMatchObject({ userId: user.id });

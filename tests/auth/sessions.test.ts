@@ -168,6 +168,7 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
         allowedHosts: ['127.0.0.1', 'app.example'],
         production: false,
         passwordHashCost: 1024,
+        audit: { retentionDays: 30, maxEvents: 100_000, perClient: 5, windowSeconds: 60, maxClients: 1000 },
       });
       for (const secret of [USER.password, ADMIN.password, admin]) expect(reply.text).not.toContain(secret);
     });

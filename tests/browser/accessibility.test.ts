@@ -1,6 +1,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { send } from '../../harness/http.js';
 import { browserAvailable } from '../support/browser.js';
 import { ADMIN, pagesInBrowser, USER } from './pagesInBrowser.js';
 
@@ -96,6 +97,13 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
     await page.goto(pages.url('/admin/users'));
     await expectAccessible(page, 'users');
     await page.locator('section', { has: page.getByRole('heading', { name: ADMIN.email }) }).getByRole('button', { name: 'すべて終了' }).waitFor();
+    // The user's account blocked for this machine's address: its state, and the button that unblocks it.
+    for (let attempt = 1; attempt <= 5; attempt++) await send(pages.url(''), { method: 'POST', path: '/api/login', json: { email: USER.email, password: 'wrong' } });
+    await page.reload();
+    await expectAccessible(page, 'users, an account blocked');
+    await page.locator('section', { has: page.getByRole('heading', { name: USER.email }) }).getByRole('button', { name: 'ブロック解除' }).click();
+    await status().filter({ hasText: 'ブロックを解除しました' }).waitFor();
+    await expectAccessible(page, 'users, the account unblocked');
     await page.goto(pages.url('/admin/settings'));
     await expectAccessible(page, 'settings');
     await pages.logIn(USER);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { send } from '../../harness/http.js';
 import { browserAvailable } from '../support/browser.js';
 import { ADMIN, pagesInBrowser, USER } from './pagesInBrowser.js';
 
@@ -99,8 +100,42 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     expect(await value('ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)')).toBe('900 秒に 50 回');
     expect(await value('接続元ごとの同時ログイン試行 (プロセスごと)')).toBe('2 件まで');
     expect(await value('信頼済み端末の有効期間 (DEVICE_TRUST_DAYS)')).toBe('90 日');
+    expect(await value('監査ログの保存期間 (AUDIT_RETENTION_DAYS)')).toBe('30 日');
+    expect(await value('監査ログの最大件数 (AUDIT_MAX_EVENTS)')).toBe('100,000');
+    expect(await value('監査ログに 1 件ずつ記録するイベント: 種類と接続元ごと')).toBe('60 秒に 5 件まで (超えた分は件数だけ記録)');
     expect(await page.locator('input, textarea, select').count()).toBe(0);
     expect(await page.content()).not.toContain(ADMIN.password);
+  });
+
+  it('shows the admin an account blocked for an address, with its latest events, and unblocks it: the user gets in again', async () => {
+    const { page } = pages;
+    // Five wrong passwords from this machine (the browsers' address too) block the user's account for it.
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const reply = await send(url(''), { method: 'POST', path: '/api/login', json: { email: USER.email, password: 'wrong' } });
+      expect(reply.status).toBe(401);
+    }
+    await pages.logIn(ADMIN);
+    await page.goto(url('/admin/users'));
+    const account = page.locator('section', { has: page.getByRole('heading', { name: USER.email }) });
+    expect(await account.getByText('ログイン失敗が多すぎるため、ブロックされています').count()).toBe(1);
+    expect(await account.getByText(/^接続元 127\.0\.0\.1: 5 回失敗、あと \d+ 秒$/).count()).toBe(1);
+    const events = account.getByRole('table', { name: `${USER.email} の最近のイベント` });
+    expect(await events.getByText('ログイン失敗 (login.failed)').count()).toBe(5);
+    expect(await events.getByText('reason: wrong password').count()).toBe(5);
+
+    await account.getByRole('button', { name: 'ブロック解除' }).click();
+    await page.getByRole('status').filter({ hasText: 'ブロックを解除しました' }).waitFor();
+    expect(await account.getByText('ブロックされていません').count()).toBe(1);
+    expect(await account.getByRole('button', { name: 'ブロック解除' }).count()).toBe(0);
+    expect(await events.getByText('ブロック解除 (account.unlocked)').count()).toBe(1);
+    // Blocked, this login would be refused (429) and stay on /login.
+    const other = await otherBrowser(USER);
+    try {
+      await other.page.getByRole('button', { name: 'ログアウト' }).click();
+      await other.page.waitForURL(url('/login'));
+    } finally {
+      await other.context.close();
+    }
   });
 
   it('lets a user sign out every other browser from the dashboard, keeping this one', async () => {

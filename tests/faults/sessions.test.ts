@@ -62,7 +62,7 @@ describe('sessions under pressure', () => {
     const tokens = new TokenList(max + overflow);
     const started = performance.now();
     for (let i = 0; i < max; i++) {
-      tokens.push(await store.create(user, client, GENERATION));
+      tokens.push((await store.create(user, client, GENERATION)).token);
       clock += 1;
     }
     const createMs = performance.now() - started;
@@ -73,7 +73,7 @@ describe('sessions under pressure', () => {
     const heapPastCap: number[] = [];
     for (let k = 0; k < steps; k++) {
       for (let i = 0; i < step; i++) {
-        tokens.push(await store.create(user, client, GENERATION));
+        tokens.push((await store.create(user, client, GENERATION)).token);
         clock += 1;
       }
       heapPastCap.push(heapMiB());
@@ -90,7 +90,7 @@ describe('sessions under pressure', () => {
     // Expiry: past the TTL nothing resolves; the next login sweeps the whole table.
     clock += TTL_SECONDS * 1000;
     const expiredRefused = await tokens.every(tokens.length - 1000, tokens.length, async (token) => (await store.find(token)) === undefined);
-    const fresh = await store.create(user, client, GENERATION);
+    const { token: fresh } = await store.create(user, client, GENERATION);
     const heapSwept = heapMiB();
     const freshResolves = (await store.find(fresh)) !== undefined;
 

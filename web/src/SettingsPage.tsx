@@ -6,7 +6,7 @@ import { useSession } from './useSession.js';
 /** The effective settings an administrator may read, as the server ran with them when it sent the page. */
 export function SettingsPage({ initialUser, settings }: { initialUser: User; settings: Settings }) {
   useSession(initialUser);
-  const { sessions, throttling, trustProxy, allowedHosts } = settings;
+  const { sessions, throttling, audit, trustProxy, allowedHosts } = settings;
   const rows: [string, string][] = [
     [messages.settingSessionStore, messages.storeNames[sessions.store]],
     [messages.settingSessionTtl, messages.seconds(sessions.ttlSeconds)],
@@ -17,6 +17,10 @@ export function SettingsPage({ initialUser, settings }: { initialUser: User; set
     [messages.settingThrottleAddress, messages.failuresPer(throttling.perAddress, throttling.addressWindowSeconds)],
     [messages.settingAtOncePerAddress, messages.attempts(throttling.atOncePerAddress)],
     [messages.settingDeviceTrust, messages.days(throttling.deviceTrustDays)],
+    [messages.settingAuditRetention, messages.days(audit.retentionDays)],
+    [messages.settingAuditMax, audit.maxEvents.toLocaleString('en')],
+    [messages.settingAuditRate, messages.eventsPer(audit.perClient, audit.windowSeconds)],
+    [messages.settingAuditClients, messages.clientsPer(audit.maxClients, audit.windowSeconds)],
     [messages.settingTrustProxy, trustProxy === null ? messages.none : Array.isArray(trustProxy) ? trustProxy.join(', ') : String(trustProxy)],
     [messages.settingAllowedHosts, allowedHosts === null ? messages.anyHost : allowedHosts.join(', ')],
     [messages.settingProduction, settings.production ? messages.yes : messages.no],

@@ -1,42 +1,63 @@
 import { useRef, useState } from 'react';
+import { AccountEvents } from './AccountEvents.js';
 import { ActionButton } from './ActionButton.js';
-import { endAccountSessions, endSession, fetchAccounts, goTo, type Outcome } from './api.js';
+import { endAccountSessions, endSession, fetchAccounts, goTo, unlockAccount, type Outcome } from './api.js';
 import { LiveRegion } from './LiveRegion.js';
 import { messages, roleName } from './messages.js';
-import type { AccountSessions, User } from './pageState.js';
+import type { AccountOverview, User } from './pageState.js';
 import { SignedInHeader } from './SignedInHeader.js';
+import { ThrottleStatus } from './ThrottleStatus.js';
 import { Time } from './Time.js';
 import { useSession } from './useSession.js';
 
-type Ending = () => Promise<Outcome<{ ended: number }>>;
+/** An action of the page: what it says while it runs, its call, and the words for its answer (undefined: it failed). */
+interface Action<T> {
+  progress: string;
+  run: () => Promise<Outcome<T>>;
+  said: (outcome: Outcome<T>) => string | undefined;
+}
+
+/** An ending: how many sessions it ended (none when the session was gone already). */
+const ending = (run: () => Promise<Outcome<{ ended: number }>>): Action<{ ended: number }> => ({
+  progress: messages.ending,
+  run,
+  said: (outcome) => (outcome.kind === 'done' ? messages.sessionsEnded(outcome.value.ended) : outcome.kind === 'missing' ? messages.sessionsEnded(0) : undefined),
+});
+
+const unlocking = (userId: string): Action<unknown> => ({
+  progress: messages.unlocking,
+  run: () => unlockAccount(userId),
+  said: (outcome) => (outcome.kind === 'done' ? messages.unlocked : undefined),
+});
 
 /**
- * Every account with its live sessions, each of which an administrator can end, or all of an
- * account's at once. After each ending the list is asked for again, so that it shows what the
- * server holds. The server checks the role of every request; when it no longer finds a session
- * (the administrator ended their own) the browser goes to /login.
+ * Every account with its live sessions, its login throttling and its latest security events. An
+ * administrator can end a session, or all of an account's at once, and unblock an account. After
+ * each action the accounts are asked for again, so that the page shows what the server holds. The
+ * server checks the role of every request; when it no longer finds a session (the administrator
+ * ended their own) the browser goes to /login.
  */
-export function UsersPage({ initialUser, initialAccounts }: { initialUser: User; initialAccounts: AccountSessions[] }) {
+export function UsersPage({ initialUser, initialAccounts }: { initialUser: User; initialAccounts: AccountOverview[] }) {
   useSession(initialUser);
   const [accounts, setAccounts] = useState(initialAccounts);
-  const [running, setRunning] = useState<string>();
+  const [running, setRunning] = useState<{ key: string; progress: string }>();
   const [result, setResult] = useState<{ text: string; failed: boolean }>();
   // Read at once, unlike state: a second press in the same tick must already see the first.
   const busy = useRef(false);
 
-  async function end(key: string, ending: Ending) {
+  async function act<T>(key: string, { progress, run, said }: Action<T>) {
     if (busy.current) return;
     busy.current = true;
-    setRunning(key);
+    setRunning({ key, progress });
     setResult(undefined);
-    const outcome = await ending();
+    const outcome = await run();
     const refreshed = await fetchAccounts();
     if (outcome.kind === 'signed-out' || refreshed.kind === 'signed-out') return goTo('/login');
     // The role was checked again and refused: the server's page says so.
     if (outcome.kind === 'forbidden' || refreshed.kind === 'forbidden') return window.location.reload();
     if (refreshed.kind === 'done') setAccounts(refreshed.value.users);
-    const ended = outcome.kind === 'done' ? outcome.value.ended : outcome.kind === 'missing' ? 0 : undefined;
-    setResult(ended === undefined ? { text: messages.actionFailed, failed: true } : { text: messages.sessionsEnded(ended), failed: false });
+    const text = said(outcome);
+    setResult(text === undefined ? { text: messages.actionFailed, failed: true } : { text, failed: false });
     setRunning(undefined);
     busy.current = false;
   }
@@ -51,6 +72,21 @@ export function UsersPage({ initialUser, initialAccounts }: { initialUser: User;
             <h2 id={`account-${account.id}`}>
               <span className="email">{account.email}</span> <span className="tag">{roleName(account.role)}</span>
             </h2>
+            <h3>{messages.loginThrottling}</h3>
+            <ThrottleStatus
+              throttle={account.throttle}
+              action={
+                <ActionButton
+                  type="button"
+                  className="secondary"
+                  label={messages.unlock}
+                  busyLabel={messages.unlocking}
+                  busy={running?.key === `unlock ${account.id}`}
+                  onClick={() => void act(`unlock ${account.id}`, unlocking(account.id))}
+                />
+              }
+            />
+            <h3>{messages.sessions}</h3>
             {account.sessions.length === 0 ? (
               <p>{messages.noSessions}</p>
             ) : (
@@ -89,8 +125,8 @@ export function UsersPage({ initialUser, initialAccounts }: { initialUser: User;
                               className="secondary"
                               label={messages.endSession}
                               busyLabel={messages.ending}
-                              busy={running === session.id}
-                              onClick={() => void end(session.id, () => endSession(session.id))}
+                              busy={running?.key === session.id}
+                              onClick={() => void act(session.id, ending(() => endSession(session.id)))}
                             />
                           </td>
                         </tr>
@@ -103,15 +139,17 @@ export function UsersPage({ initialUser, initialAccounts }: { initialUser: User;
                   className="secondary"
                   label={messages.endAllSessions}
                   busyLabel={messages.ending}
-                  busy={running === `account ${account.id}`}
-                  onClick={() => void end(`account ${account.id}`, () => endAccountSessions(account.id))}
+                  busy={running?.key === `account ${account.id}`}
+                  onClick={() => void act(`account ${account.id}`, ending(() => endAccountSessions(account.id)))}
                 />
               </>
             )}
+            <h3>{messages.recentEvents}</h3>
+            <AccountEvents email={account.email} events={account.events} />
           </section>
         ))}
         {result && <p className={result.failed ? 'notice error' : 'notice'}>{result.text}</p>}
-        <LiveRegion text={running ? messages.ending : (result?.text ?? '')} />
+        <LiveRegion text={running?.progress ?? result?.text ?? ''} />
       </main>
     </>
   );

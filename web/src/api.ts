@@ -1,5 +1,5 @@
 /** The auth service's API as the pages use it. The session cookie travels on its own. */
-import type { AccountSessions, User } from './pageState.js';
+import type { AccountOverview, AccountThrottle, User } from './pageState.js';
 
 /** On failure, the answer's `error` when it carries one (none either when the network failed). */
 export type LoginResult = { ok: true } | { ok: false; error: string | undefined };
@@ -59,10 +59,12 @@ type Ended = { ended: number };
 
 /** Ends every session of the signed-in user but this one. */
 export const endOtherSessions = () => call<Ended>('DELETE', '/api/sessions');
-/** For administrators: every account with its live sessions. */
-export const fetchAccounts = () => call<{ users: AccountSessions[] }>('GET', '/api/admin/sessions');
+/** For administrators: every account with its live sessions, its login throttling and its latest events. */
+export const fetchAccounts = () => call<{ users: AccountOverview[] }>('GET', '/api/admin/users');
 export const endSession = (id: string) => call<Ended>('DELETE', `/api/admin/sessions/${encodeURIComponent(id)}`);
 export const endAccountSessions = (userId: string) => call<Ended>('DELETE', `/api/admin/users/${encodeURIComponent(userId)}/sessions`);
+/** Clears every count of the account's login throttling. */
+export const unlockAccount = (userId: string) => call<{ cleared: AccountThrottle }>('DELETE', `/api/admin/users/${encodeURIComponent(userId)}/throttle`);
 
 /**
  * Full navigations, never client-side routing: every visit to /dashboard, including Back after

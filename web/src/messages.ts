@@ -1,9 +1,20 @@
-import type { Role } from './pageState.js';
+import type { AuditEventType, Role } from './pageState.js';
 
 /** Roles in words, with the code the API uses beside them. */
 const ROLE_NAMES: Record<Role, string> = {
   admin: '管理者',
   user: '一般ユーザー',
+};
+
+/** The types of security events in words, with the code the API uses beside them. */
+const EVENT_NAMES: Record<AuditEventType, string> = {
+  'login.succeeded': 'ログイン成功',
+  'login.failed': 'ログイン失敗',
+  'login.throttled': 'ログイン制限による拒否',
+  'login.busy': '混雑による拒否',
+  logout: 'ログアウト',
+  'session.ended': 'セッション終了',
+  'account.unlocked': 'ブロック解除',
 };
 
 /** Every string the pages show; those of the spec exactly as it words them. */
@@ -38,7 +49,7 @@ export const messages = {
   actionFailed: '操作に失敗しました。もう一度お試しください',
 
   backToDashboard: 'ダッシュボードに戻る',
-  usersDescription: 'アカウントごとにログイン中のセッションを表示し、終了します。',
+  usersDescription: 'アカウントごとにログイン中のセッション、ログイン制限、最近のイベントを表示し、セッションの終了やブロックの解除を行います。',
   sessionsOf: (email: string) => `${email} のセッション`,
   noSessions: 'ログイン中のセッションはありません',
   startedAt: '開始',
@@ -52,8 +63,25 @@ export const messages = {
   endAllSessions: 'すべて終了',
   ending: '終了しています…',
   sessionsEnded: (ended: number) => (ended === 0 ? 'セッションはすでに終了していました' : `${ended} 件のセッションを終了しました`),
+  sessions: 'セッション',
+  loginThrottling: 'ログイン制限',
+  notBlocked: 'ブロックされていません',
+  blocked: 'ログイン失敗が多すぎるため、ブロックされています',
+  blockedAccount: (failures: number, seconds: number) => `信頼済みでない端末すべて: ${failures} 回失敗、あと ${seconds} 秒`,
+  blockedClient: (address: string | null, failures: number, seconds: number) =>
+    `${address === null ? '信頼済み端末' : `接続元 ${address}`}: ${failures} 回失敗、あと ${seconds} 秒`,
+  unlock: 'ブロック解除',
+  unlocking: 'ブロックを解除しています…',
+  unlocked: 'ブロックを解除しました',
+  recentEvents: '最近のイベント',
+  eventsOf: (email: string) => `${email} の最近のイベント`,
+  noEvents: '記録されたイベントはありません',
+  eventTime: '日時',
+  eventType: '種類',
+  eventDetail: '詳細',
+  eventName: (type: AuditEventType) => `${EVENT_NAMES[type]} (${type})`,
 
-  settingsDescription: 'セッション、ログイン、プロキシに関する実効設定を表示します (読み取り専用)。',
+  settingsDescription: 'セッション、ログイン、監査ログ、プロキシに関する実効設定を表示します (読み取り専用)。',
   settingSessionStore: 'セッションの保存先 (SESSION_STORE)',
   settingSessionTtl: 'セッションの有効期間 (SESSION_TTL_SECONDS)',
   settingSessionMax: '最大セッション数 (SESSION_MAX)',
@@ -67,6 +95,12 @@ export const messages = {
   settingAllowedHosts: '受け付けるホスト名 (AUTH_ALLOWED_HOSTS)',
   settingProduction: '本番モード (NODE_ENV=production)',
   settingHashCost: 'パスワードハッシュのコスト (PASSWORD_HASH_COST)',
+  settingAuditRetention: '監査ログの保存期間 (AUDIT_RETENTION_DAYS)',
+  settingAuditMax: '監査ログの最大件数 (AUDIT_MAX_EVENTS)',
+  settingAuditRate: '監査ログに 1 件ずつ記録するイベント: 種類と接続元ごと',
+  settingAuditClients: '監査ログで区別する接続元の数',
+  eventsPer: (events: number, seconds: number) => `${seconds} 秒に ${events} 件まで (超えた分は件数だけ記録)`,
+  clientsPer: (clients: number, seconds: number) => `${seconds} 秒に ${clients.toLocaleString('en')} 件まで (超えた接続元はまとめて件数だけ記録)`,
   storeNames: { memory: 'プロセスのメモリー (memory)', postgres: 'PostgreSQL (postgres)' },
   seconds: (seconds: number) => `${seconds} 秒`,
   failuresPer: (failures: number, seconds: number) => `${seconds} 秒に ${failures} 回`,

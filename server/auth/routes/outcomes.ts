@@ -2,11 +2,16 @@ import * as yup from 'yup';
 import { forbidden, notFound } from '../../shared/errors.js';
 import { json } from '../../shared/answer.js';
 import { route, type JsonSchema } from '../../shared/route.js';
+import type { User } from '../accounts.js';
+import { requestFacts, type AuditTrail, type EventDetail } from '../auditLog.js';
 import { failure, messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
 import { requireAdmin, requireSignedIn, type SessionStore, type SignedInCheck } from '../sessions.js';
 
-/** What the session routes have in common: a session id in the path, their failures, the count of sessions ended, ending one session. */
+/**
+ * What the session routes have in common: a session id in the path, their failures, the count of
+ * sessions ended, who ended them as the audit trail says it, ending one session.
+ */
 
 export const SessionId = yup.object({ id: yup.string().required() });
 
@@ -32,6 +37,9 @@ export const notAdminOrCrossSite = {
   ),
 };
 
+/** The detail of a `session.ended` event: by the sessions' owner, or by an administrator (`user`, by id). */
+export const endedBy = (by: 'owner' | 'admin', user: User, ended: number): EventDetail => (by === 'admin' ? { by, adminId: user.id, ended } : { by, ended });
+
 /**
  * Ending one session by its id, the same operation for two callers: its owner (another user's
  * session is a 404, as if it did not exist) or an administrator (anyone's). Either way a page of
@@ -40,7 +48,7 @@ export const notAdminOrCrossSite = {
 export function endSessionRoute(
   line: `DELETE /${string}`,
   doc: { summary: string; description: string; by: 'owner' | 'admin' },
-  { sessions, signedIn }: { sessions: SessionStore; signedIn: SignedInCheck },
+  { sessions, signedIn, audit }: { sessions: SessionStore; signedIn: SignedInCheck; audit: AuditTrail },
 ) {
   const { by, ...text } = doc;
   return route(
@@ -59,7 +67,9 @@ export function endSessionRoute(
     async (ctx, { params }) => {
       if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
       const { user } = by === 'admin' ? await requireAdmin(ctx, signedIn) : await requireSignedIn(ctx, signedIn);
-      if (!(await sessions.end(params.id, by === 'admin' ? undefined : user.id))) throw notFound(messages.sessionNotFound);
+      const ended = await sessions.end(params.id, by === 'admin' ? undefined : user.id);
+      if (!ended) throw notFound(messages.sessionNotFound);
+      audit.record('session.ended', requestFacts(ctx), { userId: ended.userId }, endedBy(by, user, 1));
       return json(200, { ended: 1 });
     },
   );

@@ -3,6 +3,7 @@ import { json } from '../../shared/answer.js';
 import { forbidden } from '../../shared/errors.js';
 import { route, type JsonSchema } from '../../shared/route.js';
 import { ADDRESS_LIMITS } from '../addressBudget.js';
+import { requestFacts, type AuditTrail } from '../auditLog.js';
 import { failure, messages } from '../messages.js';
 import { cookie, cookieValues, type CookieOptions } from '../cookies.js';
 import type { DeviceTrust } from '../deviceTrust.js';
@@ -16,14 +17,12 @@ export interface SessionRoutesDeps {
   signedIn: SignedInCheck;
   checkLogin: LoginCheck;
   devices: DeviceTrust;
+  audit: AuditTrail;
   cookie: CookieOptions;
 }
 
 /** The device cookie (see DeviceTrust): sent only to the login endpoint, kept as long as it is trusted. */
 const DEVICE = 'device';
-
-/** Kept with a session for its owner and administrators to recognize it; longer ones are cut. */
-const USER_AGENT_CHARS = 256;
 
 /** Any other fields are ignored; an empty string counts as missing; an email is at most 254 characters (RFC 5321). */
 const LoginInput = yup
@@ -59,7 +58,7 @@ const sessionCookieHeader = {
 };
 
 /** Logging in and out, and the current user: the JSON API of the spec, under `/api`. */
-export function sessionRoutes({ sessions, signedIn, checkLogin, devices, cookie: cookieOptions }: SessionRoutesDeps) {
+export function sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, cookie: cookieOptions }: SessionRoutesDeps) {
   return [
     route(
       'POST /api/login',
@@ -86,11 +85,17 @@ export function sessionRoutes({ sessions, signedIn, checkLogin, devices, cookie:
       },
       async (ctx, { body }) => {
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignOrigin);
-        const { user, generation, trustedDevice } = await checkLogin({ address: ctx.ip, deviceCookies: cookieValues(ctx, DEVICE), credentials: body });
+        const request = requestFacts(ctx);
+        const { user, generation, trustedDevice } = await checkLogin({ request, deviceCookies: cookieValues(ctx, DEVICE), credentials: body });
         // Decision: a login from a browser that still holds a session replaces it; the old token
         // could no longer be reached by that browser, so it is ended rather than left to expire.
-        for (const previous of sessionTokens(ctx)) await sessions.remove(previous);
-        const token = await sessions.create(user, { address: ctx.ip, userAgent: ctx.get('user-agent').slice(0, USER_AGENT_CHARS) }, generation);
+        for (const previous of sessionTokens(ctx)) {
+          const ended = await sessions.remove(previous);
+          if (ended) audit.record('session.ended', request, { userId: ended.userId }, { by: 'login', ended: 1 });
+        }
+        const { token, capped } = await sessions.create(user, { address: request.address, userAgent: request.userAgent }, generation);
+        audit.record('login.succeeded', request, { userId: user.id }, { trustedDevice });
+        for (const { userId, cap, ended } of capped) audit.record('session.ended', request, { userId }, { by: 'cap', cap, ended });
         const cookies = [sessionCookie(token, cookieOptions)];
         if (!trustedDevice) cookies.push(cookie(DEVICE, await devices.issue(user.id, generation), { ...cookieOptions, maxAgeSeconds: devices.maxAgeSeconds, path: '/api/login' }));
         return json(200, OK, { 'set-cookie': cookies });
@@ -121,7 +126,10 @@ export function sessionRoutes({ sessions, signedIn, checkLogin, devices, cookie:
         // A page of another origin (another port included) cannot log a visitor out: the answer
         // is the same, but nothing is ended and no cookie deleted.
         if (isForeignOrigin(ctx)) return json(200, OK);
-        for (const token of sessionTokens(ctx)) await sessions.remove(token);
+        for (const token of sessionTokens(ctx)) {
+          const ended = await sessions.remove(token);
+          if (ended) audit.record('logout', requestFacts(ctx), { userId: ended.userId });
+        }
         return json(200, OK, { 'set-cookie': deletedSessionCookie(cookieOptions) });
       },
     ),

@@ -1,19 +1,21 @@
 import { forbidden } from '../../shared/errors.js';
 import { json } from '../../shared/answer.js';
 import { route } from '../../shared/route.js';
+import { requestFacts, type AuditTrail } from '../auditLog.js';
 import { messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
 import { requireSignedIn, type SessionStore, type SignedInCheck } from '../sessions.js';
 import { presentSession, sessionList } from '../presenters.js';
-import { crossSite, Ended, endSessionRoute, signedOut } from './outcomes.js';
+import { crossSite, Ended, endedBy, endSessionRoute, signedOut } from './outcomes.js';
 
 export interface OwnSessionRoutesDeps {
   sessions: SessionStore;
   signedIn: SignedInCheck;
+  audit: AuditTrail;
 }
 
 /** A signed-in user's own sessions: every browser they are signed in with, and ending the others. */
-export function ownSessionRoutes({ sessions, signedIn }: OwnSessionRoutesDeps) {
+export function ownSessionRoutes({ sessions, signedIn, audit }: OwnSessionRoutesDeps) {
   return [
     route(
       'GET /api/sessions',
@@ -43,7 +45,9 @@ export function ownSessionRoutes({ sessions, signedIn }: OwnSessionRoutesDeps) {
       async (ctx) => {
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
         const { user, sessionId } = await requireSignedIn(ctx, signedIn);
-        return json(200, { ended: await sessions.endAllOf(user.id, sessionId) });
+        const ended = await sessions.endAllOf(user.id, sessionId);
+        if (ended > 0) audit.record('session.ended', requestFacts(ctx), { userId: user.id }, endedBy('owner', user, ended));
+        return json(200, { ended });
       },
     ),
 
@@ -54,7 +58,7 @@ export function ownSessionRoutes({ sessions, signedIn }: OwnSessionRoutesDeps) {
         description: "Ends one of the signed-in user's sessions (ending this request's own is logging out, without deleting the cookie).",
         by: 'owner',
       },
-      { sessions, signedIn },
+      { sessions, signedIn, audit },
     ),
   ];
 }

@@ -1,0 +1,97 @@
+import type { Database } from '../shared/database.js';
+import type { Logger } from '../shared/logger.js';
+import { retentionStart, type AuditEvent, type AuditKeeper, type AuditLimits, type AuditQuery, type NewAuditEvent } from './auditLog.js';
+import { iso } from './postgresSessions.js';
+
+/** Events waiting to be written at most; past it (the database too slow or away), newer ones are not kept, and the log says how many. */
+const MAX_WAITING = 1_000;
+
+const COLUMNS = 'at, type, email, user_id, address, user_agent, request_id, detail';
+
+/**
+ * A batch of events, given as a JSON array, inserted in its order, and the rows past the count
+ * deleted: those whose id is `$2` or more below the newest id of the batch (ids only grow, so at
+ * most `$2` rows remain, whatever else was deleted before).
+ */
+const KEEP = `WITH kept AS (
+    INSERT INTO audit_events (${COLUMNS})
+    SELECT ${COLUMNS} FROM json_to_recordset($1::json)
+      AS batch (at timestamptz, type text, email text, user_id text, address text, user_agent text, request_id text, detail json)
+    RETURNING id
+  )
+  DELETE FROM audit_events WHERE id <= (SELECT max(id) FROM kept) - $2`;
+
+/** The upkeep's trim: rows past the retention (`$1`, in the instances' time, which their events carry), and past the count, as KEEP deletes them. */
+const TRIM = 'DELETE FROM audit_events WHERE at < $1 OR id <= (SELECT max(id) FROM audit_events) - $2';
+
+const LIST = `SELECT id::float8 AS id, ${iso('at')} AS time, type, email, user_id AS "userId", address, user_agent AS "userAgent", request_id AS "requestId", detail
+  FROM audit_events
+  WHERE ($1::bigint IS NULL OR id < $1) AND ($2::text IS NULL OR type = $2) AND ($3::text IS NULL OR email = $3) AND at >= $4
+  ORDER BY id DESC LIMIT $5`;
+
+/**
+ * The trail in the login service's schema (table `audit_events`), shared by every instance.
+ * Events are written after the answer that recorded them, together with those recorded meanwhile:
+ * one statement for many, which no request waits for. A batch that fails is logged and dropped
+ * (its events are in the log already). `trim`, run by the upkeep, deletes what is past the
+ * retention; the count is kept by each batch, and by `trim` for batches written together on
+ * several instances.
+ */
+export class PostgresAuditLog implements AuditKeeper {
+  #waiting: NewAuditEvent[] = [];
+  /** Events refused since the last batch, the queue being full. */
+  #refused = 0;
+  #scheduled = false;
+  /** Settles once every batch scheduled so far has been written, or its failure logged. */
+  #written: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Database,
+    private readonly limits: AuditLimits,
+    private readonly logger: Logger,
+    private readonly now: () => number,
+  ) {}
+
+  keep(events: NewAuditEvent[]): void {
+    const room = MAX_WAITING - this.#waiting.length;
+    this.#waiting.push(...events.slice(0, room));
+    this.#refused += Math.max(0, events.length - room);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    this.#written = this.#written.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => this.#write());
+  }
+
+  async list({ limit, before, type, email }: AuditQuery): Promise<AuditEvent[]> {
+    await this.#written;
+    const { rows } = await this.db.query<AuditEvent>(LIST, [before ?? null, type ?? null, email ?? null, retentionStart(this.limits, this.now()), limit]);
+    return rows;
+  }
+
+  async trim(): Promise<void> {
+    await this.db.query(TRIM, [retentionStart(this.limits, this.now()), this.limits.maxEvents]);
+  }
+
+  async #write(): Promise<void> {
+    this.#scheduled = false;
+    // Of a batch larger than the count, the older events would be deleted at once.
+    const batch = this.#waiting.splice(0).slice(-this.limits.maxEvents);
+    const refused = this.#refused;
+    this.#refused = 0;
+    try {
+      const rows = batch.map(({ time, type, email, userId, address, userAgent, requestId, detail }) => ({
+        at: time,
+        type,
+        email,
+        user_id: userId,
+        address,
+        user_agent: userAgent,
+        request_id: requestId,
+        detail,
+      }));
+      await this.db.query(KEEP, [JSON.stringify(rows), this.limits.maxEvents]);
+      if (refused > 0) this.logger.warn({ lost: refused }, 'security events not kept: too many were waiting to be written');
+    } catch (error) {
+      this.logger.warn({ err: (error as Error).message, lost: batch.length + refused }, 'security events not kept');
+    }
+  }
+}
