@@ -135,9 +135,10 @@ async function runLoad(service: Service, baseUrl: string, serverPid: number): Pr
 async function tableRows(url: string, service: Service): Promise<Map<number, Belief>> {
   const column = dialects[service].textField;
   const { rows } = await withClient(url, (client) =>
-    client.query<{ id: number; title: string; text: string }>(`SELECT id, title, ${column} AS text FROM ${service}.notes`),
+    // pg reads a bigint as a string, since it may not fit a JavaScript number; note ids always do.
+    client.query<{ id: string; title: string; text: string }>(`SELECT id, title, ${column} AS text FROM ${service}.notes`),
   );
-  return new Map(rows.map((row) => [row.id, { title: row.title, text: row.text }]));
+  return new Map(rows.map((row) => [Number(row.id), { title: row.title, text: row.text }]));
 }
 
 function compare(beliefs: Map<number, Belief>, table: Map<number, Belief>) {
