@@ -1,4 +1,5 @@
 import type { Database } from '../shared/database.js';
+import { TurnsByKey } from './turnsByKey.js';
 import { FailureLog, PostgresCountsRememberingBlocks, PostgresFailureCounts, type Admission, type FailureCounts, type Outcome } from './failureCounts.js';
 
 /** What one client address may do, whatever the accounts and emails it tries. */
@@ -29,9 +30,14 @@ const MAX_TRACKED_ADDRESSES = 100_000;
  * lookup and no password check. Counted in this process or, shared by every instance, in
  * PostgreSQL; attempts in flight are tracked per process, and those that could pass the limit if
  * they all failed are told to come back once the others are through.
+ *
+ * An address's admissions and the ends of its attempts take turns: a count read from PostgreSQL
+ * is a snapshot, and an attempt that ended between the snapshot and the decision would be
+ * counted neither there nor in flight, letting one more check through than the limit.
  */
 export class AddressBudget {
   readonly #inFlight = new Map<string, number>();
+  readonly #turns = new TurnsByKey();
   /** Attempts in flight from addresses the counts do not hold yet: each may need a place. */
   #newcomers = 0;
 
@@ -53,7 +59,11 @@ export class AddressBudget {
   }
 
   /** Admits an attempt from `address`, or says how many seconds it must wait. */
-  async admit(address: string): Promise<Admission> {
+  admit(address: string): Promise<Admission> {
+    return this.#turns.run(address, () => this.#admit(address));
+  }
+
+  async #admit(address: string): Promise<Admission> {
     const { failures, retryAfterSeconds } = await this.counts.state(address);
     if (retryAfterSeconds !== undefined) return { retryAfterSeconds, limit: 'address' };
     const newcomer = failures === 0;
@@ -70,10 +80,14 @@ export class AddressBudget {
     try {
       if (outcome === 'failed') await this.counts.record(address);
     } finally {
-      const flying = this.#inFlight.get(address)! - 1;
-      if (flying > 0) this.#inFlight.set(address, flying);
-      else this.#inFlight.delete(address);
-      if (newcomer) this.#newcomers--;
+      await this.#turns.run(address, () => this.#land(address, newcomer));
     }
+  }
+
+  #land(address: string, newcomer: boolean): void {
+    const flying = this.#inFlight.get(address)! - 1;
+    if (flying > 0) this.#inFlight.set(address, flying);
+    else this.#inFlight.delete(address);
+    if (newcomer) this.#newcomers--;
   }
 }

@@ -157,8 +157,8 @@ describe('login throttling under attack', () => {
         const checks = {
           'the pair was blocked before the flood': blockedBefore === 429,
           'an email over 254 characters is refused as invalid (400)': tooLong.status === 400,
-          [`each flooding address had at most ${PER_ADDRESS} attempts checked, the rest refused (429, or 503 while the queue was full)`]:
-            checkedPerAddress.every((checked) => checked <= PER_ADDRESS) && [...answers.keys()].every((status) => [401, 429, 503].includes(status)),
+          [`each flooding address had at most ${PER_ADDRESS} attempts checked`]: checkedPerAddress.every((checked) => checked <= PER_ADDRESS),
+          'the rest were refused (429, or 503 while the queue was full)': [...answers.keys()].every((status) => [401, 429, 503].includes(status)),
           'the blocked pair is still blocked after the flood': blockedAfter.status === 429,
           'at most 5 more guesses at the account were checked before 429 (100 in the hour)': guessesChecked <= 5 && refusal === 429,
           ...(store === 'memory' && { [`the heap grew by less than ${FLOOD_HEAP_BOUND_MIB} MiB (no email is kept)`]: heapGrowth < FLOOD_HEAP_BOUND_MIB }),
