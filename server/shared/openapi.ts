@@ -112,7 +112,7 @@ function either(first: Outcome, second: Outcome): Outcome {
   return {
     ...second,
     ...first,
-    description: `${first.description}; or: ${second.description}`,
+    description: first.description === second.description ? first.description : `${first.description}; or: ${second.description}`,
     ...(!same && first.schema && second.schema && { schema: { anyOf: [first.schema, second.schema] } }),
   };
 }
