@@ -14,7 +14,16 @@ import { browserAvailable, launchBrowser } from './support/browser.js';
 import { startTestService } from './support/services.js';
 
 // Every service publishes its contract at /openapi.json. The three documents must be valid
-// OpenAPI 3.1 and pass Redocly's recommended rules with no error and no warning.
+// OpenAPI 3.1 and pass Redocly's recommended rules with no error and no warning, but for what
+// 8000 says on purpose: its trailing-slash redirect (`/notes/`) is a path of its own, with a
+// slash, whose operations answer 307 and no 2xx.
+const INTENDED_PROBLEMS: Record<string, string[]> = {
+  notes8000: [
+    'no-path-trailing-slash at #/paths/~1notes~1',
+    'operation-2xx-response at #/paths/~1notes~1/get/responses',
+    'operation-2xx-response at #/paths/~1notes~1/post/responses',
+  ],
+};
 
 type Document = Record<string, any>;
 const documents = new Map<string, Document>();
@@ -43,7 +52,7 @@ afterAll(async () => {
 });
 
 describe('the published OpenAPI documents', () => {
-  test.each(['notes8080', 'notes8000', 'auth'])('%s passes `redocly lint` with its recommended rules: no error, no warning', async (name) => {
+  test.each(['notes8080', 'notes8000', 'auth'])('%s passes `redocly lint` with its recommended rules: no error, no warning but the intended ones', async (name) => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'openapi-'));
     try {
       const file = path.join(dir, `${name}.json`);
@@ -56,8 +65,10 @@ describe('the published OpenAPI documents', () => {
         totals: { errors: number; warnings: number };
         problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
       };
-      expect(report.problems.map((problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
-      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+      const intended = INTENDED_PROBLEMS[name] ?? [];
+      const unintended = report.problems.filter((problem) => !intended.includes(`${problem.ruleId} at ${problem.location[0]?.pointer}`));
+      expect(unintended.map((problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
+      expect(report.problems).toHaveLength(intended.length);
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
@@ -71,7 +82,10 @@ describe('the published OpenAPI documents', () => {
       ['GET /notes', 'POST /notes', 'GET /notes/{id}', 'PUT /notes/{id}', 'DELETE /notes/{id}', 'GET /ready', 'GET /live'].sort(),
     );
     expect(operations(documents.get('notes8000')!).sort()).toEqual(
-      ['GET /health', 'GET /notes', 'POST /notes', 'GET /notes/{note_id}', 'PUT /notes/{note_id}', 'DELETE /notes/{note_id}', 'GET /ready', 'GET /live'].sort(),
+      [
+        ...['GET /health', 'GET /notes', 'POST /notes', 'GET /notes/{note_id}', 'PUT /notes/{note_id}', 'DELETE /notes/{note_id}', 'GET /ready', 'GET /live'],
+        ...['GET /notes/', 'POST /notes/'],
+      ].sort(),
     );
     expect(operations(documents.get('auth')!).sort()).toEqual(
       [
@@ -109,6 +123,44 @@ describe('the published OpenAPI documents', () => {
     for (const document of documents.values()) {
       expect(Object.keys(document['x-unmatched'])).toEqual(expect.arrayContaining(['404', '405']));
     }
+  });
+
+  test('every failure answer has its body schema, but Node\'s 431, which has no body', () => {
+    for (const [name, document] of documents) {
+      const untyped = Object.entries(document.paths as Document).flatMap(([route, methods]) =>
+        Object.entries(methods as Document).flatMap(([method, operation]) =>
+          Object.entries(operation.responses as Document)
+            .filter(([status, response]) => Number(status) >= 400 && status !== '431' && !response.content?.['application/json']?.schema)
+            .map(([status]) => `${name} ${method} ${route} ${status}`),
+        ),
+      );
+      expect(untyped).toEqual([]);
+    }
+  });
+
+  test('an unknown Content-Encoding is documented as the 415 of every operation with a body, on every service', async () => {
+    for (const [name, document] of documents) {
+      const withBody = Object.values(document.paths as Document).flatMap((methods) => Object.values(methods as Document)).filter((operation) => operation.requestBody);
+      expect(withBody.length, name).toBeGreaterThan(0);
+      for (const { responses } of withBody) {
+        expect(responses['415'].description).toMatch(/Content-Encoding/);
+        expect(responses['400'].description).not.toMatch(/unknown Content-Encoding/);
+      }
+    }
+    // As each service answers it.
+    for (const [name, path] of [['notes8080', '/notes'], ['notes8000', '/notes'], ['auth', '/api/login']] as const) {
+      const response = await fetch(`${urls.get(name)}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' }, body: '{}' });
+      expect(response.status, name).toBe(415);
+      expect(JSON.stringify(await response.json())).toContain('Unsupported Content-Encoding: zstd');
+    }
+  });
+
+  test('the login service documents the cookies its answers set: the session and device cookies, and the deletion on logout', () => {
+    const { paths } = documents.get('auth')!;
+    const setCookie = (route: string) => paths[route].post.responses['200'].headers['Set-Cookie'].description as string;
+    expect(setCookie('/api/login')).toContain('`token=<session token>; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax`');
+    expect(setCookie('/api/login')).toContain('`device=<device token>; Max-Age=7776000; Path=/api/login; HttpOnly; SameSite=Lax`');
+    expect(setCookie('/api/logout')).toContain('`token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax`');
   });
 });
 

@@ -12,7 +12,15 @@ export interface ErrorEntry {
   loc: (string | number)[];
   msg: string;
   input: unknown;
-  ctx?: Record<string, unknown>;
+  ctx?: ErrorContext;
+}
+
+/** What the failed rule was given: every key an entry's `ctx` can have (the OpenAPI document lists them). */
+export interface ErrorContext {
+  max_length?: number;
+  ge?: number;
+  le?: number;
+  error?: string;
 }
 
 const MESSAGES = {

@@ -36,12 +36,14 @@ const NoteCreate = yup
 
 /**
  * The body of a partial update: a field left out or null keeps its value. The title obeys the
- * create's 100-character rule, so an update can never fail in the store.
+ * create's 100-character rule, so an update can never fail in the store. Pydantic's `default:
+ * null` is said in words, not as a `default`: client generators read a property with a default
+ * as one always present, which would make `{}` and `{"title": "…"}` ill-typed.
  */
 const NoteUpdate = yup
   .object({
-    title: maxChars(text(), TITLE_MAX_CHARS).nullable().meta({ default: null }),
-    content: text().nullable().meta({ default: null }),
+    title: maxChars(text(), TITLE_MAX_CHARS).nullable().meta({ description: 'Optional, default null: left out or null, the title is kept' }),
+    content: text().nullable().meta({ description: 'Optional, default null: left out or null, the content is kept' }),
   })
   .nonNullable()
   .defined()

@@ -123,6 +123,9 @@ function rejectDeepNesting(text: string): void {
   }
 }
 
+/** The Content-Encodings the body parser decompresses, besides `identity`; it refuses any other (415). */
+export const BODY_ENCODINGS = ['gzip', 'deflate', 'br'];
+
 function translateReadError(error: unknown): Error {
   const failure = error as { status?: number; message?: string };
   if (failure.status === 413) return payloadTooLarge();

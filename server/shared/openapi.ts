@@ -1,7 +1,8 @@
 import type * as yup from 'yup';
+import { BODY_ENCODINGS } from './body.js';
 import { INVALID_HOST } from './edge.js';
 import { badRequest, methodNotAllowed, notFound, payloadTooLarge, UNREADABLE_BODY, unsupportedMediaType, type ErrorAnswer } from './errors.js';
-import { isDocumented, type JsonSchema, type Outcome, type Outcomes, type Route } from './route.js';
+import { isDocumented, type JsonSchema, type Method, type Outcome, type Outcomes, type Route } from './route.js';
 
 /** What a service says about itself beyond its routes. */
 export interface Contract {
@@ -57,8 +58,12 @@ function sharedOutcomes({ contract, answerFor, redirectTrailingSlash }: Document
       431: { description: 'The request headers are larger than 16 KiB (answered by Node before the service reads the request; no body)' },
     },
     withBody: merge(
-      outcome('The body could not be read (an unknown Content-Encoding, say)', badRequest(UNREADABLE_BODY)),
+      outcome('The body could not be read (gzip, deflate or br data that does not decompress, say)', badRequest(UNREADABLE_BODY)),
       outcome('The body is larger than the limit', payloadTooLarge()),
+      outcome(
+        `The body is sent with a Content-Encoding the service does not decompress (it reads ${BODY_ENCODINGS.join(', ')} and identity)`,
+        unsupportedMediaType('Unsupported Content-Encoding: zstd'),
+      ),
       outcome('The body declares a charset other than UTF-8', unsupportedMediaType('Unsupported charset "latin1"')),
       contract.invalidBody,
     ),
@@ -71,6 +76,16 @@ function sharedOutcomes({ contract, answerFor, redirectTrailingSlash }: Document
       contract.unmatched ?? {},
     ),
   };
+}
+
+/**
+ * The routes of the paths that have paths beneath them (`/notes` beside `/notes/{note_id}`). With
+ * the trailing-slash redirect, their slash form (`/notes/`) is documented as operations of its own:
+ * whatever matches requests against the document (a client, a validating proxy) would otherwise
+ * read it as an item with an empty id. Every other slash form is under `x-unmatched`.
+ */
+function collectionRoutes<R extends Route>(routes: R[]): R[] {
+  return routes.filter((route) => routes.some((other) => other.path.startsWith(`${route.path}/`)));
 }
 
 const TRAILING_SLASH_REDIRECT: Outcomes = {
@@ -97,7 +112,7 @@ function either(first: Outcome, second: Outcome): Outcome {
   return {
     ...second,
     ...first,
-    description: `${first.description}; or: ${second.description}`,
+    description: first.description === second.description ? first.description : `${first.description}; or: ${second.description}`,
     ...(!same && first.schema && second.schema && { schema: { anyOf: [first.schema, second.schema] } }),
   };
 }
@@ -113,6 +128,16 @@ export function openApiDocument(service: DocumentedService) {
   const components = new Components();
   const paths: Record<string, Record<string, unknown>> = {};
   const documented = service.routes.filter(isDocumented);
+  const describe = (outcomes: Outcomes) =>
+    Object.fromEntries(
+      Object.entries(outcomes)
+        .sort(([a], [b]) => Number(a) - Number(b))
+        .map(([status, outcome]) => [status, describeOutcome(outcome, components)]),
+    );
+  const operation = (path: string, method: Method, summary: string, details: Record<string, unknown>) => {
+    paths[path] ??= {};
+    paths[path]![method] = { summary, operationId: `${summary.toLowerCase().replaceAll(' ', '_')}${path}_${method}`.replace(/\W/g, '_'), ...details };
+  };
   for (const route of documented) {
     const responses = merge(
       route.responses,
@@ -121,24 +146,26 @@ export function openApiDocument(service: DocumentedService) {
       route.body ? shared.withBody : {},
       shared.everyOperation,
     );
-    paths[route.path] ??= {};
-    paths[route.path]![route.method] = {
-      summary: route.summary,
+    operation(route.path, route.method, route.summary, {
       ...(route.description && { description: route.description }),
-      operationId: `${route.summary.toLowerCase().replaceAll(' ', '_')}${route.path}_${route.method}`.replace(/\W/g, '_'),
       security: route.session ? [{ [SESSION_SCHEME]: [] }] : [],
       ...((route.params || route.query || route.headers) && {
         parameters: [...(route.params ? parametersOf(route.params, 'path') : []), ...(route.query ? parametersOf(route.query, 'query') : []), ...(route.headers ?? [])],
       }),
       ...(route.body && { requestBody: { required: true, content: json(components.use(yupJsonSchema(route.body))) } }),
-      responses: Object.fromEntries(
-        Object.entries(responses)
-          .sort(([a], [b]) => Number(a) - Number(b))
-          .map(([status, outcome]) => [status, describeOutcome(outcome, components)]),
-      ),
-    };
+      responses: describe(responses),
+    });
   }
-  const unmatched = Object.fromEntries(Object.entries(shared.unmatched).map(([status, outcome]) => [status, describeOutcome(outcome, components)]));
+  if (service.redirectTrailingSlash) {
+    for (const route of collectionRoutes(documented)) {
+      operation(`${route.path}/`, route.method, `${route.summary} Redirect`, {
+        description: `Answered 307 with \`Location: ${route.path}\` (the query kept), as Starlette redirects a trailing slash: a client that follows it sends the same method and body there.`,
+        security: [],
+        responses: describe(merge(TRAILING_SLASH_REDIRECT, shared.everyOperation)),
+      });
+    }
+  }
+  const unmatched = describe(shared.unmatched);
   const usesSession = documented.some((route) => route.session);
   return {
     openapi: '3.1.0',
@@ -231,8 +258,8 @@ function fieldJsonSchema(name: string, field: yup.SchemaDescription): JsonSchema
   const value = valueJsonSchema(name, field);
   const property: JsonSchema = field.nullable ? { anyOf: [value, { type: 'null' }] } : value;
   property.title = titleOf(name);
-  const fallback = field.meta?.default;
-  if (fallback !== undefined) property.default = fallback;
+  const description = field.meta?.description;
+  if (description !== undefined) property.description = description;
   return property;
 }
 

@@ -6,14 +6,20 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { browserAvailable, launchBrowser } from '../support/browser.js';
 import { useNotes8000 } from '../support/notes8000.js';
 
-/** Every operation of the spec's endpoint table, and the readiness check, as OpenAPI names them. */
+/**
+ * Every operation of the spec's endpoint table, the liveness and readiness checks, and the
+ * trailing-slash redirect of `/notes/`, as OpenAPI names them.
+ */
 const OPERATIONS = [
   ['get', '/health'],
   ['get', '/notes'],
   ['post', '/notes'],
+  ['get', '/notes/'],
+  ['post', '/notes/'],
   ['get', '/notes/{note_id}'],
   ['put', '/notes/{note_id}'],
   ['delete', '/notes/{note_id}'],
+  ['get', '/live'],
   ['get', '/ready'],
 ];
 
@@ -65,8 +71,8 @@ describe('/openapi.json', () => {
       type: 'object',
       title: 'NoteUpdate',
       properties: {
-        title: { anyOf: [{ type: 'string', maxLength: 100, pattern: nul }, { type: 'null' }], title: 'Title', default: null },
-        content: { anyOf: [{ type: 'string', pattern: nul }, { type: 'null' }], title: 'Content', default: null },
+        title: { anyOf: [{ type: 'string', maxLength: 100, pattern: nul }, { type: 'null' }], title: 'Title', description: expect.stringContaining('default null') },
+        content: { anyOf: [{ type: 'string', pattern: nul }, { type: 'null' }], title: 'Content', description: expect.stringContaining('default null') },
       },
       required: [],
     });
@@ -106,6 +112,12 @@ describe('/openapi.json', () => {
       properties: { detail: { type: 'array', items: { $ref: '#/components/schemas/ValidationError' } } },
     });
     expect(components.schemas.ValidationError.required).toEqual(expect.arrayContaining(['type', 'loc', 'msg', 'input']));
+    // Every key an entry's `ctx` is sent with, and no other.
+    expect(components.schemas.ValidationError.properties.ctx).toMatchObject({
+      type: 'object',
+      properties: { max_length: { type: 'integer' }, ge: { type: 'integer' }, le: { type: 'integer' }, error: { type: 'string' } },
+      additionalProperties: false,
+    });
 
     for (const method of ['get', 'put', 'delete']) {
       expect(schemaOf('/notes/{note_id}', method, '404'), `${method} 404`).toEqual({ $ref: '#/components/schemas/HTTPError' });
@@ -121,6 +133,18 @@ describe('/openapi.json', () => {
       { name: 'note_id', in: 'path', required: true, schema: { type: 'integer', title: 'Note Id' } },
       expect.objectContaining({ name: 'If-None-Match', in: 'header', required: false }),
     ]);
+  });
+
+  test('documents the redirect of `/notes/` as its own operations: 307 with a Location', async () => {
+    const { paths } = await openApi();
+    for (const method of ['get', 'post']) {
+      const { responses } = paths['/notes/'][method];
+      expect(responses['307'].headers.Location).toMatchObject({ schema: { type: 'string' } });
+      expect(Object.keys(responses).filter((status) => Number(status) < 400)).toEqual(['307']);
+    }
+    const redirect = await service().request('POST', '/notes/?limit=1', { json: { title: 't', content: 'c' } });
+    expect(redirect.status).toBe(307);
+    expect(redirect.headers.location).toBe('/notes?limit=1');
   });
 
   test('every $ref points at a schema that exists', async () => {
@@ -192,7 +216,7 @@ describe.skipIf(!browserAvailable)('/docs in a browser', () => {
         );
       expect(listed.sort()).toEqual([...OPERATIONS].sort());
 
-      const create = page.locator('.opblock-post');
+      const create = page.locator('.opblock-post').filter({ has: page.locator('.opblock-summary-path[data-path="/notes"]') });
       await create.locator('.opblock-summary').click();
       await create.getByRole('button', { name: 'Try it out' }).click();
       await create.locator('textarea.body-param__text').fill(JSON.stringify({ title: 'from the docs', content: 'tried out' }));

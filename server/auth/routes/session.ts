@@ -50,15 +50,11 @@ const Me: JsonSchema = {
   required: ['user'],
 };
 
-const sessionCookieHeader = {
-  'Set-Cookie': {
-    description: '`token=<session token>; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax` (and `Secure` in production mode)',
-    schema: { type: 'string' },
-  },
-};
-
 /** Logging in and out, and the current user: the JSON API of the spec, under `/api`. */
 export function sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, cookie: cookieOptions }: SessionRoutesDeps) {
+  // The cookies as they are sent, written by the code that writes them.
+  const deviceCookie = (value: string) => cookie(DEVICE, value, { ...cookieOptions, maxAgeSeconds: devices.maxAgeSeconds, path: '/api/login' });
+  const setCookie = (description: string) => ({ 'Set-Cookie': { description, schema: { type: 'string' } } });
   return [
     route(
       'POST /api/login',
@@ -67,7 +63,13 @@ export function sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, 
         description: 'Checks the email and password and starts a session, whose token is set as the `token` cookie.',
         body: LoginInput,
         responses: {
-          200: { description: 'Logged in', schema: Ok, headers: sessionCookieHeader },
+          200: {
+            description: 'Logged in',
+            schema: Ok,
+            headers: setCookie(
+              `One header per cookie: the session, \`${sessionCookie('<session token>', cookieOptions)}\`; and, unless the request carried a device cookie this service still trusts for the account, a new one, \`${deviceCookie('<device token>')}\`.`,
+            ),
+          },
           401: failure('No account has this email and password', messages.invalidCredentials),
           403: failure('Sent from a page of another site (Origin header)', messages.foreignOrigin),
           429: {
@@ -97,7 +99,7 @@ export function sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, 
         audit.record('login.succeeded', request, { userId: user.id }, { trustedDevice });
         for (const { userId, cap, ended } of capped) audit.record('session.ended', request, { userId }, { by: 'cap', cap, ended });
         const cookies = [sessionCookie(token, cookieOptions)];
-        if (!trustedDevice) cookies.push(cookie(DEVICE, await devices.issue(user.id, generation), { ...cookieOptions, maxAgeSeconds: devices.maxAgeSeconds, path: '/api/login' }));
+        if (!trustedDevice) cookies.push(deviceCookie(await devices.issue(user.id, generation)));
         return json(200, OK, { 'set-cookie': cookies });
       },
     ),
@@ -120,7 +122,13 @@ export function sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, 
       {
         summary: 'Log Out',
         description: 'Ends the session of the `token` cookie, if any, and deletes the cookie. Always 200.',
-        responses: { 200: { description: 'Logged out (or was not logged in)', schema: Ok, headers: sessionCookieHeader } },
+        responses: {
+          200: {
+            description: 'Logged out (or was not logged in)',
+            schema: Ok,
+            headers: setCookie(`\`${deletedSessionCookie(cookieOptions)}\`, which deletes the session cookie; none when the request comes from a page of another site (Origin header).`),
+          },
+        },
       },
       async (ctx) => {
         // A page of another origin (another port included) cannot log a visitor out: the answer

@@ -1,0 +1,49 @@
+// A client of the 8080 notes service as its users write one: types generated from the running
+// service's /openapi.json by openapi-typescript, calls made with openapi-fetch. Compiled with
+// `strict` against those types, then run against the service: it throws at the first answer
+// that is not the one expected. Argument: the service's base URL.
+import assert from 'node:assert/strict';
+import createClient from 'openapi-fetch';
+import type { paths } from './notes8080.api.js';
+
+const client = createClient<paths>({ baseUrl: process.argv[2] });
+
+assert.deepEqual((await client.GET('/live')).data, { status: 'live' });
+assert.deepEqual((await client.GET('/ready')).data, { status: 'ready' });
+
+const created = await client.POST('/notes', { body: { title: 'first', body: 'hello' }, params: { header: { 'Idempotency-Key': 'generated-client-1' } } });
+assert.equal(created.response.status, 201);
+const note = created.data;
+assert.ok(note);
+assert.ok(!Number.isNaN(Date.parse(note.created_at)));
+const path = { id: note.id };
+
+const untitled = await client.POST('/notes', { body: { title: '', body: null } });
+assert.equal(untitled.response.status, 400);
+assert.equal(typeof untitled.error?.error, 'string');
+
+const page = await client.GET('/notes', { params: { query: { limit: 1 } } });
+assert.deepEqual(page.data, [note]);
+const read = await client.GET('/notes/{id}', { params: { path } });
+assert.deepEqual(read.data, note);
+const etag = read.response.headers.get('etag');
+assert.ok(etag);
+const unchanged = await client.GET('/notes/{id}', { params: { path, header: { 'If-None-Match': etag } } });
+assert.equal(unchanged.response.status, 304);
+
+// A full replace: the body left out becomes empty.
+const replaced = await client.PUT('/notes/{id}', { params: { path, header: { 'If-Match': etag } }, body: { title: 'renamed' } });
+assert.deepEqual(replaced.data, { ...note, title: 'renamed', body: '' });
+const stale = await client.PUT('/notes/{id}', { params: { path, header: { 'If-Match': etag } }, body: { title: 'again' } });
+assert.equal(stale.response.status, 412);
+assert.equal(typeof stale.error?.error, 'string');
+
+const encoded = await client.POST('/notes', { body: { title: 't' }, headers: { 'Content-Encoding': 'zstd' } });
+assert.equal(encoded.response.status, 415);
+assert.deepEqual(encoded.error, { error: 'Unsupported Content-Encoding: zstd' });
+
+const deleted = await client.DELETE('/notes/{id}', { params: { path } });
+assert.equal(deleted.response.status, 204);
+const gone = await client.GET('/notes/{id}', { params: { path } });
+assert.equal(gone.response.status, 404);
+assert.deepEqual(gone.error, { error: 'ノートが見つかりません' });
