@@ -23,6 +23,11 @@ const docker = (...args: string[]) => run('docker', args, { env: environment, ma
 const compose = (...args: string[]) => run(composeCommand[0]!, [...composeCommand.slice(1), '-p', PROJECT, ...args], { cwd: ROOT, env: environment, maxBuffer: 64 * 2 ** 20 });
 const url = (service: keyof typeof published) => `http://127.0.0.1:${published[service]}`;
 
+/** The last lines the named services printed: what explains an answer the proxy should not have given. */
+async function recentLogs(...services: string[]): Promise<string> {
+  return (await compose('logs', '--tail', '40', ...services)).stdout;
+}
+
 async function psql(sql: string): Promise<string> {
   const { stdout } = await compose('exec', '-T', 'postgres', 'psql', '-U', 'app', '-d', 'app', '-At', '-c', sql);
   return stdout.trim();
@@ -85,7 +90,7 @@ describe('the image', () => {
 describe('the compose topology', () => {
   test('a session made through the proxy holds on every replica', async () => {
     const login = await send(url('auth'), { method: 'POST', path: '/api/login', json: { email: 'user@example.com', password: 'user-password' } });
-    expect(login.status).toBe(200);
+    expect(login.status, login.status === 200 ? undefined : await recentLogs('proxy', 'auth')).toBe(200);
     const cookie = String(login.headers['set-cookie']).split(';')[0]!;
     const answers = await Promise.all(
       Array.from({ length: 40 }, () => send(url('auth'), { method: 'GET', path: '/api/me', headers: { cookie, connection: 'close' } }).then((reply) => reply.status)),
