@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import proxyaddr from 'proxy-addr';
 import * as yup from 'yup';
+import { processEnvironment } from './environment.js';
 import { StartupError } from './errors.js';
 
 /**
@@ -239,7 +240,8 @@ export class ConfigError extends StartupError {
 /** The variables that say where `service` listens, for messages. */
 export const listenVariables = (service: string) => ({ host: `${service.toUpperCase()}_HOST`, port: `${service.toUpperCase()}_PORT` });
 
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+/** The configuration in `source`: by default the process's environment over the working folder's `.env`. */
+export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Config {
   // Empty variables count as unset, so `FOO= npm start` falls back to the default.
   const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ''));
   let env: Env;
