@@ -261,8 +261,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
     { email: env.AUTH_USER_EMAIL, password: env.AUTH_USER_PASSWORD, role: 'user' as const, variable: 'AUTH_USER_PASSWORD' },
     { email: env.AUTH_ADMIN_EMAIL, password: env.AUTH_ADMIN_PASSWORD, role: 'admin' as const, variable: 'AUTH_ADMIN_PASSWORD' },
   ];
-  if (production) refuseWeakPasswords(accounts);
   const services = [...new Set(env.SERVICES.split(',').map((name) => name.trim() as ServiceName))];
+  // The accounts are the login service's: a process without it has no password to guard.
+  if (production && services.includes('auth')) refuseWeakPasswords(accounts);
   const workers = env.WORKERS === 'auto' ? os.availableParallelism() : Number(env.WORKERS);
   if (workers > 1 && services.includes('auth') && env.SESSION_STORE === 'memory') {
     throw new ConfigError(
