@@ -19,7 +19,9 @@ RUN node_modules/.bin/tsx scripts/compile.ts \
 
 FROM ${NODE_IMAGE}
 WORKDIR /app
-RUN groupadd --system app && useradd --system --gid app --home-dir /app app \
+# Fixed ids, named by number in USER: an orchestrator can then tell the user is not root
+# (Kubernetes' runAsNonRoot; deploy/kubernetes runs as the same ids).
+RUN groupadd --system --gid 10001 app && useradd --system --uid 10001 --gid app --home-dir /app app \
  && mkdir /data && chown app:app /data
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
@@ -27,7 +29,7 @@ COPY --from=build /app/dist dist
 # The pages ship built, without their sources: the server serves them as they are.
 ENV NOTES8080_HOST=0.0.0.0 NOTES8000_HOST=0.0.0.0 AUTH_HOST=0.0.0.0 SPA_MODE=prebuilt DATA_DIR=/data
 EXPOSE 8080 8000 3000
-USER app
+USER 10001:10001
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "dist/server/healthcheck.js"]
 # What `npm start` runs (package.json).
 CMD ["node", "dist/server/main.js"]

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { SERVICES } from './server/services.js';
+import { processEnvironment } from './server/shared/environment.js';
 
 /**
  * For operators who drive the knex CLI themselves (status, rollback):
@@ -7,9 +8,11 @@ import { SERVICES } from './server/services.js';
  * `npm run migrate` and the services' own start-up migrate without it. Each service keeps its
  * tables, and its migrations table, in a schema of its own.
  */
+const { DATABASE_URL } = processEnvironment();
+
 const forSchema = ({ schema, migrations }: { schema: string; migrations: string }): Knex.Config => ({
   client: 'pg',
-  connection: process.env.DATABASE_URL,
+  connection: DATABASE_URL,
   searchPath: [schema],
   // The migrations table lives in the schema, so the schema must exist before knex looks.
   pool: {

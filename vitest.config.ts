@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
  * machine. The others are independent (each has a database of its own, the containers of
  * compose.yaml run in the engine's network) and run two at a time.
  */
-const ALONE = ['tests/faults/**', 'tests/operations.test.ts', 'tests/limits.test.ts', 'tests/security.test.ts', 'tests/startup.test.ts'];
+const ALONE = ['tests/faults/**', 'tests/operations.test.ts', 'tests/limits.test.ts', 'tests/security.test.ts', 'tests/startup.test.ts', 'tests/envFile.test.ts'];
 /** The image and compose.yaml need a container engine: the container pass of .ci/run. */
 const NEEDS_ENGINE = process.env.TEST_IMAGES === '1' ? [] : ['tests/containers/**'];
 

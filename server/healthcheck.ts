@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { loadConfig, type ServiceName } from './shared/config.js';
+import { exitOnStartupError } from './shared/errors.js';
 
 /**
  * A container's health check (the image's HEALTHCHECK): every service this process runs, by the
@@ -8,7 +9,7 @@ import { loadConfig, type ServiceName } from './shared/config.js';
  * is `/ready`'s). Exits 0 when they all do; otherwise prints one line per service that did not,
  * and exits 1.
  */
-const config = loadConfig();
+const config = exitOnStartupError(() => loadConfig());
 
 function live(name: ServiceName): Promise<string | undefined> {
   const { host, port } = config.listen[name];

@@ -3,10 +3,10 @@ import { auth } from './auth/index.js';
 import { builtSpa, prepareSpa, type Spa } from './auth/spa.js';
 import { notes8000 } from './notes8000/index.js';
 import { notes8080 } from './notes8080/index.js';
-import { listenVariables, loadConfig, type Config, type ServiceName } from './shared/config.js';
+import { listenVariables, loadConfig, type ServiceName } from './shared/config.js';
 import { createDatabase, waitForDatabase, type Database } from './shared/database.js';
 import { startEmbeddedPostgres } from './shared/embeddedPostgres.js';
-import { StartupError } from './shared/errors.js';
+import { exitOnStartupError, StartupError } from './shared/errors.js';
 import { fileLimit, RESERVED_DESCRIPTORS } from './shared/fileDescriptors.js';
 import { lockDataDir } from './shared/instanceLock.js';
 import { Lifecycle } from './shared/lifecycle.js';
@@ -23,14 +23,7 @@ import { reportListening, startWorkers, type Listening } from './shared/workers.
  * primary) prepares the database and the pages, and cluster workers, each running this same
  * program, serve. SIGINT, SIGTERM and SIGHUP stop everything in reverse order.
  */
-let config: Config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (!(error instanceof StartupError)) throw error;
-  process.stderr.write(`${error.message}\n`);
-  process.exit(1);
-}
+const config = exitOnStartupError(() => loadConfig());
 const logger = createLogger(config.logLevel, config.logFormat).child(cluster.isWorker ? { worker: cluster.worker!.id } : {});
 const lifecycle = new Lifecycle(logger, config.connections.drainMs);
 const stopping = () => lifecycle.stopping;

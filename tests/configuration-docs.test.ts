@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ENVIRONMENT_VARIABLES } from '../server/shared/config.js';
+import { ENVIRONMENT_VARIABLES, loadConfig } from '../server/shared/config.js';
 
 // docs/configuration.md documents every environment variable the configuration module reads, in
 // the table of its "## Variables" section: the first cell of each row holds one name in
@@ -9,6 +9,7 @@ import { ENVIRONMENT_VARIABLES } from '../server/shared/config.js';
 // are those of the module's own validated schema, so neither side can change without the other.
 
 const DOCUMENT = path.resolve(import.meta.dirname, '../docs/configuration.md');
+const EXAMPLE = path.resolve(import.meta.dirname, '../.env.example');
 const SECTION = '## Variables';
 const NAME_CELL = /^`[A-Z][A-Z0-9_]*`( \/ `[A-Z][A-Z0-9_]*`)*$/;
 
@@ -47,5 +48,38 @@ describe('docs/configuration.md', () => {
   it('knows the variables from the module itself', () => {
     expect(ENVIRONMENT_VARIABLES).toContain('DATABASE_URL');
     expect(ENVIRONMENT_VARIABLES.length).toBeGreaterThan(30);
+  });
+});
+
+// .env.example lists the same variables, each commented out (`# NAME=default`) under a comment of
+// its own, so that a copy of it as `.env` sets nothing until a line is uncommented.
+
+const exampleLines = readFileSync(EXAMPLE, 'utf8').split('\n');
+const examples = exampleLines.flatMap((line) => {
+  const assignment = /^# ([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
+  return assignment ? [{ name: assignment[1]!, value: assignment[2]! }] : [];
+});
+const listed = examples.map(({ name }) => name);
+
+describe('.env.example', () => {
+  it('lists each variable once', () => {
+    expect(listed.filter((name, index) => listed.indexOf(name) !== index)).toEqual([]);
+  });
+
+  it('lists only variables the configuration module reads', () => {
+    expect(listed.filter((name) => !ENVIRONMENT_VARIABLES.includes(name))).toEqual([]);
+  });
+
+  it('lists every variable the configuration module reads', () => {
+    expect(ENVIRONMENT_VARIABLES.filter((name) => !listed.includes(name))).toEqual([]);
+  });
+
+  it('sets nothing as it is: every line is a comment or blank', () => {
+    expect(exampleLines.filter((line) => line.trim() !== '' && !line.startsWith('#'))).toEqual([]);
+  });
+
+  it('shows each default: uncommented as it is, it configures what no variable at all does', () => {
+    const values = Object.fromEntries(examples.map(({ name, value }) => [name, value]));
+    expect(loadConfig(values)).toEqual(loadConfig({}));
   });
 });

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import proxyaddr from 'proxy-addr';
 import * as yup from 'yup';
+import { processEnvironment } from './environment.js';
 import { StartupError } from './errors.js';
 
 /**
@@ -239,7 +240,8 @@ export class ConfigError extends StartupError {
 /** The variables that say where `service` listens, for messages. */
 export const listenVariables = (service: string) => ({ host: `${service.toUpperCase()}_HOST`, port: `${service.toUpperCase()}_PORT` });
 
-export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+/** The configuration in `source`: by default the process's environment over the working folder's `.env`. */
+export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Config {
   // Empty variables count as unset, so `FOO= npm start` falls back to the default.
   const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ''));
   let env: Env;
@@ -259,8 +261,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     { email: env.AUTH_USER_EMAIL, password: env.AUTH_USER_PASSWORD, role: 'user' as const, variable: 'AUTH_USER_PASSWORD' },
     { email: env.AUTH_ADMIN_EMAIL, password: env.AUTH_ADMIN_PASSWORD, role: 'admin' as const, variable: 'AUTH_ADMIN_PASSWORD' },
   ];
-  if (production) refuseWeakPasswords(accounts);
   const services = [...new Set(env.SERVICES.split(',').map((name) => name.trim() as ServiceName))];
+  // The accounts are the login service's: a process without it has no password to guard.
+  if (production && services.includes('auth')) refuseWeakPasswords(accounts);
   const workers = env.WORKERS === 'auto' ? os.availableParallelism() : Number(env.WORKERS);
   if (workers > 1 && services.includes('auth') && env.SESSION_STORE === 'memory') {
     throw new ConfigError(

@@ -74,3 +74,14 @@ export function describeServerError(error: unknown): string {
 export class StartupError extends Error {
   name = 'StartupError';
 }
+
+/** What `read` returns; a StartupError it throws is printed as it is, and the process exits with status 1. */
+export function exitOnStartupError<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (!(error instanceof StartupError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+}

@@ -2,7 +2,7 @@ import { StartupError } from './errors.js';
 import type { Logger } from './logger.js';
 
 /** Longest a stop may take, beyond its drain, before the process exits anyway. */
-const STOP_DEADLINE_MS = 12_000;
+export const STOP_DEADLINE_MS = 12_000;
 
 /**
  * The process's life: what was started is stopped in the reverse order, once, on SIGINT,

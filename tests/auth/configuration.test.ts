@@ -43,6 +43,11 @@ describe('auth production mode', () => {
   ])('refuses to start with %s, one line naming each variable', (_, env, lines) => {
     expect(() => authConfig({ NODE_ENV: 'production', ...env })).toThrow(new ConfigError(lines.join('\n')));
   });
+
+  it('leaves the passwords alone in a process that does not run the login service', () => {
+    expect(() => authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,notes8000' })).not.toThrow();
+    expect(() => authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,auth' })).toThrow(ConfigError);
+  });
 });
 
 describe('auth configuration checks', () => {
