@@ -243,8 +243,8 @@ export interface Config {
   workers: number;
   /** Where the metrics are served (METRICS_HOST, METRICS_PORT); undefined: nothing is measured. */
   metrics?: Listen;
-  /** Where traces go and under which service name; undefined: no traces. */
-  tracing?: { endpoint: string; serviceName: string };
+  /** The traces' service name, when they are sent (OTEL_EXPORTER_OTLP_ENDPOINT, read by the SDK itself); undefined: no traces. */
+  tracing?: { serviceName: string };
   auth: AuthConfig;
 }
 
@@ -323,7 +323,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     services,
     workers,
     metrics,
-    tracing: env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME ?? services.join(',') },
+    tracing: env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : { serviceName: env.OTEL_SERVICE_NAME ?? services.join(',') },
     edge: {
       notes8080: edge(env.NOTES8080_ALLOWED_HOSTS),
       // Bound to this machine only, it answers only this machine's names: a page elsewhere that
