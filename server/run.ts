@@ -1,9 +1,9 @@
 import cluster from 'node:cluster';
+import type Koa from 'koa';
 import { auth } from './auth/index.js';
 import { builtSpa, prepareSpa, type Spa } from './auth/spa.js';
 import { notes8000 } from './notes8000/index.js';
 import { notes8080 } from './notes8080/index.js';
-import type Koa from 'koa';
 import { listenVariables, type Config, type Listen, type ServiceName } from './shared/config.js';
 import { createDatabase, waitForDatabase, type Database } from './shared/database.js';
 import { startEmbeddedPostgres } from './shared/embeddedPostgres.js';
@@ -98,6 +98,7 @@ export async function run(config: Config, tracing?: Tracing): Promise<void> {
    * worker (its primary serves them); resolves with where each listens.
    */
   async function serve(url: string | undefined, spa: Spa | undefined): Promise<Listening> {
+    const limits = connectionLimits();
     const pools = new Map<string, Database>();
     for (const { name, database } of withDatabase) {
       const db = createDatabase({ ...config.database, url: url!, schema: database!.schema, maxBytes: config.notes.maxBytes, logger });
@@ -113,7 +114,7 @@ export async function run(config: Config, tracing?: Tracing): Promise<void> {
     };
     const servers: { name: string; app: Koa; address: Listen }[] = config.services.map((name) => ({ name, app: apps[name](), address: config.listen[name] }));
     if (metrics && !cluster.isWorker) servers.push(metricsServer(metrics.scrape()));
-    const running = await listenAll(servers, connectionLimits());
+    const running = await listenAll(servers, limits);
     lifecycle.defer(() => Promise.all(running.map((server) => server.close(5_000))));
     // Deferred last, so it runs first: /ready answers 503 while everything still serves.
     const { drainMs } = config.connections;
