@@ -162,7 +162,7 @@ const envSchema = yup.object({
   /** Where Prometheus reads the metrics (GET /metrics); unset: no metrics server, and nothing is measured. */
   METRICS_PORT: portNumber().optional(),
   METRICS_HOST: yup.string().default('127.0.0.1'),
-  /** Where traces are sent over OTLP/HTTP; unset: no traces, and the OpenTelemetry SDK is not loaded. */
+  /** Where traces are sent over OTLP; unset: no traces, and the OpenTelemetry SDK is not loaded. */
   OTEL_EXPORTER_OTLP_ENDPOINT: yup
     .string()
     .optional()
