@@ -18,6 +18,8 @@ export interface RunningProcess {
   /** The Node process that runs the server's entry point (all three services live in it). */
   pid: number;
   urls: ServiceUrls;
+  /** Where the metrics are served (with METRICS_PORT set). */
+  metricsUrl?: string;
   /** Milliseconds from spawn until every service answered an HTTP request. */
   startMs: number;
   /** Everything the process printed so far. */
@@ -49,8 +51,8 @@ const READY_TIMEOUT_MS = 120_000;
 
 interface Spawned {
   child: ChildProcess;
-  /** Where each service listens, as the process reports it; rejects when it exits first. */
-  listening: Promise<ServiceUrls>;
+  /** Where each service (and the metrics) listens, as the process reports it; rejects when it exits first. */
+  listening: Promise<{ urls: ServiceUrls; metricsUrl?: string }>;
   output(): string;
   exited: Promise<number | string>;
   /** performance.now() when it was spawned. */
@@ -94,10 +96,13 @@ async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags =
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const served = (environment.SERVICES?.split(',').map((name) => name.trim()) ?? SERVICE_NAMES) as ServiceName[];
-  const listening = new Promise<ServiceUrls>((resolve, reject) => {
+  // With METRICS_PORT set, the metrics' address is reported beside the services'.
+  const expected = [...served, ...(environment.METRICS_PORT ? ['metrics'] : [])];
+  const listening = new Promise<{ urls: ServiceUrls; metricsUrl?: string }>((resolve, reject) => {
     const reported = (entries: { name: string; url: string }[]) => {
-      if (served.every((name) => entries.some((entry) => entry.name === name))) {
-        resolve(Object.fromEntries(entries.map(({ name, url }) => [name, url])) as ServiceUrls);
+      if (expected.every((name) => entries.some((entry) => entry.name === name))) {
+        const services = entries.filter(({ name }) => name !== 'metrics');
+        resolve({ urls: Object.fromEntries(services.map(({ name, url }) => [name, url])) as ServiceUrls, metricsUrl: entries.find(({ name }) => name === 'metrics')?.url });
       }
     };
     child.on('message', (message: unknown) => {
@@ -123,8 +128,9 @@ async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags =
 export async function startProcess(options: ProcessOptions): Promise<RunningProcess> {
   const { child, listening, output, exited, startedAt, entry } = await spawnEntryPoint(options);
   let urls: ServiceUrls;
+  let metricsUrl: string | undefined;
   try {
-    urls = await withDeadline(listening, READY_TIMEOUT_MS, () => `the services did not say where they listen within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`);
+    ({ urls, metricsUrl } = await withDeadline(listening, READY_TIMEOUT_MS, () => `the services did not say where they listen within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`));
     // With WORKERS, the primary reports once every worker listens: each is then handed connections in turn.
     await waitUntilAnswering(Object.values(urls), child, output);
   } catch (error) {
@@ -137,6 +143,7 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
     child,
     pid,
     urls,
+    metricsUrl,
     startMs,
     output,
     exited,

@@ -43,6 +43,7 @@ function testStore(store: SessionStore, generations: CredentialGenerations): Tes
     list: (userId) => store.list(userId),
     end: (id, userId) => store.end(id, userId),
     endAllOf: (userId, except) => store.endAllOf(userId, except),
+    count: () => store.count(),
   };
 }
 
@@ -209,23 +210,26 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
     },
   ],
   [
-    'refuses and no longer lists a session past its lifetime',
+    'refuses, no longer lists and no longer counts a session past its lifetime',
     async (make) => {
       const store = await make({ ttlSeconds: 1 });
       const token = await store.create(alice, client);
       expect(await store.find(token)).toBeDefined();
+      expect(await store.count()).toBe(1);
       await sleep(1_100);
+      expect(await store.count()).toBe(0);
       expect(await store.find(token)).toBeUndefined();
       expect(await store.list()).toEqual([]);
     },
   ],
   [
-    "refuses and no longer lists an account's sessions made before its credential generation changed, and no other account's",
+    "refuses, no longer lists and no longer counts an account's sessions made before its credential generation changed, and no other account's",
     async (make) => {
       const store = await make();
       const [before, bobs] = [await store.create(alice, client), await store.create(bob, client)];
       await store.renew(alice.id);
       const after = await store.create(alice, client);
+      expect(await store.count()).toBe(2);
       expect(await store.find(before)).toBeUndefined();
       expect(await store.find(after)).toBeDefined();
       expect(await store.find(bobs)).toBeDefined();

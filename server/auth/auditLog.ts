@@ -81,7 +81,9 @@ const LOGGED_BYTES = 48;
 /**
  * The security events of the login service: each is written as a log line (`event`: its type)
  * and kept for administrators, at most at the rate EventRate allows (past it, events are counted
- * in summaries). Recording never waits: the keeper stores events after the answer.
+ * in summaries). Recording never waits: the keeper stores events after the answer. `recorded`,
+ * when given, is told the type of every event recorded, whatever the rate (the metrics count
+ * login attempts so).
  */
 export class AuditTrail {
   readonly #rate: EventRate;
@@ -91,12 +93,14 @@ export class AuditTrail {
     private readonly accounts: Pick<Accounts, 'idOf' | 'byId'>,
     private readonly logger: Logger,
     private readonly now: () => number,
+    private readonly recorded?: (type: AuditEventType) => void,
     rate: AuditRate = AUDIT_RATE,
   ) {
     this.#rate = new EventRate(rate, now);
   }
 
   record(type: AuditEventType, request: RequestFacts, subject: Subject, detail: EventDetail = {}): void {
+    this.recorded?.(type);
     const event: NewAuditEvent = {
       time: new Date(this.now()).toISOString(),
       type,

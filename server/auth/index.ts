@@ -1,6 +1,7 @@
 import type { AuthConfig, Edge } from '../shared/config.js';
 import { HttpError, MalformedJsonError, methodNotAllowed, notFound, payloadTooLarge, UNREADABLE_BODY, type ErrorAnswer } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import type { LoginOutcome, Measures } from '../shared/metrics.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
 import type { Database } from '../shared/database.js';
@@ -8,7 +9,7 @@ import { buildApp, ownSchema, type Hosting, type ServiceDescriptor } from '../sh
 import { createAccounts, type Accounts } from './accounts.js';
 import { ADDRESS_LIMITS, AddressBudget } from './addressBudget.js';
 import { AttemptsInFlight } from './attemptsInFlight.js';
-import { AuditRing, AuditTrail } from './auditLog.js';
+import { AuditRing, AuditTrail, type AuditEventType } from './auditLog.js';
 import { AUDIT_RATE } from './auditRate.js';
 import { DeviceTrust } from './deviceTrust.js';
 import { MemoryGenerations, PostgresGenerations, type CredentialGenerations } from './generations.js';
@@ -47,13 +48,31 @@ interface AuthState {
   ready?: () => Promise<unknown>;
 }
 
+/** The audit trail's events that end a login attempt, by the outcome the metrics count. */
+const LOGIN_OUTCOMES: Partial<Record<AuditEventType, LoginOutcome>> = {
+  'login.succeeded': 'succeeded',
+  'login.failed': 'failed',
+  'login.throttled': 'throttled',
+  'login.busy': 'busy',
+};
+
+/** What the audit trail tells the metrics: each login attempt's outcome. */
+function loginCounter(measures: Measures): (type: AuditEventType) => void {
+  const count = measures.loginAttempts();
+  return (type) => {
+    const outcome = LOGIN_OUTCOMES[type];
+    if (outcome) count(outcome);
+  };
+}
+
 /**
  * Where sessions, credential generations, failed logins, the device key and the audit trail live:
  * this process, or the database every instance shares.
  */
-function stateOf({ config, db, logger, now, accounts }: Pick<AuthDeps, 'config' | 'db' | 'logger'> & { now: () => number; accounts: Accounts }): AuthState {
+function stateOf({ config, db, logger, now, accounts, measures }: Pick<AuthDeps, 'config' | 'db' | 'logger' | 'measures'> & { now: () => number; accounts: Accounts }): AuthState {
   const limits = { ttlSeconds: config.sessions.ttlSeconds, max: config.sessions.max, maxPerUser: config.sessions.maxPerUser };
   const trust = { now, trustDays: config.deviceTrustDays };
+  const recorded = measures && loginCounter(measures);
   if (config.sessions.store === 'memory') {
     const generations = new MemoryGenerations();
     return {
@@ -62,7 +81,7 @@ function stateOf({ config, db, logger, now, accounts }: Pick<AuthDeps, 'config' 
       throttle: LoginThrottle.inMemory(now),
       addresses: AddressBudget.inMemory(now),
       devices: DeviceTrust.inMemory({ ...trust, generations }),
-      audit: new AuditTrail(new AuditRing(config.audit, now), accounts, logger, now),
+      audit: new AuditTrail(new AuditRing(config.audit, now), accounts, logger, now, recorded),
     };
   }
   if (!db) throw new Error('SESSION_STORE=postgres needs the pool on the login service\'s schema');
@@ -74,7 +93,7 @@ function stateOf({ config, db, logger, now, accounts }: Pick<AuthDeps, 'config' 
   const throttle = LoginThrottle.inPostgres(db);
   const addresses = AddressBudget.inPostgres(db, now);
   const auditLog = new PostgresAuditLog(db, config.audit, logger, now);
-  const audit = new AuditTrail(auditLog, accounts, logger, now);
+  const audit = new AuditTrail(auditLog, accounts, logger, now, recorded);
   db.every(config.sessions.sweepIntervalMs, async () => {
     const swept = await sessions.sweep();
     if (swept > 0) logger.info({ swept }, 'expired sessions deleted');
@@ -108,9 +127,10 @@ export const auth: ServiceDescriptor<AuthDeps> = {
   name: 'auth',
   database: ownSchema('auth'),
   usesDatabase: (config) => config.sessions.store === 'postgres',
-  createApp({ config, edge, logger, spa, db, now = Date.now, stopping }) {
+  createApp({ config, edge, logger, spa, db, now = Date.now, ...hosting }) {
     const accounts = createAccounts(config);
-    const { sessions, generations, throttle, addresses, devices, audit, ready } = stateOf({ config, db, logger, now, accounts });
+    const { sessions, generations, throttle, addresses, devices, audit, ready } = stateOf({ config, db, logger, now, accounts, measures: hosting.measures });
+    hosting.measures?.sessions(config.sessions.store, () => sessions.count());
     const signedIn = signedInWith(sessions, accounts);
     const checkLogin = loginChecks({ accounts, generations, devices, inFlight: new AttemptsInFlight(ADDRESS_LIMITS.atOnce), addresses, throttle, audit });
     const { store, ttlSeconds, max, maxPerUser } = config.sessions;
@@ -141,7 +161,7 @@ export const auth: ServiceDescriptor<AuthDeps> = {
       headers: { 'cache-control': 'no-store' },
       fallback: spa.assets,
       ready,
-      stopping,
+      ...hosting,
     });
   },
 };

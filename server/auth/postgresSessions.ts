@@ -124,6 +124,11 @@ export class PostgresSessionStore implements SessionStore {
     return rows;
   }
 
+  async count(): Promise<number> {
+    const { rows } = await this.db.query<{ live: number }>('SELECT count(*)::int AS live FROM sessions JOIN credentials USING (user_id, generation) WHERE expires_at > now()');
+    return rows[0]!.live;
+  }
+
   async end(id: string, userId?: string): Promise<EndedSession | undefined> {
     if (!UUID.test(id)) return undefined;
     const { rows } = await this.db.query<EndedSession>('DELETE FROM sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2) RETURNING id, user_id AS "userId"', [id, userId ?? null]);

@@ -65,6 +65,8 @@ export interface SessionStore {
   end(id: string, userId?: string): Promise<EndedSession | undefined>;
   /** Ends every session of an account but `except`; how many. */
   endAllOf(userId: string, except?: string): Promise<number>;
+  /** How many sessions are live (those `list()` lists). */
+  count(): Promise<number>;
 }
 
 /** The sessions each cap ended, one entry per account and cap. */
@@ -152,6 +154,13 @@ export class MemorySessionStore implements SessionStore {
     const tokens = [...(this.#byUser.get(userId) ?? [])].filter((token) => this.#sessions.get(token)?.id !== except);
     tokens.forEach((token) => this.#delete(token));
     return tokens.length;
+  }
+
+  async count(): Promise<number> {
+    this.#sweep();
+    let live = 0;
+    for (const { userId, generation } of this.#sessions.values()) if (generation === this.options.generationOf(userId)) live++;
+    return live;
   }
 
   get size(): number {

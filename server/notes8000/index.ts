@@ -2,6 +2,7 @@ import { describeServerError, HttpError, MalformedJsonError, type ErrorAnswer } 
 import { IdempotencyConflict } from '../shared/idempotency.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError, type JsonSchema } from '../shared/route.js';
+import { storedBytes } from '../shared/storageCap.js';
 import { buildApp, ownSchema, type ServiceDescriptor, type NotesDeps } from '../shared/service.js';
 import { malformedJsonEntry, validationEntries } from './pydantic.js';
 import { HTTPError, noteRoutes } from './routes.js';
@@ -13,8 +14,9 @@ import { HTTPError, noteRoutes } from './routes.js';
 export const notes8000: ServiceDescriptor<NotesDeps> = {
   name: 'notes8000',
   database: ownSchema('notes8000'),
-  createApp: ({ db, logger, config, edge, stopping }) =>
-    buildApp({
+  createApp: ({ db, logger, config, edge, ...hosting }) => {
+    hosting.measures?.storage(() => storedBytes(db), config.maxBytes);
+    return buildApp({
       contract,
       routes: noteRoutes(db, config),
       logger,
@@ -22,9 +24,10 @@ export const notes8000: ServiceDescriptor<NotesDeps> = {
       answerFor,
       bodyLimitBytes: config.bodyLimitBytes,
       ready: () => db.query('SELECT 1'),
-      stopping,
       redirectTrailingSlash: true,
-    }),
+      ...hosting,
+    });
+  },
 };
 
 const HTTPValidationError: JsonSchema = {

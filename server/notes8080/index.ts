@@ -2,6 +2,7 @@ import { describeServerError, HttpError, MalformedJsonError, type ErrorAnswer } 
 import { IdempotencyConflict } from '../shared/idempotency.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError } from '../shared/route.js';
+import { storedBytes } from '../shared/storageCap.js';
 import { buildApp, ownSchema, type ServiceDescriptor, type NotesDeps } from '../shared/service.js';
 import { ErrorBody, failure, NOTE_NOT_FOUND, noteRoutes } from './routes.js';
 
@@ -9,8 +10,10 @@ import { ErrorBody, failure, NOTE_NOT_FOUND, noteRoutes } from './routes.js';
 export const notes8080: ServiceDescriptor<NotesDeps> = {
   name: 'notes8080',
   database: ownSchema('notes8080'),
-  createApp: ({ db, logger, config, edge, stopping }) =>
-    buildApp({ contract, routes: noteRoutes(db, config), logger, edge, answerFor, bodyLimitBytes: config.bodyLimitBytes, ready: () => db.query('SELECT 1'), stopping }),
+  createApp: ({ db, logger, config, edge, ...hosting }) => {
+    hosting.measures?.storage(() => storedBytes(db), config.maxBytes);
+    return buildApp({ contract, routes: noteRoutes(db, config), logger, edge, answerFor, bodyLimitBytes: config.bodyLimitBytes, ready: () => db.query('SELECT 1'), ...hosting });
+  },
 };
 
 const contract: Contract = {

@@ -15,10 +15,11 @@ const wholeNumber = (least: number, fallback: number) => {
   const expected = `a whole number, at least ${least}`;
   return yup.number().typeError(expected).integer(expected).min(least, expected).default(fallback);
 };
-const port = (fallback: number) => {
+const portNumber = () => {
   const expected = 'a port number from 0 to 65535';
-  return yup.number().typeError(expected).integer(expected).min(0, expected).max(65535, expected).default(fallback);
+  return yup.number().typeError(expected).integer(expected).min(0, expected).max(65535, expected);
 };
+const port = (fallback: number) => portNumber().default(fallback);
 const oneOf = <T extends string>(values: readonly T[], fallback: T) =>
   yup.string().oneOf(values, `one of ${values.join(', ')}`).default(fallback);
 const email = (fallback: string) => yup.string().email('an email address').default(fallback);
@@ -51,13 +52,15 @@ const isLoopback = (host: string) => host === 'localhost' || host === '::1' || h
 const DEFAULT_PASSWORDS = ['user-password', 'admin-password'];
 const MIN_PRODUCTION_PASSWORD = 12;
 
-function isPostgresUrl(value: string): boolean {
+const hasProtocol = (value: string, protocols: string[]) => {
   try {
-    return ['postgres:', 'postgresql:'].includes(new URL(value).protocol);
+    return protocols.includes(new URL(value).protocol);
   } catch {
     return false;
   }
-}
+};
+const isPostgresUrl = (value: string) => hasProtocol(value, ['postgres:', 'postgresql:']);
+const isHttpUrl = (value: string) => hasProtocol(value, ['http:', 'https:']);
 
 const envSchema = yup.object({
   NODE_ENV: oneOf(['development', 'production', 'test'], 'development'),
@@ -157,6 +160,16 @@ const envSchema = yup.object({
   AUDIT_RETENTION_DAYS: wholeNumber(1, 30),
   /** The most security events the login service keeps; past it the oldest go. */
   AUDIT_MAX_EVENTS: wholeNumber(1, 100_000),
+  /** Where Prometheus reads the metrics (GET /metrics); unset: no metrics server, and nothing is measured. */
+  METRICS_PORT: portNumber().optional(),
+  METRICS_HOST: yup.string().default('127.0.0.1'),
+  /** Where traces are sent over OTLP; unset: no traces, and the OpenTelemetry SDK is not loaded. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: yup
+    .string()
+    .optional()
+    .test('http-url', 'an http:// or https:// URL', (value) => value === undefined || isHttpUrl(value)),
+  /** The traces' service name; unset: the names of the services this process runs. */
+  OTEL_SERVICE_NAME: yup.string().optional(),
   /** scrypt cost parameter N (a power of two); turned down only by tests and benchmarks. */
   PASSWORD_HASH_COST: wholeNumber(2, 16384).test('power-of-two', 'a power of two', (value) => (value & (value - 1)) === 0),
 });
@@ -229,6 +242,10 @@ export interface Config {
   services: ServiceName[];
   /** Worker processes (1: this process serves). */
   workers: number;
+  /** Where the metrics are served (METRICS_HOST, METRICS_PORT); undefined: nothing is measured. */
+  metrics?: Listen;
+  /** The traces' service name, when they are sent (OTEL_EXPORTER_OTLP_ENDPOINT, read by the SDK itself); undefined: no traces. */
+  tracing?: { serviceName: string };
   auth: AuthConfig;
 }
 
@@ -276,6 +293,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
     notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
     auth: { host: env.AUTH_HOST, port: env.AUTH_PORT },
   };
+  const metrics = env.METRICS_PORT === undefined ? undefined : { host: env.METRICS_HOST, port: env.METRICS_PORT };
+  if (metrics && metrics.port !== 0) {
+    const taken = services.find((name) => listen[name].port === metrics.port);
+    if (taken) throw new ConfigError(`METRICS_PORT=${metrics.port} is ${listenVariables(taken).port}'s: the metrics need a port of their own`);
+  }
   const trustProxy = env.TRUST_PROXY === undefined ? undefined : trustProxyOf(env.TRUST_PROXY);
   const edge = (allowed: string | undefined, fallback?: string[]): Edge => ({
     allowedHosts: allowed === undefined ? fallback : allowed.trim() === '*' ? undefined : allowed.split(',').map((host) => host.trim().toLowerCase()),
@@ -303,6 +325,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
     listen,
     services,
     workers,
+    metrics,
+    tracing: env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : { serviceName: env.OTEL_SERVICE_NAME ?? services.join(',') },
     edge: {
       notes8080: edge(env.NOTES8080_ALLOWED_HOSTS),
       // Bound to this machine only, it answers only this machine's names: a page elsewhere that

@@ -48,8 +48,16 @@ export interface Database {
    * their runs; the timer keeps no process alive, and a failure is logged, never thrown.
    */
   every(intervalMs: number, task: () => Promise<unknown>): void;
+  /** The pool's connections now: open, idle among them, and the requests waiting for one. */
+  connections(): PoolConnections;
   /** Ends every connection and every `every`; pending statements finish first. */
   close(): Promise<void>;
+}
+
+export interface PoolConnections {
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 export interface DatabaseOptions extends Pick<DatabaseConfig, 'poolMax' | 'timeoutMs'> {
@@ -128,6 +136,7 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
       };
       schedule();
     },
+    connections: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close() {
       timers.forEach(clearTimeout);
       timers.clear();

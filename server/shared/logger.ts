@@ -4,15 +4,18 @@ import pretty from 'pino-pretty';
 
 export type { Logger };
 
+/** Fields added to every line, from what is going on when it is written (the trace a line belongs to, say). */
+export type LineFields = () => Record<string, unknown>;
+
 /**
  * The process's logger: readable lines for a person at a terminal (pino-pretty, in this thread
  * rather than a worker: lines stay in order with what else the process prints), one JSON object
  * per line for everything else. `format` overrides the choice.
  */
-export function createLogger(level: string, format: 'pretty' | 'json' = process.stdout.isTTY ? 'pretty' : 'json'): Logger {
-  if (format === 'json') return pino(loggerOptions(level));
+export function createLogger(level: string, format: 'pretty' | 'json' = process.stdout.isTTY ? 'pretty' : 'json', fields?: LineFields): Logger {
+  if (format === 'json') return pino(loggerOptions(level, fields));
   return pino(
-    loggerOptions(level),
+    loggerOptions(level, fields),
     pretty({
       colorize: process.stdout.isTTY,
       translateTime: 'SYS:HH:MM:ss.l',
@@ -29,9 +32,10 @@ export function createLogger(level: string, format: 'pretty' | 'json' = process.
  * type, message, code and stack only (a parser's error can carry the raw request or body,
  * cookies included), and cookie or authorization headers are redacted wherever they appear.
  */
-export function loggerOptions(level: string): LoggerOptions {
+export function loggerOptions(level: string, fields?: LineFields): LoggerOptions {
   return {
     level,
+    ...(fields && { mixin: fields }),
     serializers: { err: (error: unknown) => safeError(error) },
     redact: { paths: ['*.headers.cookie', '*.headers.authorization', '*.headers["set-cookie"]'], censor: '[redacted]' },
   };

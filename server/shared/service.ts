@@ -12,8 +12,10 @@ import { answerHeaders } from './securityHeaders.js';
 import { contractRoutes } from './docs.js';
 import { HttpError, methodNotAllowed, notFound, serviceUnavailable, type ErrorAnswer } from './errors.js';
 import { loggedPath, requestLogger, type Logger } from './logger.js';
+import type { Measures } from './metrics.js';
 import { REQUEST_ID, requestIdOf } from './requestId.js';
 import { openApiDocument, type DocumentedService } from './openapi.js';
+import { ROUTE_LABELS, type RequestWatch } from './requestWatch.js';
 import { bodyValidator, InvalidRequestError, parametersValidator, route, type Route } from './route.js';
 
 /**
@@ -37,6 +39,10 @@ export const needsDatabase = <Deps extends { config: unknown }>(descriptor: Serv
 export interface Hosting {
   /** Whether the process is stopping: from then on `GET /ready` answers 503. */
   stopping?: () => boolean;
+  /** What watches each request (metrics, traces); none: a request pays nothing for it. */
+  watch?: RequestWatch;
+  /** Where the service reports what it keeps, read by the metrics (see metrics.ts); none: nothing is counted. */
+  measures?: Measures;
 }
 
 /** What a notes service is given: its pool (on its own schema), its settings and its edge. */
@@ -77,7 +83,7 @@ export interface ServiceDefinition extends DocumentedService, Hosting {
  * answered by Koa, with the service's headers set first.
  */
 export function buildApp(service: ServiceDefinition): Koa {
-  const { contract, logger, answerFor } = service;
+  const { contract, logger, answerFor, watch } = service;
   const documented = { ...service, routes: [...service.routes, livenessRoute(), readinessRoute(service)] };
   const routes = [...documented.routes, ...contractRoutes(contract.title, openApiDocument(documented), service.edge.production)];
   const security = answerHeaders(service.edge.production);
@@ -97,16 +103,18 @@ export function buildApp(service: ServiceDefinition): Koa {
     const handler = handlerOf(route, readBody, write);
     // What browsers load, the routes outside the API's contract (pages, the document, Swagger UI),
     // goes through Koa and the compressor; the API's answers never do (see compression.ts).
-    router.register(routerPath(route.path), [route.method], route.internal ? withHeaders(compressed(handler)) : handler);
+    router.register(routerPath(route.path), [route.method], routedAs(watch, route.path, route.internal ? withHeaders(compressed(handler)) : handler));
   }
 
   const app = new Koa({ proxy: service.edge.trustProxy !== undefined });
   // What Koa itself sends (pages, files) reports a failure after its start here.
   app.on('error', reportCut);
   const requestLine = requestLogger(logger);
-  app.use(async (ctx, next) => {
+  // Each step is named: traces call a step's span after its middleware.
+  const use = (name: string, middleware: Middleware) => app.use(Object.defineProperty(middleware, 'name', { value: name }));
+  use('requests', async (ctx, next) => {
     ctx.state.requestId = requestIdOf(ctx.req);
-    const started = requestLine && performance.now();
+    const started = (requestLine || watch) && performance.now();
     try {
       await next();
     } catch (error) {
@@ -119,14 +127,28 @@ export function buildApp(service: ServiceDefinition): Koa {
       if (ctx.res.headersSent) ctx.res.destroy();
       else write(ctx, json(answer.status, answer.body, answer.headers));
     } finally {
+      watch?.answered(ctx, started!);
       requestLine?.(ctx, started!);
     }
   });
-  app.use(edge(service.edge));
-  app.use(dispatch(router));
-  if (service.fallback) app.use(withHeaders(compressed(service.fallback)));
-  app.use(unmatched(router, service.redirectTrailingSlash ?? false, write));
+  use('edge', edge(service.edge));
+  use('routes', dispatch(router));
+  if (service.fallback) use('fallback', routedAs(watch, ROUTE_LABELS.fallback, withHeaders(compressed(service.fallback))));
+  use('unmatched', routedAs(watch, ROUTE_LABELS.unmatched, unmatched(router, service.redirectTrailingSlash ?? false, write)));
   return app;
+}
+
+/**
+ * `middleware`, which first tells `watch` the route that took the request: where the handler is
+ * chosen, so that the route is known without matching the path again. Without a watch, the
+ * middleware itself.
+ */
+function routedAs(watch: RequestWatch | undefined, route: string, middleware: Middleware): Middleware {
+  if (!watch) return middleware;
+  return (ctx, next) => {
+    watch.routed(ctx, route);
+    return middleware(ctx, next);
+  };
 }
 
 /**

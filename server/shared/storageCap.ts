@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Database } from './database.js';
 
 /**
  * The bytes a service stores, counted in its own schema as rows come and go, and capped: a write
@@ -93,4 +94,10 @@ export async function unshardStorageCount(knex: Knex, tables: Counted[]): Promis
 export async function recountStorage(knex: Knex, tables: Counted[]): Promise<void> {
   for (const counted of tables) await countingFunction(knex, counted, 'sharded');
   await knex.raw(`UPDATE storage_shards SET bytes = CASE WHEN shard = 0 THEN ${present(tables)} ELSE 0 END`);
+}
+
+/** What the count says now, in bytes: the sum of its shards. */
+export async function storedBytes(db: Database): Promise<number> {
+  const { rows } = await db.query<{ bytes: string }>('SELECT coalesce(sum(bytes), 0)::text AS bytes FROM storage_shards');
+  return Number(rows[0]!.bytes);
 }

@@ -1,0 +1,180 @@
+import { afterEach, describe, expect, test } from 'vitest';
+import { send, type Reply } from '../harness/http.js';
+import { listeningPorts, removeDataDir, startProcess, temporaryDataDir, type ProcessOptions, type RunningProcess } from '../harness/processes.js';
+import { ConfigError, loadConfig } from '../server/shared/config.js';
+import { createTestDatabase } from './support/services.js';
+
+// The metrics as Prometheus reads them: the whole process started as `npm start` starts it, with
+// METRICS_PORT=0, its requests answered, then GET /metrics on the port it reports.
+
+const running: RunningProcess[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+
+async function start(env: Record<string, string>): Promise<RunningProcess> {
+  const dataDir = await temporaryDataDir();
+  cleanups.push(() => removeDataDir(dataDir));
+  const database = await createTestDatabase();
+  cleanups.push(database.drop);
+  const options: ProcessOptions = { form: 'compiled', dataDir, env: { DATABASE_URL: database.url, PASSWORD_HASH_COST: '2', ...env } };
+  const started = await startProcess(options);
+  running.push(started);
+  return started;
+}
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((server) => server.stop(5_000)));
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of Prometheus's text format: `name{label="value",…} number`, comments left out. */
+function samplesOf(text: string): Sample[] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const [, name, labels = '', value] = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line) ?? [];
+      if (!name) throw new Error(`not a sample: ${line}`);
+      return { name, labels: Object.fromEntries([...labels.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map(([, key, text]) => [key!, text!])), value: Number(value) };
+    });
+}
+
+/** The values of the samples named `name` that carry at least these labels. */
+const valuesOf = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
+  samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)).map((sample) => sample.value);
+
+async function scrape(server: RunningProcess): Promise<{ reply: Reply; samples: Sample[] }> {
+  const reply = await send(server.metricsUrl!, { method: 'GET', path: '/metrics' });
+  expect(reply.status).toBe(200);
+  return { reply, samples: samplesOf(reply.text) };
+}
+
+const login = (server: RunningProcess, password: string) =>
+  send(server.urls.auth, { method: 'POST', path: '/api/login', json: { email: 'user@example.com', password } });
+
+/** A note whose title and body take 1,001 bytes: 1,097 as the storage count counts it (96 more for the row). */
+const NOTE = { title: 'm', body: 'x'.repeat(1000) };
+const NOTE_BYTES = 1097;
+
+const requestCount = (samples: Sample[], labels: Record<string, string>) => valuesOf(samples, 'http_request_duration_seconds_count', labels);
+
+/** The requests of these labels answered between two scrapes (the harness asks each service's `/` while it waits for the ports). */
+const answeredSince = (before: Sample[], after: Sample[], labels: Record<string, string>) =>
+  (requestCount(after, labels)[0] ?? 0) - (requestCount(before, labels)[0] ?? 0);
+
+describe('METRICS_PORT', () => {
+  test('GET /metrics: durations by route template (never a raw path), login attempts, pools, stored bytes, sessions, process metrics', async () => {
+    const server = await start({ METRICS_PORT: '0' });
+    const metricsPort = Number(new URL(server.metricsUrl!).port);
+    expect(new URL(server.metricsUrl!).hostname).toBe('127.0.0.1');
+    expect(Object.values(server.urls).map((url) => Number(new URL(url).port))).not.toContain(metricsPort);
+
+    const before = (await scrape(server)).samples;
+    const notes = server.urls.notes8080;
+    expect((await send(notes, { method: 'GET', path: '/notes/123' })).status).toBe(404);
+    expect((await send(notes, { method: 'GET', path: '/no-such-path-98765' })).status).toBe(404);
+    const created = await send(notes, { method: 'POST', path: '/notes', json: NOTE });
+    expect(created.status).toBe(201);
+    const id = (created.json as { id: number }).id;
+    expect((await send(notes, { method: 'GET', path: `/notes/${id}` })).status).toBe(200);
+    expect((await login(server, 'wrong password')).status).toBe(401);
+    expect((await login(server, 'user-password')).status).toBe(200);
+
+    const { reply, samples } = await scrape(server);
+    expect(reply.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+
+    const notesRequests = { service: 'notes8080', method: 'GET', route: '/notes/{id}' };
+    for (const labels of [
+      { ...notesRequests, status: '404' },
+      { ...notesRequests, status: '200' },
+      { service: 'notes8080', method: 'POST', route: '/notes', status: '201' },
+      { service: 'notes8080', method: 'GET', route: 'unmatched', status: '404' },
+      { service: 'auth', method: 'POST', route: '/api/login', status: '401' },
+      { service: 'auth', method: 'POST', route: '/api/login', status: '200' },
+    ]) {
+      expect(answeredSince(before, samples, labels), JSON.stringify(labels)).toBe(1);
+    }
+    // The seconds it took, and a bucket for each bound.
+    expect(valuesOf(samples, 'http_request_duration_seconds_sum', { ...notesRequests, status: '200' })[0]).toBeGreaterThan(0);
+    expect(valuesOf(samples, 'http_request_duration_seconds_bucket', { ...notesRequests, status: '200', le: '+Inf' })).toEqual([1]);
+    // No path a client sent is a label.
+    for (const raw of ['/notes/123', `/notes/${id}`, '98765']) expect(reply.text).not.toContain(raw);
+    const routes = new Set(samples.filter((sample) => sample.name === 'http_request_duration_seconds_count' && sample.labels.service === 'notes8080').map((sample) => sample.labels.route));
+    expect([...routes].sort()).toEqual(['/notes', '/notes/{id}', 'unmatched']);
+
+    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'failed' })).toEqual([1]);
+    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'succeeded' })).toEqual([1]);
+    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'throttled' })).toEqual([0]);
+    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'busy' })).toEqual([0]);
+    expect(valuesOf(samples, 'auth_sessions', { store: 'memory' })).toEqual([1]);
+
+    for (const service of ['notes8080', 'notes8000']) {
+      const [total] = valuesOf(samples, 'db_pool_connections', { service, state: 'total' });
+      const [idle] = valuesOf(samples, 'db_pool_connections', { service, state: 'idle' });
+      expect(total).toBeGreaterThanOrEqual(1);
+      expect(idle).toBeLessThanOrEqual(total!);
+      expect(valuesOf(samples, 'db_pool_connections', { service, state: 'waiting' })).toEqual([0]);
+      expect(valuesOf(samples, 'notes_max_bytes', { service })).toEqual([1024 ** 3]);
+    }
+    // The login service keeps no tables with sessions in memory: it has no pool.
+    expect(valuesOf(samples, 'db_pool_connections', { service: 'auth' })).toEqual([]);
+    expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8080' })).toEqual([NOTE_BYTES]);
+    expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8000' })).toEqual([0]);
+
+    expect(valuesOf(samples, 'process_cpu_user_seconds_total')[0]).toBeGreaterThan(0);
+    expect(valuesOf(samples, 'nodejs_heap_size_used_bytes')[0]).toBeGreaterThan(0);
+
+    // Only GET /metrics is answered; the metrics port serves nothing else, and no service serves them.
+    for (const [method, path] of [['GET', '/'], ['GET', '/metrics/'], ['POST', '/metrics']] as const) {
+      expect((await send(server.metricsUrl!, { method, path })).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await send(notes, { method: 'GET', path: '/metrics' })).status).toBe(404);
+  });
+
+  test('WORKERS=2: the primary serves the sum of its workers, and the database\'s counts once', async () => {
+    const server = await start({ METRICS_PORT: '0', WORKERS: '2', SESSION_STORE: 'postgres' });
+    const notes = server.urls.notes8080;
+    expect((await send(notes, { method: 'POST', path: '/notes', json: NOTE })).status).toBe(201);
+    // Each request on a connection of its own: the primary hands connections to the workers in turn.
+    const reads = 20;
+    for (let i = 0; i < reads; i++) expect((await send(notes, { method: 'GET', path: '/notes/123' })).status).toBe(404);
+    for (let i = 0; i < 2; i++) expect((await login(server, 'wrong password')).status).toBe(401);
+    expect((await login(server, 'user-password')).status).toBe(200);
+
+    const { samples } = await scrape(server);
+    expect(requestCount(samples, { service: 'notes8080', method: 'GET', route: '/notes/{id}', status: '404' })).toEqual([reads]);
+    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'failed' })).toEqual([2]);
+    // Each worker has a pool of its own, which has opened a connection at least.
+    expect(valuesOf(samples, 'db_pool_connections', { service: 'notes8080', state: 'total' })[0]).toBeGreaterThanOrEqual(2);
+    // What the database counts, every worker reads alike: shown once, not once per worker.
+    expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8080' })).toEqual([NOTE_BYTES]);
+    expect(valuesOf(samples, 'auth_sessions', { store: 'postgres' })).toEqual([1]);
+    expect(valuesOf(samples, 'notes_max_bytes', { service: 'notes8080' })).toEqual([1024 ** 3]);
+
+    // Only the primary listens on the metrics port.
+    const metricsPort = Number(new URL(server.metricsUrl!).port);
+    expect(await listeningPorts(server.pid)).toContain(metricsPort);
+  });
+
+  test('unset: nothing listens beyond the services\' ports, and no metrics are announced', async () => {
+    const server = await start({});
+    expect(server.metricsUrl).toBeUndefined();
+    const servicePorts = Object.values(server.urls).map((url) => Number(new URL(url).port));
+    expect(await listeningPorts(server.pid)).toEqual(servicePorts.sort((a, b) => a - b));
+    expect(server.output()).not.toContain('metrics listening');
+  });
+
+  test('a METRICS_PORT that is a service\'s port, or not a port, stops the start in one line', () => {
+    expect(() => loadConfig({ METRICS_PORT: '3000' })).toThrow(new ConfigError("METRICS_PORT=3000 is AUTH_PORT's: the metrics need a port of their own"));
+    expect(() => loadConfig({ METRICS_PORT: '9464', SERVICES: 'notes8080', NOTES8080_PORT: '9464' })).toThrow(new ConfigError("METRICS_PORT=9464 is NOTES8080_PORT's: the metrics need a port of their own"));
+    expect(() => loadConfig({ METRICS_PORT: 'prometheus' })).toThrow(new ConfigError('METRICS_PORT="prometheus" is not valid: expected a port number from 0 to 65535'));
+    // A port of a service this process does not run is free for the metrics.
+    expect(loadConfig({ METRICS_PORT: '3000', SERVICES: 'notes8080' }).metrics).toEqual({ host: '127.0.0.1', port: 3000 });
+    expect(loadConfig({}).metrics).toBeUndefined();
+  });
+});

@@ -1,0 +1,140 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { send } from '../harness/http.js';
+import { logLines } from '../harness/logs.js';
+import { removeDataDir, startProcess, temporaryDataDir, type RunningProcess } from '../harness/processes.js';
+import { loadConfig } from '../server/shared/config.js';
+import { createTestDatabase } from './support/services.js';
+
+// Traces as a collector receives them: the whole process started as `npm start` starts it, with
+// OTEL_EXPORTER_OTLP_ENDPOINT naming a receiver in this test, which takes OTLP/HTTP in its JSON
+// encoding (OTEL_EXPORTER_OTLP_PROTOCOL=http/json), as the OpenTelemetry collector would.
+
+interface AnyValue {
+  stringValue?: string;
+  intValue?: number | string;
+}
+interface Attribute {
+  key: string;
+  value: AnyValue;
+}
+interface Span {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: Attribute[];
+}
+interface ExportRequest {
+  resourceSpans: { resource: { attributes: Attribute[] }; scopeSpans: { spans: Span[] }[] }[];
+}
+
+/** A span as received, with its attributes as an object and its resource's. */
+interface Received {
+  span: Span;
+  attributes: Record<string, string | number | undefined>;
+  resource: Record<string, string | number | undefined>;
+}
+
+const SERVER = 2;
+const CLIENT = 3;
+
+const attributesOf = (attributes: Attribute[]) => Object.fromEntries(attributes.map(({ key, value }) => [key, value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue))]));
+
+const received: Received[] = [];
+const paths: string[] = [];
+let receiver: http.Server;
+let server: RunningProcess;
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      paths.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest;
+      for (const { resource, scopeSpans } of body.resourceSpans) {
+        for (const { spans } of scopeSpans) for (const span of spans) received.push({ span, attributes: attributesOf(span.attributes), resource: attributesOf(resource.attributes) });
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const dataDir = await temporaryDataDir();
+  cleanups.push(() => removeDataDir(dataDir));
+  const database = await createTestDatabase();
+  cleanups.push(database.drop);
+  server = await startProcess({
+    form: 'compiled',
+    dataDir,
+    env: {
+      DATABASE_URL: database.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      // Spans are sent a tenth of a second after they end, rather than five seconds.
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    },
+  });
+});
+
+afterAll(async () => {
+  await server?.stop(5_000);
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await new Promise((resolve) => receiver?.close(resolve));
+});
+
+/** The spans received that `match`, once there are some, within 10 s. */
+async function spansWhere(match: (span: Received) => boolean): Promise<Received[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const found = received.filter(match);
+    if (found.length > 0 || Date.now() > deadline) return found;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+  test('a request is a trace: its server span named after the route template, its statements as pg spans, and its log line carries the trace id', async () => {
+    const created = await send(server.urls.notes8080, { method: 'POST', path: '/notes', json: { title: 'traced', body: 'b' } });
+    expect(created.status).toBe(201);
+    const id = (created.json as { id: number }).id;
+    const reply = await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}`, headers: { 'x-request-id': 'traced-read' } });
+    expect(reply.status).toBe(200);
+
+    const [read] = await spansWhere(({ span, attributes }) => span.kind === SERVER && attributes['url.path'] === `/notes/${id}`);
+    expect(read).toBeDefined();
+    expect(read!.span.name).toBe('GET /notes/{id}');
+    expect(read!.attributes).toMatchObject({ 'http.route': '/notes/{id}', 'http.request.method': 'GET', 'http.response.status_code': 200, 'app.service': 'notes8080' });
+    // The process runs three services: the trace's service is all of them, the span says which.
+    expect(read!.resource['service.name']).toBe('notes8080,notes8000,auth');
+
+    const { traceId } = read!.span;
+    const statements = await spansWhere(({ span, attributes }) => span.traceId === traceId && span.kind === CLIENT && attributes['db.system.name'] === 'postgresql' && attributes['db.query.text'] !== undefined);
+    expect(statements.map(({ attributes }) => attributes['db.query.text'])).toContainEqual(expect.stringMatching(/^SELECT .* FROM notes WHERE id = \$1$/s));
+
+    const line = logLines(server.output()).find((logged) => logged.reqId === 'traced-read');
+    expect(line).toMatchObject({ path: `/notes/${id}`, status: 200, trace_id: traceId });
+
+    expect(paths).toContain('POST /v1/traces application/json');
+  });
+
+  test('a request no route takes keeps a server span of its own, without a route', async () => {
+    const reply = await send(server.urls.notes8080, { method: 'GET', path: '/no-such-path-4321' });
+    expect(reply.status).toBe(404);
+    const [span] = await spansWhere(({ span, attributes }) => span.kind === SERVER && attributes['url.path'] === '/no-such-path-4321');
+    expect(span).toBeDefined();
+    expect(span!.span.name).toBe('GET');
+    expect(span!.attributes['http.route']).toBeUndefined();
+    expect(span!.attributes).toMatchObject({ 'http.response.status_code': 404, 'app.service': 'notes8080' });
+  });
+
+  test('OTEL_SERVICE_NAME names the traces\' service; an endpoint that is not an http(s) URL stops the start', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'notes' }).tracing).toEqual({ serviceName: 'notes' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', SERVICES: 'auth' }).tracing).toEqual({ serviceName: 'auth' });
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow('OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is not valid: expected an http:// or https:// URL');
+  });
+});
