@@ -14,7 +14,6 @@ const USAGE = `npm run bench [-- options]
                       session-store: GET /api/me with SESSION_STORE=postgres against the memory store;
                       workers: both notes services' endpoints with WORKERS=2 against 1)
   --cpu-prof         run the services under node --cpu-prof and summarise the profile
-  --metrics          run the main instance with its metrics on (METRICS_PORT=0), to measure what they cost
   --report FILE      write the Markdown report there (default docs/benchmarks.md; quick: none)
   --no-report        write no Markdown report`;
 
@@ -28,7 +27,6 @@ export function parseOptions(argv: string[]) {
       warmup: { type: 'string' },
       only: { type: 'string' },
       'cpu-prof': { type: 'boolean', default: false },
-      metrics: { type: 'boolean', default: false },
       report: { type: 'string' },
       'no-report': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -61,7 +59,6 @@ export function parseOptions(argv: string[]) {
     groups: new Set(groups as Group[]),
     cpuProfile: values['cpu-prof'],
     /** Whether the main instance measures its requests (METRICS_PORT set). */
-    metrics: values.metrics,
     /** Where the Markdown report goes; undefined: not written. */
     reportFile: values['no-report'] ? undefined : (values.report ?? (quick ? undefined : 'docs/benchmarks.md')),
   };
