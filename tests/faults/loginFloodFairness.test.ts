@@ -18,7 +18,7 @@ import { scale } from './scale.js';
 
 const USER = { email: 'user@example.com', password: 'user-password' };
 /** How long the user logs in under the flood. */
-const FLOOD_MS = scale(5_000, 25_000);
+const FLOOD_MS = scale(3_000, 25_000);
 /** The attackers of the second scenario, each keeping 4 wrong logins in flight (few in the quick form: spending their budgets takes most of its time). */
 const MANY_ADDRESSES = scale(4, 50);
 const USER_LOGINS = 20;
