@@ -45,10 +45,11 @@ export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Acco
   // handshakes (SCRAM) and file reads need too: a flood of logins that took every thread would
   // starve the notes services of new connections. So 2 checks run at once, and 64 more wait.
   const checks = new FairQueue({ running: 2, waiting: 64 });
+  const byId = new Map([...byEmail.values()].map(({ user }) => [user.id, user]));
 
   return {
     idOf: (email) => byEmail.get(normalizeEmail(email))?.user.id,
-    byId: (id) => [...byEmail.values()].find(({ user }) => user.id === id)?.user,
+    byId: (id) => byId.get(id),
     all: () => [...byEmail.values()].map(({ user }) => user),
     async authenticate(email, password, client) {
       const account = byEmail.get(normalizeEmail(email));

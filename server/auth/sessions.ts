@@ -81,7 +81,9 @@ export function cappedSessions(endings: { userId: string; cap: SessionCap }[]): 
   return [...counted.values()];
 }
 
-interface Session extends SessionInfo {
+/** A session as the memory store keeps it: when it was last seen as a number, made a date only for the lists that show it. */
+interface Session extends Omit<SessionInfo, 'lastSeenAt'> {
+  lastSeenAtMs: number;
   expiresAtMs: number;
   generation: number;
 }
@@ -116,7 +118,7 @@ export class MemorySessionStore implements SessionStore {
     const now = this.options.now();
     const at = new Date(now).toISOString();
     const expiresAtMs = now + this.options.ttlSeconds * 1000;
-    this.#sessions.set(token, { id: randomUUID(), userId: user.id, ...client, createdAt: at, lastSeenAt: at, expiresAt: new Date(expiresAtMs).toISOString(), expiresAtMs, generation });
+    this.#sessions.set(token, { id: randomUUID(), userId: user.id, ...client, createdAt: at, lastSeenAtMs: now, expiresAt: new Date(expiresAtMs).toISOString(), expiresAtMs, generation });
     this.#byUser.set(user.id, own.add(token));
     return { token, capped: cappedSessions(endings) };
   }
@@ -124,7 +126,7 @@ export class MemorySessionStore implements SessionStore {
   async find(token: string) {
     const session = this.#live(token);
     if (!session) return undefined;
-    session.lastSeenAt = new Date(this.options.now()).toISOString();
+    session.lastSeenAtMs = this.options.now();
     return { id: session.id, userId: session.userId };
   }
 
@@ -138,8 +140,8 @@ export class MemorySessionStore implements SessionStore {
     this.#sweep();
     const tokens = userId === undefined ? this.#sessions.keys() : (this.#byUser.get(userId) ?? []);
     return [...tokens].flatMap((token) => {
-      const { expiresAtMs: _expires, generation, ...info } = this.#sessions.get(token)!;
-      return generation === this.options.generationOf(info.userId) ? [info] : [];
+      const { expiresAtMs: _expires, lastSeenAtMs, generation, ...info } = this.#sessions.get(token)!;
+      return generation === this.options.generationOf(info.userId) ? [{ ...info, lastSeenAt: new Date(lastSeenAtMs).toISOString() }] : [];
     });
   }
 

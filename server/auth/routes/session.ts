@@ -1,5 +1,5 @@
 import * as yup from 'yup';
-import { json } from '../../shared/answer.js';
+import { json, type Answer } from '../../shared/answer.js';
 import { forbidden } from '../../shared/errors.js';
 import { route, type JsonSchema } from '../../shared/route.js';
 import { ADDRESS_LIMITS } from '../addressBudget.js';
@@ -8,6 +8,7 @@ import { failure, messages } from '../messages.js';
 import { cookie, cookieValues, type CookieOptions } from '../cookies.js';
 import type { DeviceTrust } from '../deviceTrust.js';
 import type { LoginCheck } from '../loginChecks.js';
+import type { User } from '../accounts.js';
 import { deletedSessionCookie, requireSignedIn, sessionCookie, sessionTokens, type SessionStore, type SignedInCheck } from '../sessions.js';
 import { isForeignOrigin } from '../origin.js';
 import { signedOut } from './outcomes.js';
@@ -35,6 +36,10 @@ const LoginInput = yup
 
 const Ok: JsonSchema = { type: 'object', title: 'Ok', properties: { ok: { const: true } }, required: ['ok'] };
 const OK = { ok: true };
+
+/** `GET /api/me`'s answer for each account, written once: the accounts are fixed while the process runs. */
+const meAnswers = new WeakMap<User, Answer>();
+const meAnswer = (user: User) => meAnswers.get(user) ?? meAnswers.set(user, json(200, { user })).get(user)!;
 
 const Me: JsonSchema = {
   type: 'object',
@@ -114,7 +119,7 @@ export function sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, 
           ...signedOut,
         },
       },
-      async (ctx) => json(200, { user: (await requireSignedIn(ctx, signedIn)).user }),
+      async (ctx) => meAnswer((await requireSignedIn(ctx, signedIn)).user),
     ),
 
     route(
