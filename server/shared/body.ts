@@ -37,8 +37,7 @@ export function bodyReader({ limitBytes }: { limitBytes: number }): ReadBody {
       // A body without a content type is still read (as text), as FastAPI does.
       ctx.req.headers['content-type'] = 'application/octet-stream';
     }
-    const json = Boolean(ctx.request.is('json'));
-    const charset = ctx.request.charset;
+    const { json, charset } = hasBody ? declaredType(ctx) : NOT_DECLARED;
     if (json && charset && !/^utf-?8$/i.test(charset)) throw unsupportedMediaType(`Unsupported charset "${charset}": JSON is UTF-8`);
     try {
       await read(ctx, async () => undefined);
@@ -53,6 +52,34 @@ export function bodyReader({ limitBytes }: { limitBytes: number }): ReadBody {
     rejectDeepNesting(text);
     return { kind: 'json', value: parseJson(text) };
   };
+}
+
+/** What a body's Content-Type says: whether it is JSON, and its charset ('' when it names none). */
+interface DeclaredType {
+  json: boolean;
+  charset: string;
+}
+
+const NOT_DECLARED: DeclaredType = { json: false, charset: '' };
+
+/**
+ * Nearly every body comes with one of a few Content-Types (`application/json`, with or without a
+ * charset), and parsing one costs several microseconds: what each says is kept, for a few dozen
+ * of them, and forgotten together when a client sends more.
+ */
+const declaredTypes = new Map<string, DeclaredType>();
+const KEPT_TYPES = 64;
+
+/** What the Content-Type of a request with a body says, as Koa reads it. */
+function declaredType(ctx: Context): DeclaredType {
+  const header = ctx.get('content-type');
+  let known = declaredTypes.get(header);
+  if (!known) {
+    if (declaredTypes.size >= KEPT_TYPES) declaredTypes.clear();
+    known = { json: Boolean(ctx.request.is('json')), charset: ctx.request.charset };
+    declaredTypes.set(header, known);
+  }
+  return known;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

@@ -30,12 +30,12 @@ export interface Database {
    */
   row(statement: Statement, values?: unknown[]): Promise<string[] | undefined>;
   /**
-   * The moment the client stops waiting for a statement sent now, for a write to check with
+   * The moment the client stops waiting for a statement sent now (milliseconds since the epoch), for a write to check with
    * `inTime($n)` (see writeFence.ts): a write that runs later than that fails, changing nothing,
    * so that an answer of 500 for a write means it was not applied, even by a database that was
    * frozen and runs the statement when it thaws.
    */
-  deadline(): string;
+  deadline(): number;
   /**
    * Runs `work` in a transaction on one connection: committed when it resolves, rolled back when
    * it throws. For the few places where several statements must hold together (a login with its
@@ -105,7 +105,7 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
       const { rows } = await pool.query<string[]>({ ...named, values, rowMode: 'array' }).catch(refusedForSpace);
       return rows[0];
     },
-    deadline: () => new Date(Date.now() + timeoutMs).toISOString(),
+    deadline: () => Date.now() + timeoutMs,
     async transaction(work) {
       const client = await pool.connect();
       let broken = false;

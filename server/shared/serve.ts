@@ -54,15 +54,17 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
   // start new requests on old connections and close() ends as soon as the last answer is out.
   let closing = false;
   const open = new Set<http.ServerResponse>();
+  // One listener for every answer, rather than a closure made for each request.
+  function answered(this: http.ServerResponse) {
+    open.delete(this);
+    const requests = inFlight.get(this.req.socket);
+    if (requests !== undefined) inFlight.set(this.req.socket, requests - 1);
+  }
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (closing) res.setHeader('Connection', 'close');
     open.add(res);
-    const socket = req.socket;
-    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
-    res.once('close', () => {
-      open.delete(res);
-      if (inFlight.has(socket)) inFlight.set(socket, inFlight.get(socket)! - 1);
-    });
+    inFlight.set(req.socket, (inFlight.get(req.socket) ?? 0) + 1);
+    res.once('close', answered);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
