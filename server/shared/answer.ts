@@ -42,21 +42,36 @@ export function answerWriter(serviceHeaders: Record<string, string>, reportCut: 
   const flat = Object.entries(serviceHeaders).flat();
   const withJson = ['content-type', JSON_TYPE, ...flat];
 
+  /** The service's headers (with the JSON type when there is a body), the answer's own, and the request's id, as one flat list. */
+  const headersOf = (ctx: Context, { body, headers }: Answer): string[] => {
+    const list = (body === undefined ? flat : withJson).slice();
+    if (headers) {
+      for (const name in headers) {
+        const value = headers[name]!;
+        if (typeof value === 'string') list.push(name, value);
+        else for (const each of value) list.push(name, each);
+      }
+    }
+    list.push(REQUEST_ID, ctx.state.requestId);
+    return list;
+  };
+
   return (ctx: Context, answer: Answer): void => {
     ctx.respond = false;
     const { res } = ctx;
-    const { status, body, headers } = answer;
-    const own = headers ? Object.entries(headers).flatMap(([name, value]) => (Array.isArray(value) ? value.flatMap((each) => [name, each]) : [name, value])) : [];
-    own.push(REQUEST_ID, ctx.state.requestId);
+    const { status, body } = answer;
+    const headers = headersOf(ctx, answer);
     if (body === undefined) {
       // Nothing to send: no type, and a length of 0 where a body could have been.
-      res.writeHead(status, [...flat, ...own, ...(status === 204 || status === 304 ? [] : ['content-length', '0'])]);
+      if (status !== 204 && status !== 304) headers.push('content-length', '0');
+      res.writeHead(status, headers);
       res.end();
     } else if (typeof body === 'string') {
-      res.writeHead(status, [...withJson, ...own, 'content-length', String(Buffer.byteLength(body))]);
+      headers.push('content-length', String(Buffer.byteLength(body)));
+      res.writeHead(status, headers);
       res.end(body);
     } else {
-      res.writeHead(status, [...withJson, ...own]);
+      res.writeHead(status, headers);
       // A HEAD request gets the headers alone: the stream is not read.
       if (ctx.method === 'HEAD') {
         body.destroy();

@@ -47,7 +47,7 @@ export function noteTable(db: Database, { service, textColumn, presented }: Note
     insertRecorded: named('insertRecorded', recordCreated(`INSERT INTO notes (title, ${textColumn}) SELECT $3, $4 WHERE ${inTime(5)} RETURNING *`, presented)),
     remove: named('remove', `DELETE FROM notes WHERE id = $1 AND ${inTime(2)} AND ${versionIn(3)}`),
   };
-  const find = async (id: number) => (await db.row(SQL.find, [id])) as RenderedNote | undefined;
+  const find = (id: number) => db.row(SQL.find, [id]) as Promise<RenderedNote | undefined>;
 
   /**
    * What a write that changed no row met: no such note (for If-Match naming versions, a note gone
@@ -73,7 +73,7 @@ export function noteTable(db: Database, { service, textColumn, presented }: Note
     find,
 
     /** The created note. */
-    insert: async (title: string, text: string) => (await db.row(SQL.insert, [title, text, db.deadline()])) as RenderedNote,
+    insert: (title: string, text: string) => db.row(SQL.insert, [title, text, db.deadline()]) as Promise<RenderedNote>,
 
     /** The create, recorded under an idempotency key with its answer's JSON (see createOnce); its ETag is CREATED_ETAG. */
     insertRecorded: (title: string, text: string) => async (key: string, fingerprint: string) =>
