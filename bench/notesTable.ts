@@ -52,9 +52,10 @@ export async function resetBigNotes(table: NotesTable, count: number): Promise<v
 
 /** Timestamps come from the columns' defaults, as for a note created through the API. */
 export async function addNotes({ pool, textField }: NotesTable, count: number): Promise<number[]> {
-  const { rows } = await pool.query<{ id: number }>(
+  const { rows } = await pool.query<{ id: string | number }>(
     `INSERT INTO notes (title, ${textField}) SELECT 'Seeded note ' || i, $1 FROM generate_series(1, $2::int) AS i RETURNING id`,
     [NOTE_TEXT, count],
   );
-  return rows.map((row) => row.id).sort((a, b) => a - b);
+  // pg reads a bigint id (the services' tables) as text: the deletes' ids are counted from the first.
+  return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
 }
