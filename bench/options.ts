@@ -5,7 +5,8 @@ const GROUPS = ['pages', 'startup', 'auth', 'health', 'notes-8080', 'notes-8000'
 export type Group = (typeof GROUPS)[number];
 
 const USAGE = `npm run bench [-- options]
-  --quick            smoke check: 1 round, short runs, no Lighthouse, no thresholds, no docs/benchmarks.md
+  --quick            smoke check: 1 round, short runs, no Lighthouse, no thresholds, no docs/benchmarks.md,
+                     and no workers group unless --only names it (its instance and rounds are a third of the time)
   --rounds N         rounds of every load scenario (default 3; quick 1)
   --seconds S        measured seconds per run, whole seconds (default 5; quick 1)
   --warmup S         warm-up seconds before each run, whole seconds (default 1; quick 0)
@@ -42,7 +43,7 @@ export function parseOptions(argv: string[]) {
     if (!Number.isFinite(parsed) || parsed < 0) throw new Error(`--${name} needs a number, got ${values[name]}\n${USAGE}`);
     return Math.max(least, Math.round(parsed));
   };
-  const groups = values.only?.split(',').map((group) => group.trim()) ?? [...GROUPS];
+  const groups = values.only?.split(',').map((group) => group.trim()) ?? GROUPS.filter((group) => !(quick && group === 'workers'));
   const unknown = groups.find((group) => !(GROUPS as readonly string[]).includes(group));
   if (unknown) throw new Error(`unknown group ${unknown}\n${USAGE}`);
   const timing: Timing = { warmupSeconds: whole('warmup', quick ? 0 : 1, 0), seconds: whole('seconds', quick ? 1 : 5, 1) };
@@ -58,7 +59,6 @@ export function parseOptions(argv: string[]) {
     lighthouseRuns: quick ? 0 : 3,
     groups: new Set(groups as Group[]),
     cpuProfile: values['cpu-prof'],
-    /** Whether the main instance measures its requests (METRICS_PORT set). */
     /** Where the Markdown report goes; undefined: not written. */
     reportFile: values['no-report'] ? undefined : (values.report ?? (quick ? undefined : 'docs/benchmarks.md')),
   };
