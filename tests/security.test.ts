@@ -198,6 +198,15 @@ describe('text in, text stored', () => {
       expect((answer.json as { title: string }).title).toBe('café ☕');
     }
   });
+
+  test('a client sending hundreds of different Content-Types changes nothing in how later bodies are read', async () => {
+    const service = await notes(notes8080);
+    const post = (contentType: string, body: string) => service.request('POST', '/notes', { body: Buffer.from(body), headers: { 'content-type': contentType } });
+    expect((await post('application/json; charset=iso-8859-1', '{"title":"x"}')).status).toBe(415);
+    for (let i = 0; i < 300; i++) expect((await post(`application/json; variant=${i}`, '{}')).status).toBe(400);
+    expect([(await post('application/json; charset=iso-8859-1', '{"title":"x"}')).status, (await post('application/json', '{"title":"x"}')).status]).toEqual([415, 201]);
+    expect((await service.db.query('SELECT count(*)::int AS n FROM notes')).rows).toEqual([{ n: 1 }]);
+  });
 });
 
 describe('files of the login service', () => {

@@ -92,16 +92,16 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
   pool.on('error', (error) => logger.warn({ err: error.message }, 'idle database connection lost'));
   const traced = logger.isLevelEnabled('trace');
   // Every query as an object of one shape, made without copying the statement's: the path every request takes.
-  const queryOf = (statement: Statement, values: unknown[], rowMode: 'array' | undefined): pg.QueryConfig & { rowMode?: 'array' } => {
-    const { name, text } = typeof statement === 'string' ? { name: undefined, text: statement } : statement;
-    if (traced) logger.trace({ sql: text, values }, 'statement');
-    return { name, text, values, rowMode: rowMode ?? (typeof statement === 'string' ? undefined : statement.rowMode) };
+  const queryOf = (statement: Statement, values: unknown[], rowMode?: 'array'): pg.QueryConfig & { rowMode?: 'array' } => {
+    const named = typeof statement === 'string' ? { name: undefined, text: statement, rowMode: undefined } : statement;
+    if (traced) logger.trace({ sql: named.text, values }, 'statement');
+    return { name: named.name, text: named.text, values, rowMode: rowMode ?? named.rowMode };
   };
   const timers = new Set<NodeJS.Timeout>();
 
   return {
     query(statement, values = []) {
-      return pool.query(queryOf(statement, values, undefined)).catch(refusedForSpace);
+      return pool.query(queryOf(statement, values)).catch(refusedForSpace);
     },
     async row(statement, values = []) {
       try {

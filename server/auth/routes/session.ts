@@ -39,7 +39,11 @@ const OK = { ok: true };
 
 /** `GET /api/me`'s answer for each account, written once: the accounts are fixed while the process runs. */
 const meAnswers = new WeakMap<User, Answer>();
-const meAnswer = (user: User) => meAnswers.get(user) ?? meAnswers.set(user, json(200, { user })).get(user)!;
+function meAnswer(user: User): Answer {
+  let answer = meAnswers.get(user);
+  if (!answer) meAnswers.set(user, (answer = json(200, { user })));
+  return answer;
+}
 
 const Me: JsonSchema = {
   type: 'object',
