@@ -89,6 +89,18 @@ describe('the Host allowlist', () => {
     expect([refusedLogin.status, refusedLogin.json]).toEqual([400, { error: 'Invalid Host header' }]);
   });
 
+  test('a client sending hundreds of different Host values changes no later verdict', async () => {
+    const service = await notes(notes8000, defaults.edge.notes8000);
+    const status = async (host: string) => (await service.request('GET', '/live', { headers: { host } })).status;
+    for (let i = 0; i < 150; i++) {
+      expect(await status(`localhost:${1000 + i}`)).toBe(200);
+      expect(await status(`h${i}.example`)).toBe(400);
+    }
+    for (const [host, expected] of [['localhost:1000', 200], ['h0.example', 400], ['LOCALHOST:1001', 200], ['h1.example, localhost', 400], ['localhost, h1.example', 200]] as const) {
+      expect(await status(host), host).toBe(expected);
+    }
+  });
+
   async function notes8000Seeded(edge: Edge) {
     const service = await notes(notes8000, edge);
     await service.request('POST', '/notes', { json: { title: 'kept', content: 'x' }, headers: { host: '127.0.0.1' } });

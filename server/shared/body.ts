@@ -1,6 +1,7 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Context } from 'koa';
 import { MalformedJsonError, UNREADABLE_BODY, badRequest, payloadTooLarge, unsupportedMediaType } from './errors.js';
+import { FewValues } from './fewValues.js';
 
 /** What a request carried, as the services need to tell it apart. */
 export type RequestBody =
@@ -64,23 +65,14 @@ const NOT_DECLARED: DeclaredType = { json: false, charset: '' };
 
 /**
  * Nearly every body comes with one of a few Content-Types (`application/json`, with or without a
- * charset), and parsing one costs several microseconds: what each says is kept, for a few dozen
- * of them, and forgotten together when a client sends more.
+ * charset), and parsing one costs several microseconds: what each says is kept (see FewValues).
  */
-const declaredTypes = new Map<string, DeclaredType>();
-const KEPT_TYPES = 64;
+const declaredTypes = new FewValues<DeclaredType>();
 
 /** What the Content-Type of a request with a body says, as Koa reads it. */
-function declaredType(ctx: Context): DeclaredType {
-  const header = ctx.get('content-type');
-  let known = declaredTypes.get(header);
-  if (!known) {
-    if (declaredTypes.size >= KEPT_TYPES) declaredTypes.clear();
-    known = { json: Boolean(ctx.request.is('json')), charset: ctx.request.charset };
-    declaredTypes.set(header, known);
-  }
-  return known;
-}
+const declaredType = (ctx: Context): DeclaredType => declaredTypes.of(ctx.get('content-type'), readDeclaredType, ctx);
+
+const readDeclaredType = (ctx: Context): DeclaredType => ({ json: Boolean(ctx.request.is('json')), charset: ctx.request.charset });
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 

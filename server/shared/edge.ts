@@ -1,7 +1,8 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import proxyaddr from 'proxy-addr';
 import type { Edge } from './config.js';
 import { badRequest } from './errors.js';
+import { FewValues } from './fewValues.js';
 
 export const INVALID_HOST = 'Invalid Host header';
 
@@ -15,6 +16,10 @@ export const INVALID_HOST = 'Invalid Host header';
 export function edge({ allowedHosts, trustProxy }: Edge): Middleware {
   const trust = trustProxy === undefined ? undefined : typeof trustProxy === 'number' ? (_: string, hop: number) => hop < trustProxy : proxyaddr.compile(trustProxy);
   const allowed = allowedHosts && new Set(allowedHosts);
+  // Without trusted proxies the Host header alone names the host, so the verdict on each of the
+  // few values clients send is kept (working it out through Koa costs about a microsecond).
+  const verdicts = new FewValues<boolean>();
+  const hostAllowed = (ctx: Context): boolean => isAllowed(ctx.host, allowed!);
   return (ctx, next) => {
     if (trust) {
       ctx.request.ip = proxyaddr(ctx.req, trust);
@@ -24,7 +29,7 @@ export function edge({ allowedHosts, trustProxy }: Edge): Middleware {
         delete ctx.req.headers['x-forwarded-host'];
       }
     }
-    if (allowed && !isAllowed(ctx.host, allowed)) throw badRequest(INVALID_HOST);
+    if (allowed && !(trust ? hostAllowed(ctx) : verdicts.of(ctx.req.headers.host ?? '', hostAllowed, ctx))) throw badRequest(INVALID_HOST);
     return next();
   };
 }

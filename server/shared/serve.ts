@@ -54,7 +54,8 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
   // start new requests on old connections and close() ends as soon as the last answer is out.
   let closing = false;
   const open = new Set<http.ServerResponse>();
-  // One listener for every answer, rather than a closure made for each request.
+  // One listener for every answer, rather than a closure made for each request; `on` rather than
+  // `once`, as a response closes once (no wrapper to make and remove).
   function answered(this: http.ServerResponse) {
     open.delete(this);
     const requests = inFlight.get(this.req.socket);
@@ -64,7 +65,7 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
     if (closing) res.setHeader('Connection', 'close');
     open.add(res);
     inFlight.set(req.socket, (inFlight.get(req.socket) ?? 0) + 1);
-    res.once('close', answered);
+    res.on('close', answered);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
