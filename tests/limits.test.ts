@@ -206,7 +206,7 @@ describe('connections', () => {
   });
 
   test('a client that stops reading a long answer is cut off after the idle timeout, not twice it', async () => {
-    const idleTimeoutMs = 3_000;
+    const idleTimeoutMs = 5_000;
     const service = await start(notes8080, { limits: { maxConnections: 100, idleTimeoutMs, headersTimeoutMs: 10_000 } });
     await service.db.query(`INSERT INTO notes (title, body) SELECT 'n' || i, repeat('x', 50000) FROM generate_series(1, 400) AS i`);
     const port = Number(new URL(service.url).port);
@@ -217,7 +217,9 @@ describe('connections', () => {
     // from the last byte the server put into it until it closes it (or twice the timeout).
     const { lastSentAt, closedAt } = await watchUntilClosed(port, socket.localPort!, 2 * idleTimeoutMs);
     expect(closedAt, 'the server closed the connection').toBeDefined();
-    expect(closedAt! - lastSentAt).toBeLessThan(idleTimeoutMs + CHECK_EVERY_MS + LOADED_MACHINE_MS);
+    // The server's first look that sees the stall comes up to a second after it began, and the look
+    // that should end it may fall a hair short of the timeout and leave it to the next one.
+    expect(closedAt! - lastSentAt).toBeLessThan(idleTimeoutMs + 2 * CHECK_EVERY_MS + LOADED_MACHINE_MS);
     // What the cut connection still carries is far less than the 20 MB the list takes.
     let received = 0;
     socket.on('data', (chunk: Buffer) => (received += chunk.length));
