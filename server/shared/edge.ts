@@ -16,10 +16,12 @@ export const INVALID_HOST = 'Invalid Host header';
 export function edge({ allowedHosts, trustProxy }: Edge): Middleware {
   const trust = trustProxy === undefined ? undefined : typeof trustProxy === 'number' ? (_: string, hop: number) => hop < trustProxy : proxyaddr.compile(trustProxy);
   const allowed = allowedHosts && new Set(allowedHosts);
+  const checked = (ctx: Context): boolean => isAllowed(ctx.host, allowed!);
   // Without trusted proxies the Host header alone names the host, so the verdict on each of the
-  // few values clients send is kept (working it out through Koa costs about a microsecond).
+  // few values clients send is kept (working it out through Koa costs most of a microsecond);
+  // with them, X-Forwarded-Host may name it, and each request is checked.
   const verdicts = new FewValues<boolean>();
-  const hostAllowed = (ctx: Context): boolean => isAllowed(ctx.host, allowed!);
+  const hostAllowed = trust ? checked : (ctx: Context) => verdicts.of(ctx.req.headers.host ?? '', checked, ctx);
   return (ctx, next) => {
     if (trust) {
       ctx.request.ip = proxyaddr(ctx.req, trust);
@@ -29,7 +31,7 @@ export function edge({ allowedHosts, trustProxy }: Edge): Middleware {
         delete ctx.req.headers['x-forwarded-host'];
       }
     }
-    if (allowed && !(trust ? hostAllowed(ctx) : verdicts.of(ctx.req.headers.host ?? '', hostAllowed, ctx))) throw badRequest(INVALID_HOST);
+    if (allowed && !hostAllowed(ctx)) throw badRequest(INVALID_HOST);
     return next();
   };
 }
