@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import * as yup from 'yup';
+import { FixedBody } from './compression.js';
 import { notFound } from './errors.js';
 import { route, type Route } from './route.js';
 import { documentHeaders } from './securityHeaders.js';
@@ -24,16 +24,19 @@ const INITIALIZER = `window.ui = SwaggerUIBundle({
 });
 `;
 
-/** What `/docs/{file}` serves: Swagger UI's own files, and its set-up. Nothing else of the package. */
-const FILES: Record<string, { type: string; body: () => string | Readable }> = {
+/**
+ * What `/docs/{file}` serves: Swagger UI's own files, and its set-up. Nothing else of the package.
+ * Each is read at its first request, and kept (about 2 MB, with its compressed forms).
+ */
+const FILES: Record<string, FixedBody> = {
   'swagger-ui.css': installed('swagger-ui.css', 'text/css; charset=utf-8'),
   'swagger-ui-bundle.js': installed('swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
   'favicon-32x32.png': installed('favicon-32x32.png', 'image/png'),
-  'swagger-initializer.js': { type: 'text/javascript; charset=utf-8', body: () => INITIALIZER },
+  'swagger-initializer.js': new FixedBody('text/javascript; charset=utf-8', () => Buffer.from(INITIALIZER)),
 };
 
-function installed(name: string, type: string) {
-  return { type, body: () => createReadStream(path.join(SWAGGER_UI_DIR, name)) };
+function installed(name: string, type: string): FixedBody {
+  return new FixedBody(type, () => readFile(path.join(SWAGGER_UI_DIR, name)));
 }
 
 /**
@@ -73,28 +76,26 @@ const page = (title: string) => `<!DOCTYPE html>
  * `/docs` to read it and send requests. Neither is part of the document itself.
  */
 export function contractRoutes(title: string, document: object, production: boolean): Route[] {
-  const html = page(title);
+  const html = new FixedBody('text/html; charset=utf-8', () => Buffer.from(page(title)));
+  // Tens of kilobytes of JSON, read by browsers (Swagger UI) and tools: worth compressing, unlike
+  // the API's own answers (see compression.ts).
+  const json = new FixedBody('application/json; charset=utf-8', () => Buffer.from(JSON.stringify(document)));
   // Swagger UI loads its own files only, and sends requests to this origin only.
   const headers = documentHeaders({ production });
   return [
     route('GET /openapi.json', { internal: true }, (ctx) => {
-      // Tens of kilobytes of JSON, read by browsers (Swagger UI) and tools: worth compressing,
-      // unlike the API's own answers (see compression.ts).
-      ctx.compress = true;
-      ctx.body = document;
+      ctx.body = json;
     }),
     route('GET /docs', { internal: true }, async (ctx) => {
       await headers(ctx, async () => undefined);
-      ctx.type = 'text/html; charset=utf-8';
       ctx.body = html;
     }),
     route('GET /docs/{file}', { internal: true, params: yup.object({ file: yup.string().defined() }) }, (ctx, { params }) => {
       const file = Object.hasOwn(FILES, params.file) ? FILES[params.file] : undefined;
       if (!file) throw notFound();
-      ctx.type = file.type;
       // Only the page's own URLs are known to serve these bytes for good.
       ctx.set('Cache-Control', ctx.query.v === FILES_VERSION ? 'public, max-age=31536000, immutable' : 'no-cache');
-      ctx.body = file.body();
+      ctx.body = file;
     }),
   ];
 }
