@@ -129,6 +129,9 @@ describe('compression', () => {
       expect(decoded(reply)).toContain('<div id="root"><');
     }
     expect((await get('/login', { 'accept-encoding': 'gzip' })).headers['content-encoding']).toBe('gzip');
+    // The same for every visitor: compressed once and sent with its length.
+    const login = await get('/login', { 'accept-encoding': 'br' });
+    expect(Number(login.headers['content-length'])).toBe(login.body.length);
   });
 
   it('sends /openapi.json and Swagger UI’s files compressed on every service, the files cached a year at the page’s URLs', async () => {

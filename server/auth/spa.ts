@@ -3,9 +3,10 @@
  *
  *   Production and `npm start`:  const spa = await prepareSpa({ development: false, logger });
  *       builds `dist/web` first, in a child process, when it is missing or older than `web/` or
- *       `vite.config.ts` (ensureSpaBuilt), then serves it: /login as rendered at build time,
- *       /dashboard rendered per request by the server bundle, hashed files under /assets through
- *       koa-static (brotli or gzip, compressed at build time, as the browser accepts).
+ *       `vite.config.ts` (ensureSpaBuilt), then serves it: /login as rendered at build time
+ *       (compressed at its first request), /dashboard rendered per request by the server bundle,
+ *       hashed files under /assets through koa-static (brotli or gzip, compressed at build time,
+ *       as the browser accepts).
  *   Development (`npm run dev`): const spa = await prepareSpa({ development: true, hmrPort, logger });
  *       Vite in middleware mode inside Koa, with hot reload (its socket on HMR_PORT); the
  *       document carries the page's state and the browser renders it.
@@ -31,6 +32,7 @@ import type { ViteDevServer } from 'vite';
 import type { fillTemplate } from '../../web/src/document.js';
 import type { PageState } from '../../web/src/pageState.js';
 import type { renderDocument } from '../../web/src/server.js';
+import { FixedBody } from '../shared/compression.js';
 import { StartupError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { REPOSITORY_ROOT } from '../shared/paths.js';
@@ -46,7 +48,7 @@ export interface CspAllowances {
 
 export interface Spa {
   /** The HTML document of the page at `location` (a path), for what the server found for it. */
-  page(location: string, state: PageState): Promise<string>;
+  page(location: string, state: PageState): Promise<string | FixedBody>;
   /** Serves the files pages load; passes every other request on. */
   assets: Middleware;
   csp: CspAllowances;
@@ -87,10 +89,11 @@ export async function builtSpa(): Promise<Spa> {
     throw new Error(`The pages are not built (${BUILD_DIR}); run "npm run build"`, { cause: error });
   });
   const render = (serverBundle as { renderDocument: typeof renderDocument }).renderDocument;
+  const loginPage = new FixedBody('text/html; charset=utf-8', () => Buffer.from(login));
   // Only the hashed assets are files on the web; pages are routes of the app.
   const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true, brotli: true, gzip: true });
   return {
-    page: async (location, state) => (state.page === 'login' ? login : render(template, location, state)),
+    page: async (location, state) => (state.page === 'login' ? loginPage : render(template, location, state)),
     assets: (ctx, next) => {
       if (!isAssetPath(ctx.path)) return next();
       // The same URL is sent brotli-, gzip- or not compressed, as the request accepts.
