@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { serverCpuMs } from '../harness/processes.js';
 import { SeededIds, wrkScript, type CycledIds, type WrkOutput } from './wrkScript.js';
@@ -49,6 +50,14 @@ export interface LoadResult {
 /** Long enough for a list of the largest notes (tens of MiB) to arrive: a slower answer is an error. */
 const TIMEOUT_SECONDS = 10;
 
+/**
+ * wrk stops with a request in flight on each connection, which the server still answers: a login's
+ * password check takes tens of milliseconds, and counts against the client's attempts at once (2 an
+ * address) until then. The next run starts once they are answered, so that its first logins are
+ * not refused (429) for the last run's.
+ */
+const SETTLE_MS = 250;
+
 /** wrk's `-d` counts whole seconds. */
 async function runWrk(load: HttpLoad, seconds: number): Promise<LoadResult> {
   const { url, method = 'GET', path: requestPath, headers = {}, body, connections, ids } = load;
@@ -77,8 +86,13 @@ async function runWrk(load: HttpLoad, seconds: number): Promise<LoadResult> {
 }
 
 async function warmedUp<T>(timing: Timing, run: (seconds: number) => Promise<T>): Promise<T> {
-  if (timing.warmupSeconds > 0) await run(timing.warmupSeconds);
-  return run(timing.seconds);
+  if (timing.warmupSeconds > 0) {
+    await run(timing.warmupSeconds);
+    await sleep(SETTLE_MS);
+  }
+  const measured = await run(timing.seconds);
+  await sleep(SETTLE_MS);
+  return measured;
 }
 
 /** A warm-up whose numbers are thrown away, then the measured run and the CPU the server of `serverPid` (and its workers) spent on it. */
