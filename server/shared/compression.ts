@@ -6,8 +6,8 @@ import Negotiator from 'negotiator';
 
 /** What browsers load as text: pages, scripts, stylesheets, SVG images. */
 const BROWSER_TEXT = /^(text\/(html|css|javascript)|application\/javascript|image\/svg\+xml)\b/;
-/** A fixed body is compressed when it is text or JSON (the OpenAPI document). */
-const COMPRESSIBLE = /^(text\/|application\/(javascript|json)|image\/svg\+xml)/;
+/** A fixed body is compressed when browsers load it as text, or when it is JSON (the OpenAPI document). */
+const compressible = (type: string) => BROWSER_TEXT.test(type) || /^application\/json\b/.test(type);
 /** Smaller bodies go as they are, as koa-compress sends them: compressing gains nothing. */
 const THRESHOLD_BYTES = 1024;
 /** Brotli, else gzip: the encodings every answer uses, whatever Node's version offers. */
@@ -44,7 +44,7 @@ export class FixedBody {
   /** The body in `encoding`, or as it is where compressing it gains nothing. */
   async bytes(wanted: Encoding): Promise<{ encoding: Encoding; bytes: Buffer }> {
     const identity = await this.#variant('identity', async () => this.read());
-    if (wanted === 'identity' || identity.length < THRESHOLD_BYTES || !COMPRESSIBLE.test(this.type)) return { encoding: 'identity', bytes: identity };
+    if (wanted === 'identity' || identity.length < THRESHOLD_BYTES || !compressible(this.type)) return { encoding: 'identity', bytes: identity };
     return { encoding: wanted, bytes: await this.#variant(wanted, () => COMPRESSORS[wanted](identity)) };
   }
 
