@@ -1,11 +1,11 @@
 import * as yup from 'yup';
 import type { Database } from '../shared/database.js';
 import type { NotesConfig } from '../shared/config.js';
-import { found, insufficientStorage } from '../shared/errors.js';
+import { found } from '../shared/errors.js';
 import { createOnce, IDEMPOTENCY_KEY, IdempotencyConflict, idempotencyKey } from '../shared/idempotency.js';
 import { maxChars, text } from '../shared/fields.js';
 import { json } from '../shared/answer.js';
-import { listAnswer, noteAnswer, PAGE_LIMIT, PRECONDITION_FAILED, readAnswer, spend, written } from '../shared/noteAnswers.js';
+import { listAnswer, NEXT_PAGE, noteAnswer, noteFailures, PAGE_LIMIT, readAnswer, spend, written } from '../shared/noteAnswers.js';
 import { CREATED_ETAG } from '../shared/noteTable.js';
 import { messageAnswers } from '../shared/openapi.js';
 import { ETAG_HEADER, IF_MATCH, IF_NONE_MATCH, ifMatch } from '../shared/preconditions.js';
@@ -90,18 +90,9 @@ const Health: JsonSchema = { type: 'object', title: 'Health', properties: { stat
 
 const Message: JsonSchema = { type: 'object', title: 'Message', properties: { message: { type: 'string', title: 'Message', examples: [NOTE_DELETED] } }, required: ['message'] };
 
-const missing = { 404: message('No note has this id', NOTE_NOT_FOUND) };
+const { missing, capped, preconditioned, budgeted } = noteFailures(message, NOTE_NOT_FOUND);
 const HEALTHY = json(200, { status: 'healthy' });
 const DELETED = json(200, { message: NOTE_DELETED });
-const capped = { 507: message('The storage limit (NOTES_MAX_BYTES) would be passed: nothing was stored', insufficientStorage().message) };
-const preconditioned = { 412: message('If-Match names a version the note no longer has (or the note was deleted): nothing was changed', PRECONDITION_FAILED) };
-const budgeted = {
-  429: {
-    ...message('This client address has stored its NOTES_WRITE_BYTES_PER_MINUTE: nothing was stored', 'This address has written its share (NOTES_WRITE_BYTES_PER_MINUTE): try again in 12 s'),
-    headers: { 'Retry-After': { description: 'Seconds until the write fits the budget again', schema: { type: 'integer' } } },
-  },
-};
-const NEXT_PAGE = { Link: { description: 'With `limit`, while older notes remain: `</notes?limit=N&before=ID>; rel="next"`', schema: { type: 'string' } } };
 
 /**
  * The endpoints, answering as FastAPI does. Each handler reads its body before anything else:

@@ -1,10 +1,11 @@
 import type { Context } from 'koa';
 import { jsonText, noBody, type Answer } from './answer.js';
-import { HttpError, notFound, tooManyRequests } from './errors.js';
+import { HttpError, insufficientStorage, notFound, tooManyRequests } from './errors.js';
 import { arrayAnswer } from './jsonArray.js';
 import { isCurrent } from './preconditions.js';
 import { clientKey } from './clientAddress.js';
 import type { noteTable, RenderedNote, WriteOutcome } from './noteTable.js';
+import type { Outcome } from './route.js';
 import type { WriteBudget } from './writeBudget.js';
 
 /**
@@ -43,9 +44,33 @@ export async function listAnswer(table: Pick<ReturnType<typeof noteTable>, 'list
   return arrayAnswer(table.list(page.range), next);
 }
 
+const overBudget = (wait: number) => `This address has written its share (NOTES_WRITE_BYTES_PER_MINUTE): try again in ${wait} s`;
+
 /** Takes the bytes a create or an update stores from the client's budget, or refuses it (429) storing nothing. */
 export function spend(budget: WriteBudget, ctx: Context, ...texts: string[]): void {
   const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
   const wait = budget.take(clientKey(ctx.ip), bytes);
-  if (wait !== undefined) throw tooManyRequests(`This address has written its share (NOTES_WRITE_BYTES_PER_MINUTE): try again in ${wait} s`, wait);
+  if (wait !== undefined) throw tooManyRequests(overBudget(wait), wait);
+}
+
+/** The Link header `listAnswer` gives a page that older notes follow, as the OpenAPI document shows it. */
+export const NEXT_PAGE = { Link: { description: 'With `limit`, while older notes remain: `</notes?limit=N&before=ID>; rel="next"`', schema: { type: 'string' } } };
+
+/**
+ * The failures the note routes of both services share (no such note, the storage limit, a stale
+ * If-Match, the write budget) as the OpenAPI document shows them: each body in the service's own
+ * shape (`failure`), the 404 in its own words.
+ */
+export function noteFailures(failure: (description: string, example: string) => Outcome, notFoundMessage: string) {
+  return {
+    missing: { 404: failure('No note has this id', notFoundMessage) },
+    capped: { 507: failure('The storage limit (NOTES_MAX_BYTES) would be passed: nothing was stored', insufficientStorage().message) },
+    preconditioned: { 412: failure('If-Match names a version the note no longer has (or the note was deleted): nothing was changed', PRECONDITION_FAILED) },
+    budgeted: {
+      429: {
+        ...failure('This client address has stored its NOTES_WRITE_BYTES_PER_MINUTE: nothing was stored', overBudget(12)),
+        headers: { 'Retry-After': { description: 'Seconds until the write fits the budget again', schema: { type: 'integer' } } },
+      },
+    },
+  };
 }
