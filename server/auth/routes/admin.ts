@@ -1,14 +1,15 @@
 import * as yup from 'yup';
 import { parsedBy } from '../../shared/compiledCheck.js';
 import { forbidden, notFound } from '../../shared/errors.js';
-import { json } from '../../shared/answer.js';
-import { route, type JsonSchema } from '../../shared/route.js';
+import type { Context } from 'koa';
+import { json, type Answer } from '../../shared/answer.js';
+import { route, type Handler, type JsonSchema, type Outcomes } from '../../shared/route.js';
 import type { Accounts } from '../accounts.js';
 import { AUDIT_EVENT_TYPES, requestFacts, type AuditEventType, type AuditTrail } from '../auditLog.js';
 import type { CredentialGenerations } from '../generations.js';
 import { failure, messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
-import { requireAdmin, type SessionStore, type SignedInCheck } from '../sessions.js';
+import { requireAdmin, type SessionStore, type SignedIn, type SignedInCheck } from '../sessions.js';
 import { AccountSessionsView, AccountsOverviewView, AccountThrottleView, AuditPage, presentThrottle, SettingsView, type AdminViews } from '../presenters.js';
 import type { LoginThrottle } from '../throttle.js';
 import { Ended, endedBy, endSessionRoute, notAdmin, notAdminOrCrossSite, signedOut } from './outcomes.js';
@@ -47,22 +48,35 @@ const Unlocked: JsonSchema = {
 };
 
 /**
+ * How an administrator's operation is declared: it answers only a signed-in administrator, the
+ * role checked at every request, and refuses a change (anything but GET) sent from a page of
+ * another site before that. The handler is given the administrator beside its input.
+ */
+function adminRouteFor(signedIn: SignedInCheck) {
+  return <P extends yup.AnyObjectSchema | undefined = undefined, Q extends yup.AnyObjectSchema | undefined = undefined>(
+    line: `${'GET' | 'DELETE'} /api/admin/${string}`,
+    { responses, ...spec }: { summary: string; description?: string; params?: P; query?: Q; responses: Outcomes },
+    handler: (ctx: Context, input: Parameters<Handler<P, undefined, Q>>[1] & { admin: SignedIn }) => Promise<Answer>,
+  ) => {
+    const change = !line.startsWith('GET ');
+    return route(line, { ...spec, session: true, responses: { ...responses, ...signedOut, ...(change ? notAdminOrCrossSite : notAdmin) } }, async (ctx, input) => {
+      if (change && isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
+      return handler(ctx, { ...input, admin: await requireAdmin(ctx, signedIn) });
+    });
+  };
+}
+
+/**
  * What administrators may do: see and end anyone's sessions, read the settings and the audit
  * trail, unlock an account. The role is checked at every request.
  */
 export function adminRoutes({ accounts, generations, sessions, throttle, audit, signedIn, views }: AdminRoutesDeps) {
+  const adminRoute = adminRouteFor(signedIn);
   return [
-    route(
+    adminRoute(
       'GET /api/admin/sessions',
-      {
-        summary: 'Every Account and Its Sessions',
-        session: true,
-        responses: { 200: { description: 'The accounts with their live sessions', schema: AccountSessionsView }, ...signedOut, ...notAdmin },
-      },
-      async (ctx) => {
-        const { sessionId } = await requireAdmin(ctx, signedIn);
-        return json(200, { users: await views.accounts(sessionId) });
-      },
+      { summary: 'Every Account and Its Sessions', responses: { 200: { description: 'The accounts with their live sessions', schema: AccountSessionsView } } },
+      async (_ctx, { admin }) => json(200, { users: await views.accounts(admin.sessionId) }),
     ),
 
     endSessionRoute(
@@ -75,68 +89,54 @@ export function adminRoutes({ accounts, generations, sessions, throttle, audit, 
       { sessions, signedIn, audit },
     ),
 
-    route(
+    adminRoute(
       'DELETE /api/admin/users/{id}/sessions',
       {
         summary: 'End Every Session of an Account',
         description:
           "Ends every session of the account, on every instance, and makes the device cookies its browsers hold worthless: until they log in again, the login throttling treats them as strangers.",
-        session: true,
         params: UserId,
         responses: {
           200: { description: 'The sessions ended (the administrator\'s own too, when it is their account)', schema: Ended },
           404: failure('No account has this id', messages.userNotFound),
-          ...signedOut,
-          ...notAdminOrCrossSite,
         },
       },
-      async (ctx, { params }) => {
-        if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
-        const { user } = await requireAdmin(ctx, signedIn);
+      async (ctx, { params, admin }) => {
         if (!accounts.byId(params.id)) throw notFound(messages.userNotFound);
         await generations.renew(params.id);
         const ended = await sessions.endAllOf(params.id);
-        if (ended > 0) audit.record('session.ended', requestFacts(ctx), { userId: params.id }, endedBy('admin', user, ended));
+        if (ended > 0) audit.record('session.ended', requestFacts(ctx), { userId: params.id }, endedBy('admin', admin.user, ended));
         return json(200, { ended });
       },
     ),
 
-    route(
+    adminRoute(
       'GET /api/admin/users',
       {
         summary: 'Every Account with Its Sessions, Throttling and Events',
         description: 'What the users page shows: every account with its live sessions, its login throttling as it stands, and its latest security events.',
-        session: true,
-        responses: { 200: { description: 'The accounts', schema: AccountsOverviewView }, ...signedOut, ...notAdmin },
+        responses: { 200: { description: 'The accounts', schema: AccountsOverviewView } },
       },
-      async (ctx) => {
-        const { sessionId } = await requireAdmin(ctx, signedIn);
-        return json(200, { users: await views.overview(sessionId) });
-      },
+      async (_ctx, { admin }) => json(200, { users: await views.overview(admin.sessionId) }),
     ),
 
-    route(
+    adminRoute(
       'DELETE /api/admin/users/{id}/throttle',
       {
         summary: 'Unlock an Account',
         description:
           "Clears every count of the account's login throttling, on every instance: its failures from each client address and trusted device (the pair limits) and from untrusted clients all together (the account limit), so that every client may try it again at once. Each address's own budget (its failures over every account and unknown email) is left as it is: it belongs to the address, not to the account.",
-        session: true,
         params: UserId,
         responses: {
           200: { description: 'Cleared', schema: Unlocked },
           404: failure('No account has this id', messages.userNotFound),
-          ...signedOut,
-          ...notAdminOrCrossSite,
         },
       },
-      async (ctx, { params }) => {
-        if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
-        const { user } = await requireAdmin(ctx, signedIn);
+      async (ctx, { params, admin }) => {
         if (!accounts.byId(params.id)) throw notFound(messages.userNotFound);
         const cleared = presentThrottle(await throttle.clear(params.id));
         audit.record('account.unlocked', requestFacts(ctx), { userId: params.id }, {
-          adminId: user.id,
+          adminId: admin.user.id,
           wasBlocked: cleared.blocked,
           clients: cleared.clients.length,
           accountFailures: cleared.account.failures,
@@ -145,36 +145,30 @@ export function adminRoutes({ accounts, generations, sessions, throttle, audit, 
       },
     ),
 
-    route(
+    adminRoute(
       'GET /api/admin/audit',
       {
         summary: 'Audit Trail',
         description: `The security events kept, newest first, a page at a time: \`next\` is the \`before\` of the next page. \`type\` is one of ${Object.keys(AUDIT_EVENT_TYPES)
           .map((type) => `\`${type}\``)
           .join(', ')}; \`email\` matches whatever its letter case; \`limit\` is 1 to ${MOST_PER_PAGE} (${PER_PAGE} when not given).`,
-        session: true,
         query: AuditQuery,
-        responses: { 200: { description: 'A page of events', schema: AuditPage }, ...signedOut, ...notAdmin },
+        responses: { 200: { description: 'A page of events', schema: AuditPage } },
       },
-      async (ctx, { query }) => {
-        await requireAdmin(ctx, signedIn);
+      async (_ctx, { query }) => {
         const { limit = PER_PAGE, before, type, email } = query;
         return json(200, await audit.list({ limit, before, type, email }));
       },
     ),
 
-    route(
+    adminRoute(
       'GET /api/admin/settings',
       {
         summary: 'Settings',
         description: 'The effective settings that govern sessions, logins and the edge. No secret is among them.',
-        session: true,
-        responses: { 200: { description: 'The settings', schema: SettingsView }, ...signedOut, ...notAdmin },
+        responses: { 200: { description: 'The settings', schema: SettingsView } },
       },
-      async (ctx) => {
-        await requireAdmin(ctx, signedIn);
-        return json(200, views.settings);
-      },
+      async () => json(200, views.settings),
     ),
   ];
 }
