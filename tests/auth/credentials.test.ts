@@ -1,9 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type StartedService } from '../../harness/service.js';
-import { auth, type AuthDeps } from '../../server/auth/index.js';
-import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
-import { ADMIN, authConfig, deviceFrom, setCookies, START, tokenFrom, USER } from '../support/authClient.js';
-import { serviceDatabase, type ServiceDatabase } from '../support/serviceDatabase.js';
+import { describe, expect, it } from 'vitest';
+import { ADMIN, authConfig, deviceFrom, setCookies, START, tokenFrom, USER, useAuthInstances } from '../support/authClient.js';
 
 // Credentials that end: device cookies expire and name the account's credential generation, and
 // sessions die with their generation, when an administrator ends them all or when the process
@@ -11,46 +7,22 @@ import { serviceDatabase, type ServiceDatabase } from '../support/serviceDatabas
 
 const DAY_S = 24 * 3600;
 
-let spa: Spa;
-let database: ServiceDatabase | undefined;
-const running: StartedService<AuthDeps>[] = [];
-
-beforeAll(async () => {
-  await ensureSpaBuilt();
-  spa = await builtSpa();
-});
-afterEach(async () => {
-  for (const instance of running.splice(0)) {
-    await instance.close();
-    expect(instance.logs.errors()).toEqual([]);
-  }
-  await database?.drop();
-  database = undefined;
-});
-afterAll(() => spa?.close());
+const instances = useAuthInstances();
 
 describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   let time = START;
 
   /** An instance of the login service on the app's clock; with postgres, every instance of the case shares one database, as a restart does. */
   async function instance(env: Record<string, string> = {}) {
-    if (store === 'postgres' && !database) {
-      database = await serviceDatabase(auth);
-      await database.migrate();
-    }
     const config = authConfig({ SESSION_STORE: store, ...env });
-    const service = await startService(auth, { deps: { config, spa, now: () => time }, ...(database && { db: database.connect() }) });
-    running.push(service);
+    const service = await instances.start({ deps: { config, now: () => time }, ...(store === 'postgres' && { db: (await instances.database()).connect() }) });
     // Ready once it has compared the stored credentials with its own, as a load balancer would wait.
     expect((await service.request('GET', '/ready')).status).toBe(200);
     const login = (credentials: { email: string; password: string }, from = '127.0.0.1', device?: string) =>
       service.request('POST', '/api/login', { json: credentials, localAddress: from, headers: device ? { cookie: `device=${device}` } : {} });
     return {
       login,
-      stop: async () => {
-        running.splice(running.indexOf(service), 1);
-        await service.close();
-      },
+      stop: () => instances.stop(service),
       me: async (token: string) => (await service.request('GET', '/api/me', { headers: { cookie: `token=${token}` } })).status,
       as: (token: string, method: string, path: string) => service.request(method, path, { headers: { cookie: `token=${token}` } }),
       /** Spends the address budget of `from` with unknown emails: only a browser the account trusts gets in from there. */

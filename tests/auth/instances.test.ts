@@ -1,41 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { send } from '../../harness/http.js';
-import { startService, type StartedService } from '../../harness/service.js';
-import { auth, type AuthDeps } from '../../server/auth/index.js';
+import type { StartedService } from '../../harness/service.js';
+import type { AuthDeps } from '../../server/auth/index.js';
 import { messages } from '../../server/auth/messages.js';
-import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
-import { ADMIN, authConfig, tokenFrom, USER } from '../support/authClient.js';
-import { serviceDatabase, type ServiceDatabase } from '../support/serviceDatabase.js';
+import { ADMIN, authConfig, tokenFrom, USER, useAuthInstances } from '../support/authClient.js';
 
 // Two login-service instances on different ports, as two processes (or two hosts) behind one
 // proxy would run them: with SESSION_STORE=postgres they share one database and nothing else.
 
-let spa: Spa;
-let database: ServiceDatabase;
-const running: StartedService<AuthDeps>[] = [];
-
-beforeAll(async () => {
-  await ensureSpaBuilt();
-  spa = await builtSpa();
-});
-afterEach(async () => {
-  for (const instance of running.splice(0)) {
-    await instance.close();
-    expect(instance.logs.errors()).toEqual([]);
-  }
-  await database?.drop();
-});
-afterAll(() => spa?.close());
+const running = useAuthInstances();
 
 /** Instances on one fresh database (SESSION_STORE=postgres) or each on its own memory. */
 async function instances(count: number, env: Record<string, string> = {}) {
-  database = await serviceDatabase(auth);
-  await database.migrate();
   const start = async () => {
     const config = authConfig({ SESSION_SWEEP_INTERVAL_MS: '100', ...env });
-    const instance = await startService(auth, { deps: { config, spa }, ...(config.sessions.store === 'postgres' && { db: database.connect() }) });
-    running.push(instance);
+    const instance = await running.start({ deps: { config }, ...(config.sessions.store === 'postgres' && { db: (await running.database()).connect() }) });
     return client(instance);
   };
   return { started: await Promise.all(Array.from({ length: count }, start)), start };
@@ -94,7 +74,7 @@ describe('two instances on one database (SESSION_STORE=postgres)', () => {
     expect(await b!.me(token)).toBe(200);
     await sleep(1_100);
     expect([await a!.me(token), await b!.me(token)]).toEqual([401, 401]);
-    const rows = database.connect();
+    const rows = (await running.database()).connect();
     const count = async () => (await rows.query<{ count: number }>('SELECT count(*)::int AS count FROM sessions')).rows[0]!.count;
     for (let waited = 0; (await count()) > 0 && waited < 5_000; waited += 100) await sleep(100);
     expect(await count()).toBe(0);
@@ -105,7 +85,7 @@ describe('two instances on one database (SESSION_STORE=postgres)', () => {
   it('keeps sessions through a restart of both', async () => {
     const { started: [a], start } = await instances(2, env);
     const token = await a!.signIn();
-    for (const instance of running.splice(0)) await instance.close();
+    await running.stopAll();
     const [a2, b2] = [await start(), await start()];
     expect([await a2.me(token), await b2.me(token)]).toEqual([200, 200]);
   });
@@ -116,7 +96,7 @@ describe('instances with SESSION_STORE=memory', () => {
     const { started: [a, b], start } = await instances(2);
     const token = await a!.signIn();
     expect([await a!.me(token), await b!.me(token)]).toEqual([200, 401]);
-    for (const instance of running.splice(0)) await instance.close();
+    await running.stopAll();
     expect(await (await start()).me(token)).toBe(401);
   });
 });

@@ -1,9 +1,10 @@
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { send, type Reply } from '../../harness/http.js';
-import { startService, type StartedService } from '../../harness/service.js';
+import { startService, type StartedService, type StartOptions } from '../../harness/service.js';
 import { auth, type AuthDeps } from '../../server/auth/index.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/shared/config.js';
+import { serviceDatabase, type ServiceDatabase } from './serviceDatabase.js';
 import { postgresUrl } from './services.js';
 
 export const USER = { email: 'user@example.com', password: 'user-password' };
@@ -11,6 +12,57 @@ export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 export const START = Date.parse('2030-01-01T00:00:00Z');
 
 export const authConfig = (env: Record<string, string> = {}) => loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', ...env }).auth;
+
+/**
+ * The instances of the login service a test file starts, with the pages built once for the file:
+ * `start` runs one (as startService does, the pages given); `database()` is the scratch database
+ * the instances of a test share, as instances behind one proxy, or one restarted, do; `stop`
+ * closes one before the test ends, `stopAll` every one running. After each test every instance
+ * still running is closed and the database dropped. A test fails if an instance it closed logged
+ * an unexpected failure.
+ */
+export function useAuthInstances() {
+  let spa: Spa;
+  let database: Promise<ServiceDatabase> | undefined;
+  const running: StartedService<AuthDeps>[] = [];
+
+  beforeAll(async () => {
+    await ensureSpaBuilt();
+    spa = await builtSpa();
+  });
+  afterEach(async () => {
+    try {
+      await stopAll();
+    } finally {
+      await (await database)?.drop();
+      database = undefined;
+    }
+  });
+  afterAll(() => spa?.close());
+
+  async function close(services: StartedService<AuthDeps>[]) {
+    await Promise.all(services.map((service) => service.close()));
+    // Every answer a test saw was meant; none was an unexpected failure of the service.
+    for (const service of services) expect(service.logs.errors()).toEqual([]);
+  }
+  const stopAll = () => close(running.splice(0));
+
+  return {
+    spa: () => spa,
+    async start({ deps, ...options }: Omit<StartOptions<AuthDeps>, 'deps'> & { deps: Omit<StartOptions<AuthDeps>['deps'], 'spa'> }) {
+      const service = await startService(auth, { ...options, deps: { ...deps, spa } });
+      running.push(service);
+      return service;
+    },
+    database: () =>
+      (database ??= serviceDatabase(auth).then(async (created) => {
+        await created.migrate();
+        return created;
+      })),
+    stop: (service: StartedService<AuthDeps>) => close(running.splice(running.indexOf(service), 1)),
+    stopAll,
+  };
+}
 
 /**
  * The login service of a test file: `start(env)` runs it over HTTP on a clock the test moves
@@ -21,30 +73,16 @@ export const authConfig = (env: Record<string, string> = {}) => loadConfig({ NOD
  * which fails if the service logged an unexpected failure.
  */
 export function useAuthService() {
-  let spa: Spa;
-  const services: StartedService<AuthDeps>[] = [];
-
-  beforeAll(async () => {
-    await ensureSpaBuilt();
-    spa = await builtSpa();
-  });
-  afterEach(async () => {
-    const started = services.splice(0);
-    await Promise.all(started.map((service) => service.close()));
-    // Every answer a test saw was meant; none was an unexpected failure of the service.
-    for (const service of started) expect(service.logs.errors()).toEqual([]);
-  });
-  afterAll(() => spa?.close());
+  const instances = useAuthInstances();
 
   async function start(env: Record<string, string> = {}) {
     let time = START;
     const config = authConfig(env);
-    const service = await startService(auth, {
-      deps: { config, spa, now: () => time },
+    const service = await instances.start({
+      deps: { config, now: () => time },
       edge: loadConfig({ PASSWORD_HASH_COST: '1024', ...env }).edge.auth,
       ...(config.sessions.store === 'postgres' && { postgresUrl: postgresUrl() }),
     });
-    services.push(service);
     const { url, request } = service;
 
     const withToken = (token: string | undefined, headers: Record<string, string> = {}) =>
@@ -71,7 +109,7 @@ export function useAuthService() {
     };
   }
 
-  return { start, spa: () => spa };
+  return { start, spa: instances.spa };
 }
 
 export type AuthClient = Awaited<ReturnType<ReturnType<typeof useAuthService>['start']>>;
