@@ -5,7 +5,7 @@ import { normalizeEmail, type Accounts } from './accounts.js';
 import { AUDIT_RATE, EventRate, type AuditRate } from './auditRate.js';
 import { clientKey } from '../shared/clientAddress.js';
 import { clientOf, type Client } from './sessions.js';
-import type { AuditEventType } from '../../web/src/pageState.js';
+import type { AuditEventType, AuditEventView } from '../../web/src/pageState.js';
 
 export type { AuditEventType };
 
@@ -21,23 +21,10 @@ export const AUDIT_EVENT_TYPES: Record<AuditEventType, string> = {
 };
 
 /** What an event says of itself: the reason of a refusal, how many sessions ended, who ended them. Never a secret. */
-export type EventDetail = Record<string, string | number | boolean>;
+export type EventDetail = AuditEvent['detail'];
 
-/** A security event, as administrators read it. */
-export interface AuditEvent {
-  id: number;
-  /** ISO 8601, UTC. */
-  time: string;
-  type: AuditEventType;
-  /** The email a login tried, or the account's, in lower case; null when the request named none. */
-  email: string | null;
-  /** The account's id, when the event is about a configured account. */
-  userId: string | null;
-  address: string;
-  userAgent: string;
-  requestId: string;
-  detail: EventDetail;
-}
+/** A security event, as administrators read it: the shape the admin pages read too. */
+export type AuditEvent = AuditEventView;
 
 export type NewAuditEvent = Omit<AuditEvent, 'id'>;
 

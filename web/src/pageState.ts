@@ -33,9 +33,12 @@ export type AuditEventType = 'login.succeeded' | 'login.failed' | 'login.throttl
 /** A security event of the audit trail (`GET /api/admin/audit`); never a password, token or cookie. */
 export interface AuditEventView {
   id: number;
+  /** ISO 8601, UTC. */
   time: string;
   type: AuditEventType;
+  /** The email a login tried, or the account's, in lower case; null when the request named none. */
   email: string | null;
+  /** The account's id, when the event is about a configured account. */
   userId: string | null;
   address: string;
   userAgent: string;
