@@ -11,10 +11,12 @@ export interface NoteChanges {
 
 /**
  * Python's `datetime.isoformat()` of the naive UTC timestamp, with the column's microseconds (a JS
- * Date would cut them to milliseconds), the fraction left out when it is exactly zero.
+ * Date would cut them to milliseconds), the fraction left out when it is exactly zero. One
+ * `to_char` whose format says whether there is a fraction: two (the seconds, then the fraction)
+ * cost PostgreSQL about a fifth more for a list.
  */
 const pythonIsoformat = (column: string) =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || CASE WHEN extract(microseconds FROM ${column}) % 1000000 = 0 THEN '' ELSE to_char(${column} AT TIME ZONE 'UTC', '.US') END AS ${column}`;
+  `to_char(${column} AT TIME ZONE 'UTC', CASE WHEN date_trunc('second', ${column}) = ${column} THEN 'YYYY-MM-DD"T"HH24:MI:SS' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US' END) AS ${column}`;
 
 /** A note as the API shows it: exactly these five fields. */
 const PRESENTED = `id, title, content, ${pythonIsoformat('created_at')}, ${pythonIsoformat('updated_at')}`;

@@ -169,18 +169,21 @@ const BATCH_BYTES = 1024 * 1024;
  * it out of TOAST) but never more than `$2` rows, and at least one; rendered by PostgreSQL as
  * their JSON objects (`columns` of each row, as renderedNote renders one) joined by commas, with
  * the batch's last id, its size, and how many rows were candidates, so that the caller knows
- * whether the range goes on.
+ * whether the range goes on. One pass: the windows measure the candidates, and only the rows that
+ * fit are rendered (joining the candidates back to the table, with the candidates and the batch
+ * each read twice, cost PostgreSQL 1.6 times the CPU for a list of 100 notes).
  */
 export function batchStatement(name: string, table: string, columns: string, bytes: string): Statement {
-  const text = `WITH candidates AS (
-    SELECT id, sum(${bytes}) OVER (ORDER BY id DESC) AS running, count(*) OVER () AS candidates
-    FROM (SELECT * FROM ${table} WHERE id < $1::bigint AND id >= $4::bigint ORDER BY id DESC LIMIT $2) AS newest
-  ), batch AS (
-    SELECT ${table}.*, candidates FROM candidates JOIN ${table} USING (id)
-    WHERE running <= $3 OR id = (SELECT max(id) FROM candidates)
-  )
-  SELECT string_agg(row_to_json(rendered)::text, ',' ORDER BY rendered.id DESC), min(rendered.id), count(*), (SELECT max(candidates) FROM batch)
-  FROM (SELECT ${columns} FROM batch) AS rendered`;
+  const text = `SELECT string_agg(json, ',' ORDER BY id DESC), min(id), count(*), max(candidates)
+  FROM (
+    SELECT id, candidates, (SELECT row_to_json(rendered) FROM (SELECT ${columns}) AS rendered)::text AS json
+    FROM (
+      SELECT *, sum(${bytes}) OVER newest_first AS running, row_number() OVER newest_first AS place, count(*) OVER () AS candidates
+      FROM (SELECT * FROM ${table} WHERE id < $1::bigint AND id >= $4::bigint ORDER BY id DESC LIMIT $2) AS newest
+      WINDOW newest_first AS (ORDER BY id DESC)
+    ) AS measured
+    WHERE running <= $3 OR place = 1
+  ) AS batch`;
   return { name, text, rowMode: 'array' };
 }
 
