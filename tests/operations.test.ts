@@ -135,6 +135,21 @@ describe('signals', () => {
     expect(server.output()).toContain('stopped');
   });
 
+  test('Ctrl-C reaches the whole process group, yet the embedded database stops last: it still answers while the services drain', async () => {
+    const dir = await dataDir();
+    const server = await start({ dataDir: dir, env: { ...EMBEDDED, SHUTDOWN_DRAIN_MS: '3000' }, form: 'npm', ownGroup: true });
+    const id = await createNote(server, 'read during the drain');
+    process.kill(-server.child.pid!, 'SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'shutting down' } });
+    expect(await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).toMatchObject({ status: 200, json: { title: 'read during the drain' } });
+    await server.exited;
+    const lines = logLines(server.output());
+    expect(lines.map((line) => line.msg)).toContain('stopped');
+    // Nothing went wrong on the way: no pooled connection cut by a database stopping first.
+    expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+  });
+
   test('SIGTERM to npm alone stops the server and the database, the server with exit 0', async () => {
     const dir = await dataDir();
     const server = await start({ dataDir: dir, env: EMBEDDED, form: 'npm' });

@@ -64,7 +64,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       path.join(bin, 'postgres'),
       ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
         ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [])],
-      { ...owner, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
+      // A process group of its own: a terminal's Ctrl-C (or a signal to the whole group) reaches
+      // the services alone, which keep serving from the database while they drain and then stop
+      // it last. In the services' group, it would cut their connections at once.
+      { ...owner, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true },
     );
   let child: ChildProcess | undefined;
   // Should this process die without stopping the server, the signal still goes out.
