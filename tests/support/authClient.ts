@@ -59,7 +59,10 @@ export function useAuthInstances() {
         await created.migrate();
         return created;
       })),
-    stop: (service: StartedService<AuthDeps>) => close(running.splice(running.indexOf(service), 1)),
+    stop(service: StartedService<AuthDeps>) {
+      const at = running.indexOf(service);
+      return close(at < 0 ? [] : running.splice(at, 1));
+    },
     stopAll,
   };
 }
