@@ -52,11 +52,12 @@ export function parseOptions(argv: string[]) {
     /** Rounds of every load scenario; the report shows their medians. */
     rounds: whole('rounds', quick ? 1 : 3, 1),
     timing,
-    /** Cold/warm start pairs, and login page loads in the browser. */
+    /** Cold/warm start pairs. */
     startRuns: quick ? 1 : 3,
-    pageLoads: quick ? 1 : 5,
-    /** Lighthouse runs of each page: none in a quick run (each takes about ten seconds). */
-    lighthouseRuns: quick ? 0 : 3,
+    /** Login page loads in the browser, in each round. */
+    pageLoads: quick ? 1 : 2,
+    /** Lighthouse runs of each page in each round: none in a quick run (each takes about ten seconds). */
+    lighthouseRuns: quick ? 0 : 1,
     groups: new Set(groups as Group[]),
     cpuProfile: values['cpu-prof'],
     /** Where the Markdown report goes; undefined: not written. */

@@ -15,11 +15,11 @@ export interface Report {
   targets: TargetCheck[];
   startup?: { coldMs: number[]; warmMs: number[] };
   spa?: PagesReport;
-  rssAfterRunBytes?: number;
-  /** Before the first load round, after start-up and the page loads. */
-  rssIdleBytes?: number;
-  /** After the hostile-load scenarios, which run after the ordinary rounds. */
-  rssAfterHostileBytes?: number;
+  /**
+   * The services' RSS in each round: idle (after start-up and the pages, before the load), after
+   * the ordinary scenarios, and after the hostile-load scenarios, which run last.
+   */
+  rss: { idle: number[]; afterRun: number[]; afterHostile: number[] };
   problems: string[];
   findings?: string;
 }
@@ -162,8 +162,9 @@ export function markdownReport(report: Report, { terminal = false } = {}): strin
         .map((s) => [s.service, s.scenario, String(s.connections), fixed(s.requestsPerSecond), fixed(s.mean), fixed(s.p99), `${kilobytes(s.responseBytes!)} kB`, megabytes(s.rssGrowthBytes), megabytes(s.peakRssBytes)]),
     }),
   ];
-  if (report.rssAfterRunBytes !== undefined) {
-    out.push('', `RSS of the server process after the run: ${megabytes(report.rssAfterRunBytes)} MB (idle before the first round: ${megabytes(report.rssIdleBytes)} MB; after the hostile-load scenarios, which run last: ${megabytes(report.rssAfterHostileBytes)} MB). The three services run in that one process (as \`npm start\` runs them), so this is their combined RSS; PostgreSQL's processes are not included.`);
+  if (report.rss.afterRun.length) {
+    const each = (values: number[]) => values.map(megabytes).join(' / ');
+    out.push('', `RSS of the server process in each round (MB), after the ordinary scenarios: ${each(report.rss.afterRun)}; idle before them (after start-up and the pages): ${each(report.rss.idle)}; after the hostile-load scenarios, which run last: ${each(report.rss.afterHostile)}. The three services run in that one process (as \`npm start\` runs them), so this is their combined RSS; PostgreSQL's processes are not included.`);
   }
   const comparisons = comparisonTable(report.summaries);
   if (comparisons.rows.length) {
