@@ -6,7 +6,9 @@ import type { StartedService } from '../harness/service.js';
 import { notes8080 } from '../server/notes8080/index.js';
 import { loadConfig } from '../server/shared/config.js';
 import type { NotesDeps, ServiceDescriptor } from '../server/shared/service.js';
+import type { Database } from '../server/shared/database.js';
 import { NOTES_SERVICES } from './support/notesServices.js';
+import { migrateBefore, serviceDatabase } from './support/serviceDatabase.js';
 import { startTestService } from './support/services.js';
 
 // What a client can make a notes service spend, and what it can trust: idempotent creates, a
@@ -149,7 +151,54 @@ describe.each(NOTES_SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', ({ des
     expect(counted / onDisk, `${counted} counted, ${onDisk} on disk`).toBeGreaterThan(0.6);
     expect(counted / onDisk, `${counted} counted, ${onDisk} on disk`).toBeLessThan(1.6);
   });
+
+  test('writes running together never pass it, and the reserves they leave unspent are taken back', async () => {
+    const cap = 60_000;
+    const service = await start(descriptor, { pool: { maxBytes: cap, poolMax: 10 } });
+    // A title and text of 904 bytes, and 96 for the row: 60 notes fit.
+    const fitting = Math.floor(cap / (4 + 900 + 96));
+    const answers: number[] = [];
+    for (let wave = 0; wave < 4; wave++) {
+      const sent = Array.from({ length: 40 }, (_, i) => service.request('POST', '/notes', { json: note(`w${String(wave * 40 + i).padStart(3, '0')}`, 'x'.repeat(900)) }));
+      answers.push(...(await Promise.all(sent)).map((answer) => answer.status));
+    }
+    expect(new Set(answers)).toEqual(new Set([201, 507]));
+    const stored = answers.filter((status) => status === 201).length;
+    // What other writes held while one was refused may be left over, never more than fits.
+    expect(stored).toBeLessThanOrEqual(fitting);
+    expect(stored).toBeGreaterThan(fitting - 4);
+    const counted = Number((await service.db.query<{ bytes: string }>('SELECT sum(bytes) AS bytes FROM storage_shards')).rows[0]!.bytes);
+    expect(counted).toBe(stored * 1_000);
+    // One at a time, every byte left is given out: the last note that fits is stored.
+    for (let more = stored; more < fitting; more++) expect((await service.request('POST', '/notes', { json: note(`m${more}`.padEnd(4, '-'), 'x'.repeat(900)) })).status).toBe(201);
+    expect((await service.request('POST', '/notes', { json: note('over', 'x'.repeat(900)) })).status).toBe(507);
+  });
+
+  test('the migration to reserves keeps the count of a table filled by the previous schema', async () => {
+    const database = await serviceDatabase(descriptor);
+    try {
+      await migrateBefore(database.url, database.schema, descriptor.database!.migrations, '20261127000000_storage_reserves.ts');
+      const db = database.connect();
+      const text = Object.keys(note('x')).find((key) => key !== 'title')!;
+      await db.query(`INSERT INTO notes (title, ${text}) SELECT 'n' || g, repeat('x', g) FROM generate_series(1, 50) AS g`);
+      const countedBefore = await counted(db);
+      // Titles n1…n50, texts of 1 to 50 bytes, and 96 bytes a row.
+      expect(countedBefore).toBe(9 * 2 + 41 * 3 + 1_275 + 50 * 96);
+
+      await database.migrate();
+      expect(await counted(db)).toBe(countedBefore);
+      const service = await start(descriptor, { db });
+      const [newest] = (await service.request('GET', '/notes')).json as { id: number }[];
+      await service.request('DELETE', `/notes/${newest!.id}`);
+      expect(await counted(db)).toBe(countedBefore - (3 + 50 + 96));
+    } finally {
+      await database.drop();
+    }
+  });
 });
+
+/** The bytes the count holds. */
+const counted = async (db: Database) => Number((await db.query<{ bytes: string }>('SELECT sum(bytes) AS bytes FROM storage_shards')).rows[0]!.bytes);
 
 /** What the notes and the kept answers take on disk, indexes included. */
 const relationSize = async (service: StartedService<NotesDeps>) =>

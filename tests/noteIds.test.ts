@@ -1,34 +1,13 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import knex, { type Knex } from 'knex';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../server/shared/config.js';
 import { NOTES_SERVICES } from './support/notesServices.js';
-import { serviceDatabase } from './support/serviceDatabase.js';
+import { migrateBefore, serviceDatabase } from './support/serviceDatabase.js';
 import { startTestService } from './support/services.js';
 
 // Ids that do not run out: bigint ids, JSON numbers up to 2^53 - 1, and a migration that keeps
 // every row and the sequence's place.
 
 const VERSIONS = '20261125000000_versions.ts';
-
-/** The service's schema brought only up to the migrations before `VERSIONS`, as an older release left it. */
-async function migrateBefore(url: string, schema: string, directory: string): Promise<void> {
-  const files = (await fs.readdir(directory)).filter((file) => file.endsWith('.ts') && file < VERSIONS).sort();
-  const source: Knex.MigrationSource<string> = {
-    getMigrations: async () => files,
-    getMigrationName: (file) => file,
-    getMigration: (file) => import(pathToFileURL(path.join(directory, file)).href),
-  };
-  const db = knex({ client: 'pg', connection: url, searchPath: [schema], pool: { min: 0, max: 1 } });
-  try {
-    await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
-    await db.migrate.latest({ schemaName: schema, migrationSource: source });
-  } finally {
-    await db.destroy();
-  }
-}
 
 describe.each(NOTES_SERVICES)('$name: ids', ({ descriptor, note }) => {
   it('creates, reads, updates and deletes notes past id 2^31', async () => {
@@ -52,7 +31,7 @@ describe.each(NOTES_SERVICES)('$name: ids', ({ descriptor, note }) => {
     const database = await serviceDatabase(descriptor);
     try {
       const { migrations } = descriptor.database!;
-      await migrateBefore(database.url, database.schema, migrations);
+      await migrateBefore(database.url, database.schema, migrations, VERSIONS);
       const db = database.connect();
       expect((await db.query("SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'notes' AND column_name = 'id'", [database.schema])).rows).toEqual([
         { data_type: 'integer' },

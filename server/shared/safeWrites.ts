@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { createIdempotencyKeys } from './idempotency.js';
-import { createStorageCap, recountStorage, shardStorageCount, unshardStorageCount, type Counted } from './storageCap.js';
+import { createStorageCap, recountStorage, reserveStorage, shardStorageCount, unreserveStorage, unshardStorageCount, type Counted } from './storageCap.js';
 import { createWriteFence } from './writeFence.js';
 
 /**
@@ -63,6 +63,12 @@ const NOTE_ROW_BYTES = 96;
 /** An idempotency record besides its texts: the same, and its key a second time, in the key's index. */
 const KEY_ROW_BYTES = 120;
 
+/** The counted tables, each row measured as what it costs on disk. */
+const measuredRows = (textColumn: 'body' | 'content'): Counted[] => [
+  { table: 'notes', bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn}) + ${NOTE_ROW_BYTES}` },
+  { table: 'idempotency_keys', bytes: (row) => `2 * octet_length(${row}.key) + octet_length(${row}.fingerprint) + octet_length(${row}.answer) + ${KEY_ROW_BYTES}` },
+];
+
 /**
  * The migration of notes that never lose an update and never run out of ids: a `version` that
  * every change of a note raises (its ETag), ids as bigint (a create attempt spends one whether it
@@ -70,10 +76,6 @@ const KEY_ROW_BYTES = 120;
  * each row counts what it costs on disk, not its text alone.
  */
 export function versionedNotesMigration(textColumn: 'body' | 'content') {
-  const measured = (noteRow: number, keyRow: number): Counted[] => [
-    { table: 'notes', bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn}) + ${noteRow}` },
-    { table: 'idempotency_keys', bytes: (row) => `2 * octet_length(${row}.key) + octet_length(${row}.fingerprint) + octet_length(${row}.answer) + ${keyRow}` },
-  ];
   const idSequence = async (knex: Knex) => (await knex.raw<{ rows: { sequence: string | null }[] }>("SELECT pg_get_serial_sequence('notes', 'id') AS sequence")).rows[0]!.sequence;
   return {
     async up(knex: Knex): Promise<void> {
@@ -81,7 +83,7 @@ export function versionedNotesMigration(textColumn: 'body' | 'content') {
       const sequence = await idSequence(knex);
       if (sequence) await knex.raw(`ALTER SEQUENCE ${sequence} AS bigint MAXVALUE ${MAX_NOTE_ID}`);
       await knex.raw('ALTER TABLE notes ADD COLUMN version integer NOT NULL DEFAULT 1');
-      await recountStorage(knex, measured(NOTE_ROW_BYTES, KEY_ROW_BYTES));
+      await recountStorage(knex, measuredRows(textColumn));
     },
     async down(knex: Knex): Promise<void> {
       await knex.raw('ALTER TABLE notes DROP COLUMN version');
@@ -93,5 +95,18 @@ export function versionedNotesMigration(textColumn: 'body' | 'content') {
         { table: 'idempotency_keys', bytes: (row) => `octet_length(${row}.answer)` },
       ]);
     },
+  };
+}
+
+/**
+ * The migration that makes the cap exact and the count cheap: each shard of the count gets a
+ * reserve checked against the cap, which writes spend without summing the shards (see
+ * storageCap.ts). Summing them at every write cost PostgreSQL about half as much again as the
+ * write itself.
+ */
+export function reservedStorageMigration(textColumn: 'body' | 'content') {
+  return {
+    up: (knex: Knex) => reserveStorage(knex, measuredRows(textColumn)),
+    down: (knex: Knex) => unreserveStorage(knex, measuredRows(textColumn)),
   };
 }

@@ -7,6 +7,15 @@ import type { Database } from './database.js';
  * answer with 507) and stores nothing. The cap is the connection's `storage.max_bytes` setting
  * (the pool sets it from NOTES_MAX_BYTES); without it nothing is refused. The functions keep the
  * schema they were made in, so writes from any connection are counted.
+ *
+ * The count is kept in shards (`storage_shards`), one per connection at a time (by its backend's
+ * pid), so that writers on different connections do not wait for each other's commit on one
+ * counter row. Each shard also holds a reserve: bytes already checked against the cap, which its
+ * writes spend without looking at the other shards. A write that finds its shard's reserve short
+ * asks for more (`storage_reserve`): one connection at a time, it sums every shard's count and
+ * reserve against the cap and takes a share of what is left, so the sum of the counts never
+ * passes the cap, however many writes run together. Near the cap, reserves that other shards hold
+ * unused are taken back first. A cap lowered while reserves are out is reached once they are spent.
  */
 export interface Counted {
   table: string;
@@ -15,11 +24,10 @@ export interface Counted {
 }
 
 /**
- * Where the count is kept: one row (`storage_usage`), or shards of it (`storage_shards`), one per
- * connection at a time (by its backend's pid), so that writers on different connections do not
- * wait for each other's commit on one counter row. The cap is checked against the sum of the
- * shards, which cannot see the writes of other transactions not yet committed: writes that run
- * together can pass the cap by what they add together, at most a pool's worth of bodies.
+ * How the earlier migrations kept the count, per statement: in one row (`storage_usage`), then in
+ * shards checked against their sum at every write, which could not see the writes of other
+ * transactions not yet committed (writes that ran together could pass the cap by what they added
+ * together).
  */
 const SHARDS = 16;
 const COUNTERS = {
@@ -27,7 +35,10 @@ const COUNTERS = {
   sharded: { add: `UPDATE storage_shards SET bytes = bytes + delta WHERE shard = pg_backend_pid() % ${SHARDS}`, total: 'SELECT sum(bytes) INTO total FROM storage_shards' },
 };
 
-/** The trigger function of a counted table, adding what each statement adds or removes, per statement over its transition tables. */
+/** A counted table's triggers, one per statement, by the transition tables each event has. */
+const STATEMENT_TRIGGERS = { INSERT: 'NEW TABLE AS added', UPDATE: 'OLD TABLE AS removed NEW TABLE AS added', DELETE: 'OLD TABLE AS removed' };
+
+/** The statement trigger function of a counted table (earlier migrations), over its transition tables. */
 async function countingFunction(knex: Knex, { table, bytes }: Counted, counter: keyof typeof COUNTERS): Promise<void> {
   const sum = (rows: string) => `coalesce((SELECT sum(${bytes('row')}) FROM ${rows} AS row), 0)`;
   const { add, total } = COUNTERS[counter];
@@ -65,8 +76,7 @@ export async function createStorageCap(knex: Knex, tables: Counted[]): Promise<v
   for (const counted of tables) {
     await countingFunction(knex, counted, 'single');
     const { table } = counted;
-    const transitions = { INSERT: 'NEW TABLE AS added', UPDATE: 'OLD TABLE AS removed NEW TABLE AS added', DELETE: 'OLD TABLE AS removed' };
-    for (const [event, tablesOfIt] of Object.entries(transitions)) {
+    for (const [event, tablesOfIt] of Object.entries(STATEMENT_TRIGGERS)) {
       await knex.raw(
         `CREATE TRIGGER ${table}_storage_${event.toLowerCase()} AFTER ${event} ON ${table} REFERENCING ${tablesOfIt} FOR EACH STATEMENT EXECUTE FUNCTION ${table}_storage()`,
       );
@@ -101,3 +111,80 @@ export async function storedBytes(db: Database): Promise<number> {
   const { rows } = await db.query<{ bytes: string }>('SELECT coalesce(sum(bytes), 0)::text AS bytes FROM storage_shards');
   return Number(rows[0]!.bytes);
 }
+
+/**
+ * What a shard is given when its reserve runs short: what the write needs, and this share of what
+ * is left under the cap. Far from the cap a shard asks again only after many writes; near it, the
+ * shares shrink with what is left, and every byte can still be given out.
+ */
+const RESERVE_SHARE = 32;
+
+/**
+ * The count with reserves (see the top of this module), for a service's migration: the shards get
+ * their reserves, and each counted table's triggers (still one per statement, over its transition
+ * tables: a trigger per row would update its shard once per row, and a statement of many rows
+ * would make that row's versions pile up within one transaction, each update slower than the
+ * last) spend them. The functions name the schema they count in, rather than setting their
+ * search_path at every call, which costs a write as much as the count itself.
+ */
+export async function reserveStorage(knex: Knex, tables: Counted[]): Promise<void> {
+  const schema = await currentSchema(knex);
+  const shards = `${schema}.storage_shards`;
+  const here = `pg_backend_pid() % ${SHARDS}`;
+  await knex.raw('ALTER TABLE storage_shards ADD COLUMN reserve bigint NOT NULL DEFAULT 0');
+  await knex.raw(`
+    CREATE FUNCTION storage_reserve(delta bigint, cap bigint) RETURNS void AS $$
+    DECLARE
+      spare bigint;
+      place smallint;
+    BEGIN
+      -- One connection at a time, so that the sum below sees every reserve given before.
+      PERFORM pg_advisory_xact_lock(hashtext('${shards}'));
+      SELECT cap - sum(bytes + reserve) INTO spare FROM ${shards};
+      IF spare < delta THEN
+        -- What other shards hold unused comes back, but for shards that a write is spending now.
+        UPDATE ${shards} SET reserve = 0 WHERE shard IN (SELECT shard FROM ${shards} WHERE reserve > 0 FOR UPDATE SKIP LOCKED);
+        SELECT cap - sum(bytes + reserve) INTO spare FROM ${shards};
+        IF spare < delta THEN
+          RAISE EXCEPTION 'storage cap of % bytes reached', cap USING ERRCODE = 'disk_full';
+        END IF;
+      END IF;
+      -- This connection's shard, or, while another write holds it, one that none holds.
+      SELECT shard INTO place FROM ${shards} ORDER BY shard <> ${here}, shard LIMIT 1 FOR UPDATE SKIP LOCKED;
+      UPDATE ${shards} SET bytes = bytes + delta, reserve = reserve + (spare - delta) / ${RESERVE_SHARE} WHERE shard = coalesce(place, ${here});
+    END
+    $$ LANGUAGE plpgsql`);
+  for (const { table, bytes } of tables) {
+    const sum = (rows: string) => `coalesce((SELECT sum(${bytes('row')}) FROM ${rows} AS row), 0)`;
+    await knex.raw(`
+      CREATE OR REPLACE FUNCTION ${table}_storage() RETURNS trigger AS $$
+      DECLARE
+        delta bigint;
+        cap bigint;
+      BEGIN
+        IF TG_OP = 'INSERT' THEN delta := ${sum('added')};
+        ELSIF TG_OP = 'UPDATE' THEN delta := ${sum('added')} - ${sum('removed')};
+        ELSE delta := -${sum('removed')};
+        END IF;
+        IF delta = 0 THEN RETURN NULL; END IF;
+        cap := nullif(current_setting('storage.max_bytes', true), '')::bigint;
+        IF delta < 0 OR cap IS NULL THEN
+          UPDATE ${shards} SET bytes = bytes + delta WHERE shard = ${here};
+          RETURN NULL;
+        END IF;
+        UPDATE ${shards} SET bytes = bytes + delta, reserve = reserve - delta WHERE shard = ${here} AND reserve >= delta;
+        IF NOT FOUND THEN PERFORM ${schema}.storage_reserve(delta, cap); END IF;
+        RETURN NULL;
+      END
+      $$ LANGUAGE plpgsql`);
+  }
+}
+
+/** Back to the count without reserves, for the migration's `down`. */
+export async function unreserveStorage(knex: Knex, tables: Counted[]): Promise<void> {
+  for (const counted of tables) await countingFunction(knex, counted, 'sharded');
+  await knex.raw('DROP FUNCTION storage_reserve');
+  await knex.raw('ALTER TABLE storage_shards DROP COLUMN reserve');
+}
+
+const currentSchema = async (knex: Knex) => (await knex.raw<{ rows: { schema: string }[] }>('SELECT current_schema() AS schema')).rows[0]!.schema;

@@ -1,4 +1,8 @@
+import fs from 'node:fs/promises';
 import net from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import knex, { type Knex } from 'knex';
 import { listenOnFreePort } from '../../harness/http.js';
 import { loadConfig } from '../../server/shared/config.js';
 import { createDatabase, type Database } from '../../server/shared/database.js';
@@ -81,4 +85,21 @@ export async function notesColumns(db: Database, schema: string): Promise<Record
     [schema],
   );
   return rows;
+}
+
+/** The service's schema brought only up to the migrations before `firstLeftOut` (a file name), as an older release left it. */
+export async function migrateBefore(url: string, schema: string, directory: string, firstLeftOut: string): Promise<void> {
+  const files = (await fs.readdir(directory)).filter((file) => file.endsWith('.ts') && file < firstLeftOut).sort();
+  const source: Knex.MigrationSource<string> = {
+    getMigrations: async () => files,
+    getMigrationName: (file) => file,
+    getMigration: (file) => import(pathToFileURL(path.join(directory, file)).href),
+  };
+  const db = knex({ client: 'pg', connection: url, searchPath: [schema], pool: { min: 0, max: 1 } });
+  try {
+    await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
+    await db.migrate.latest({ schemaName: schema, migrationSource: source });
+  } finally {
+    await db.destroy();
+  }
 }

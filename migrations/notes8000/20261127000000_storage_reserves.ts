@@ -1,0 +1,3 @@
+import { reservedStorageMigration } from '../../server/shared/safeWrites.js';
+
+export const { up, down } = reservedStorageMigration('content');
