@@ -254,6 +254,19 @@ describe('connections', () => {
     expect(closedAfter).toBeLessThan(headersTimeoutMs + CHECK_EVERY_MS + LOADED_MACHINE_MS);
   });
 
+  test('a client that stops sending its body is cut off after the idle timeout, long before the request timeout', async () => {
+    const idleTimeoutMs = 3_000;
+    const service = await start(notes8080, { limits: { maxConnections: 100, idleTimeoutMs, headersTimeoutMs: 10_000 } });
+    const socket = await openIdle(Number(new URL(service.url).port));
+    socket.write('POST /notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title": "');
+    const sent = performance.now();
+    const closedAfter = await new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now() - sent)));
+    expect(closedAfter).toBeGreaterThan(idleTimeoutMs - 500);
+    // The request timeout is 30 s: the stall is what ended it.
+    expect(closedAfter).toBeLessThan(idleTimeoutMs + 2 * CHECK_EVERY_MS + LOADED_MACHINE_MS);
+    expect((await send(service.url, { method: 'GET', path: '/ready' })).status).toBe(200);
+  });
+
   test('a client that stops reading a long answer is cut off after the idle timeout, not twice it', async () => {
     const idleTimeoutMs = 5_000;
     const service = await start(notes8080, { limits: { maxConnections: 100, idleTimeoutMs, headersTimeoutMs: 10_000 } });

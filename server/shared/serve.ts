@@ -24,11 +24,17 @@ const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 10_000, idleTimeoutMs
 
 /**
  * Serves `app` at `address`, with every client-held resource bounded: the time to send headers
- * and a whole request (30 s at least), idle keep-alive (5 s), a connection on which nothing moves,
- * and the number of connections. Node checks the first two every second rather than every 30 s,
- * so they fire on time. A connection past the budget closes the oldest one that has no request
- * in flight (idle, or still sending its headers) instead of refusing the newcomer: connections
- * opened and left idle cannot lock clients out.
+ * and a whole request (30 s at least), idle keep-alive (5 s), a connection on which nothing moves
+ * while it owes the server bytes or is owed them, and the number of connections. Node checks the
+ * first two every second rather than every 30 s, so they fire on time. A connection past the
+ * budget closes the oldest one that has no request in flight (idle, or still sending its headers)
+ * instead of refusing the newcomer: connections opened and left idle cannot lock clients out.
+ *
+ * What is kept is kept per connection, not per request: each connection's latest answer (Node
+ * answers a connection's requests in order, so once it is finished none is in flight). A request
+ * adds no listener and no timer: Node's own idle timeout (`server.timeout`) is left off, as it
+ * would move a timer at every read and write of every socket; the stall watch below, a look at
+ * each connection every second, covers what it covered.
  */
 export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimits = DEFAULT_LIMITS): Promise<RunningServer> {
   const server = http.createServer(
@@ -40,32 +46,22 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
     },
     app.callback(),
   );
-  server.timeout = limits.idleTimeoutMs;
+  server.timeout = 0;
 
-  // Requests in flight per connection, in the order the connections were opened.
-  const inFlight = new Map<Socket, number>();
-  const stalls = watchStalledAnswers(inFlight, limits.idleTimeoutMs);
+  // Open connections, oldest first, each with its latest answer once it has had a request.
+  const connections = new Map<Socket, http.ServerResponse | undefined>();
+  const stalls = watchStalls(connections, limits.idleTimeoutMs);
   server.on('connection', (socket: Socket) => {
-    inFlight.set(socket, 0);
-    socket.once('close', () => inFlight.delete(socket));
-    if (inFlight.size > limits.maxConnections) closeOldestIdle(inFlight, socket);
+    connections.set(socket, undefined);
+    socket.once('close', () => connections.delete(socket));
+    if (connections.size > limits.maxConnections) closeOldestIdle(connections, socket);
   });
   // Once closing, every answer not yet sent ends its connection, so kept-alive clients cannot
   // start new requests on old connections and close() ends as soon as the last answer is out.
   let closing = false;
-  const open = new Set<http.ServerResponse>();
-  // One listener for every answer, rather than a closure made for each request; `on` rather than
-  // `once`, as a response closes once (no wrapper to make and remove).
-  function answered(this: http.ServerResponse) {
-    open.delete(this);
-    const requests = inFlight.get(this.req.socket);
-    if (requests !== undefined) inFlight.set(this.req.socket, requests - 1);
-  }
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (closing) res.setHeader('Connection', 'close');
-    open.add(res);
-    inFlight.set(req.socket, (inFlight.get(req.socket) ?? 0) + 1);
-    res.on('close', answered);
+    connections.set(req.socket, res);
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -79,7 +75,7 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
           new Promise<void>((done) => {
             closing = true;
             clearInterval(stalls);
-            for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
+            for (const res of connections.values()) if (res && !res.headersSent) res.setHeader('Connection', 'close');
             const force = setTimeout(() => server.closeAllConnections(), graceMs);
             server.close(() => {
               clearTimeout(force);
@@ -92,10 +88,13 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
   });
 }
 
+/** Whether the connection whose latest answer is `res` has a request in flight. */
+const inFlight = (res: http.ServerResponse | undefined): res is http.ServerResponse => res !== undefined && !res.writableFinished;
+
 /** Makes room for `newcomer`: the oldest connection with no request in flight goes, or, when every one is busy, the newcomer. */
-function closeOldestIdle(inFlight: Map<Socket, number>, newcomer: Socket): void {
-  for (const [socket, requests] of inFlight) {
-    if (requests === 0 && socket !== newcomer) {
+function closeOldestIdle(connections: Map<Socket, http.ServerResponse | undefined>, newcomer: Socket): void {
+  for (const [socket, latest] of connections) {
+    if (!inFlight(latest) && socket !== newcomer) {
       socket.destroy();
       return;
     }
@@ -129,24 +128,30 @@ const LISTEN_FAILURES: Record<string, string> = {
 };
 
 /**
- * Closes connections whose answer has not moved for `idleTimeoutMs`: a client that stopped
- * reading. Node's own socket timeout cannot say so on time: it forgives a socket whose write
- * queue changed since the last write call, so a client that stops reading right after the kernel
- * took a first part of the answer is cut only after twice the timeout. Here the bytes the socket
- * has been given and has not handed to the kernel yet (`writableLength`, which counts a write
- * until it is wholly taken) are looked at every second, and the clock restarts whenever they
- * change: streamed answers are written in pieces of 96 KiB at most (see jsonArray.ts), so that a
- * slow reader's progress shows.
+ * Closes connections on which nothing has moved for `idleTimeoutMs` while a request is in flight
+ * and waits on its client: a body that stopped coming, or an answer the client stopped reading
+ * (a request the server is still working on waits on nobody). Node's own socket timeout cannot
+ * say the latter on time: it forgives a socket whose write queue changed since the last write
+ * call, so a client that stops reading right after the kernel took a first part of the answer is
+ * cut only after twice the timeout. Here the bytes read from the socket and those it has been
+ * given and has not handed to the kernel yet (`writableLength`, which counts a write until it is
+ * wholly taken) are looked at every second, and the clock restarts whenever they change: streamed
+ * answers are written in pieces of 96 KiB at most (see jsonArray.ts), so that a slow reader's
+ * progress shows.
  */
-function watchStalledAnswers(inFlight: Map<Socket, number>, idleTimeoutMs: number): NodeJS.Timeout {
-  const stalled = new WeakMap<Socket, { unsent: number; since: number }>();
+function watchStalls(connections: Map<Socket, http.ServerResponse | undefined>, idleTimeoutMs: number): NodeJS.Timeout {
+  const stalled = new WeakMap<Socket, { read: number; unsent: number; since: number }>();
   const timer = setInterval(() => {
     const now = performance.now();
-    for (const [socket, requests] of inFlight) {
-      if (requests === 0) continue;
+    for (const [socket, latest] of connections) {
       const unsent = socket.writableLength;
+      if (!inFlight(latest) || (latest.req.complete && unsent === 0)) {
+        stalled.delete(socket);
+        continue;
+      }
+      const read = socket.bytesRead;
       const last = stalled.get(socket);
-      if (unsent === 0 || last?.unsent !== unsent) stalled.set(socket, { unsent, since: now });
+      if (last?.read !== read || last.unsent !== unsent) stalled.set(socket, { read, unsent, since: now });
       else if (now - last.since >= idleTimeoutMs) socket.destroy();
     }
   }, 1_000);
