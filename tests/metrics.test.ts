@@ -102,6 +102,12 @@ describe('METRICS_PORT', () => {
     // The seconds it took, and a bucket for each bound.
     expect(valuesOf(samples, 'http_request_duration_seconds_sum', { ...notesRequests, status: '200' })[0]).toBeGreaterThan(0);
     expect(valuesOf(samples, 'http_request_duration_seconds_bucket', { ...notesRequests, status: '200', le: '+Inf' })).toEqual([1]);
+    expect(reply.text).toContain('# TYPE http_request_duration_seconds histogram');
+    // Buckets as Prometheus reads them: cumulative, from the smallest bound, the last at +Inf.
+    const buckets = samples.filter((sample) => sample.name === 'http_request_duration_seconds_bucket' && sample.labels.route === '/notes' && sample.labels.method === 'POST');
+    expect(buckets.map((sample) => sample.labels.le)).toEqual(['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf']);
+    expect(buckets.map((sample) => sample.value)).toEqual([...buckets.map((sample) => sample.value)].sort((a, b) => a - b));
+    expect(buckets.at(-1)!.value).toBe(1);
     // No path a client sent is a label.
     for (const raw of ['/notes/123', `/notes/${id}`, '98765']) expect(reply.text).not.toContain(raw);
     const routes = new Set(samples.filter((sample) => sample.name === 'http_request_duration_seconds_count' && sample.labels.service === 'notes8080').map((sample) => sample.labels.route));

@@ -2,6 +2,7 @@ import Koa from 'koa';
 import client from 'prom-client';
 import type { PoolConnections } from './database.js';
 import type { Logger } from './logger.js';
+import { RequestDurations } from './requestDurations.js';
 import { ROUTE_LABELS, type RequestWatch } from './requestWatch.js';
 
 /**
@@ -26,12 +27,6 @@ export interface Measures {
   loginAttempts(): (outcome: LoginOutcome) => void;
 }
 
-/** Request durations in seconds: from half a millisecond (a note read on a warm pool) to past twice DB_TIMEOUT_MS's default. */
-const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
-type Durations = client.Histogram<'service' | 'method' | 'route' | 'status'>;
-type DurationsOf = client.Histogram.Internal<'service' | 'method' | 'route' | 'status'>;
-
 /** The text Prometheus reads, and its content type. */
 export interface Scrape {
   contentType: string;
@@ -40,7 +35,7 @@ export interface Scrape {
 
 export class Metrics {
   readonly registry = new client.Registry();
-  readonly #durations: Durations;
+  readonly #durations = new RequestDurations();
   readonly #pools = new Map<string, () => PoolConnections>();
   readonly #stored = new Map<string, () => Promise<number>>();
   readonly #sessions = new Map<string, () => Promise<number>>();
@@ -51,13 +46,8 @@ export class Metrics {
 
   constructor(private readonly logger: Logger) {
     client.collectDefaultMetrics({ register: this.registry });
-    this.#durations = new client.Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time from a request to its answer, by service, method, route (its path template) and status',
-      labelNames: ['service', 'method', 'route', 'status'],
-      buckets: DURATION_BUCKETS,
-      registers: [this.registry],
-    });
+    // Read through `get()`, as the registry reads every metric (see requestDurations.ts).
+    this.registry.registerMetric(this.#durations as unknown as client.Metric);
     const pools = this.#pools;
     new client.Gauge({
       name: 'db_pool_connections',
@@ -82,24 +72,13 @@ export class Metrics {
 
   /** What watches `service`'s requests: the duration of each, by its route, method and status. */
   requests(service: string): RequestWatch {
-    const durations = this.#durations;
-    // route → method → status → the histogram's child of those labels, made once for each.
-    const children = new Map<string, Map<string, Map<number, DurationsOf>>>();
-    const childOf = (route: string, method: string, status: number): DurationsOf => {
-      let byMethod = children.get(route);
-      if (!byMethod) children.set(route, (byMethod = new Map()));
-      let byStatus = byMethod.get(method);
-      if (!byStatus) byMethod.set(method, (byStatus = new Map()));
-      let child = byStatus.get(status);
-      if (!child) byStatus.set(status, (child = durations.labels({ service, method, route, status: String(status) })));
-      return child;
-    };
+    const observe = this.#durations.of(service);
     return {
       routed(ctx, route) {
         ctx.state.route = route;
       },
       answered(ctx, startedMs) {
-        childOf(ctx.state.route ?? ROUTE_LABELS.unmatched, ctx.method, ctx.status).observe((performance.now() - startedMs) / 1000);
+        observe(ctx.state.route ?? ROUTE_LABELS.unmatched, ctx.method, ctx.status, (performance.now() - startedMs) / 1000);
       },
     };
   }
