@@ -6,7 +6,7 @@ import { bodyReader, type ReadBody } from './body.js';
 import { compression } from './compression.js';
 import type { Edge, NotesConfig } from './config.js';
 import type { Database } from './database.js';
-import { edge } from './edge.js';
+import { edgeCheck } from './edge.js';
 import { answerWriter, cutReporter, isAnswer, json, noBody, type Answer } from './answer.js';
 import { answerHeaders } from './securityHeaders.js';
 import { contractRoutes } from './docs.js';
@@ -110,29 +110,46 @@ export function buildApp(service: ServiceDefinition): Koa {
   // What Koa itself sends (pages, files) reports a failure after its start here.
   app.on('error', reportCut);
   const requestLine = requestLogger(logger);
+  const checkEdge = edgeCheck(service.edge);
+  const routeOf = dispatch(router);
+  /** A failure in the service's own shape; what went wrong (a fault, not a refusal) is logged with its stack. */
+  const fail = (ctx: Context, error: unknown) => {
+    const answer = answerFor(error);
+    // A refusal the service chose (an HttpError: 4xx, 503 busy, 507 full) is told by the request
+    // line alone; a line at error level, with its stack, is for what went wrong (a fault).
+    if (answer.status >= 500 && !(error instanceof HttpError)) {
+      logger.error({ err: error, reqId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path) }, 'request failed');
+    }
+    if (ctx.res.headersSent) ctx.res.destroy();
+    else write(ctx, json(answer.status, answer.body, answer.headers));
+  };
   // Each step is named: traces call a step's span after its middleware.
   const use = (name: string, middleware: Middleware) => app.use(Object.defineProperty(middleware, 'name', { value: name }));
-  use('requests', async (ctx, next) => {
+  // Every request's own step, in one middleware: its id, the edge's checks, its route, and its
+  // failure answered in the service's shape; then it is measured and logged. A route answered at
+  // once (`/health`, `/api/me`) takes no promise of its own here: each step of Koa's middleware
+  // chain costs a request a promise and its resolution.
+  use('requests', (ctx, next) => {
     ctx.state.requestId = requestIdOf(ctx.req);
     const started = (requestLine || watch) && performance.now();
-    try {
-      await next();
-    } catch (error) {
-      const answer = answerFor(error);
-      // A refusal the service chose (an HttpError: 4xx, 503 busy, 507 full) is told by the request
-      // line alone; a line at error level, with its stack, is for what went wrong (a fault).
-      if (answer.status >= 500 && !(error instanceof HttpError)) {
-        logger.error({ err: error, reqId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path) }, 'request failed');
-      }
-      if (ctx.res.headersSent) ctx.res.destroy();
-      else write(ctx, json(answer.status, answer.body, answer.headers));
-    } finally {
+    const done = () => {
       watch?.answered(ctx, started!);
       requestLine?.(ctx, started!);
+    };
+    let routed: unknown;
+    try {
+      checkEdge(ctx);
+      routed = routeOf(ctx, next);
+    } catch (error) {
+      fail(ctx, error);
+      return done();
     }
+    if (!(routed instanceof Promise)) return done();
+    return routed.then(done, (error: unknown) => {
+      fail(ctx, error);
+      done();
+    });
   });
-  use('edge', edge(service.edge));
-  use('routes', dispatch(router));
   if (service.fallback) use('fallback', routedAs(watch, ROUTE_LABELS.fallback, withHeaders(compressed(service.fallback))));
   use('unmatched', routedAs(watch, ROUTE_LABELS.unmatched, unmatched(router, service.redirectTrailingSlash ?? false, write)));
   return app;
