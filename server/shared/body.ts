@@ -27,8 +27,10 @@ export function bodyReader({ limitBytes }: { limitBytes: number }): ReadBody {
     enableTypes: ['text'],
     extendTypes: { text: ['*/*'] },
     textLimit: limitBytes,
-    // One character per byte: the bytes as they came, decoded below.
-    encoding: 'latin1',
+    // One character per byte: the bytes as they came, decoded below. Named `binary` (Node's other
+    // name for latin1), which the parser's decoder (iconv-lite) hands to Buffer; under `latin1` it
+    // maps each byte through a table of its own, a tenth of the body's reading.
+    encoding: 'binary',
   });
 
   return async (ctx) => {
@@ -123,6 +125,8 @@ function parseJson(text: string): unknown {
 export const MAX_JSON_DEPTH = 64;
 
 function rejectDeepNesting(text: string): void {
+  // Fewer brackets than the limit cannot nest past it: most bodies are not walked at all.
+  if (openings(text, MAX_JSON_DEPTH + 1) <= MAX_JSON_DEPTH) return;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -140,6 +144,15 @@ function rejectDeepNesting(text: string): void {
       depth--;
     }
   }
+}
+
+/** The opening brackets (`[` and `{`) of `text`, counted up to `most`. */
+function openings(text: string, most: number): number {
+  let count = 0;
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at !== -1 && count < most; at = text.indexOf(bracket, at + 1)) count++;
+  }
+  return count;
 }
 
 /** The Content-Encodings the body parser decompresses, besides `identity`; it refuses any other (415). */
