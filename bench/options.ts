@@ -7,7 +7,7 @@ export type Group = (typeof GROUPS)[number];
 const USAGE = `npm run bench [-- options]
   --quick            smoke check: 1 round, short runs, no Lighthouse, no thresholds, no docs/benchmarks.md,
                      and no workers group unless --only names it (its instance and rounds are a third of the time)
-  --rounds N         rounds of every load scenario (default 3; quick 1)
+  --rounds N         rounds of every load scenario (default 5; quick 1)
   --seconds S        measured seconds per run, whole seconds (default 5; quick 1)
   --warmup S         warm-up seconds before each run, whole seconds (default 1; quick 0)
   --only G[,G...]    only these groups: ${GROUPS.join(', ')}
@@ -50,7 +50,7 @@ export function parseOptions(argv: string[]) {
   return {
     quick,
     /** Rounds of every load scenario; the report shows their medians. */
-    rounds: whole('rounds', quick ? 1 : 3, 1),
+    rounds: whole('rounds', quick ? 1 : 5, 1),
     timing,
     /** Cold/warm start pairs. */
     startRuns: quick ? 1 : 3,
