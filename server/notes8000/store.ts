@@ -27,13 +27,16 @@ const MISSING = { missing: true } as const;
 
 export function noteStore(db: Database) {
   const table = noteTable(db, { service: 'notes8000', textColumn: 'content', presented: PRESENTED });
-  // A null parameter keeps the stored value: the partial update of the spec. The version moves
-  // only when the note does.
+  // A null parameter keeps the stored value: the partial update of the spec. The version and
+  // `updated_at` move only when the note does (an update that changes nothing leaves it as it
+  // was, as SQLAlchemy, which then sends no UPDATE at all, does).
+  const changed = '(title::text, content) IS DISTINCT FROM (coalesce($2::text, title), coalesce($3::text, content))';
   const update = table.named(
     'update',
     `WITH updated AS (
       UPDATE notes SET title = coalesce($2::text, title), content = coalesce($3::text, content),
-        version = version + CASE WHEN (title::text, content) IS DISTINCT FROM (coalesce($2::text, title), coalesce($3::text, content)) THEN 1 ELSE 0 END
+        version = version + CASE WHEN ${changed} THEN 1 ELSE 0 END,
+        updated_at = CASE WHEN ${changed} THEN now() ELSE updated_at END
       WHERE id = $1 AND ${inTime(4)} AND ${versionIn(5)} RETURNING *
     ) ${renderedNote(PRESENTED, 'updated')}`,
   );
