@@ -18,9 +18,15 @@ export async function arrayAnswer(batches: AsyncIterable<string>, headers?: Answ
     200,
     textStream(
       (async function* () {
-        yield* pieces(`[${first.value}`);
-        yield* pieces(`,${second.value}`);
-        for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield* pieces(`,${next.value}`);
+        // The comma apart from its batch: joined, the batch's text would be copied whole once more.
+        yield '[';
+        yield* pieces(first.value);
+        yield ',';
+        yield* pieces(second.value);
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+          yield ',';
+          yield* pieces(next.value);
+        }
         yield ']';
       })(),
     ),
