@@ -114,4 +114,4 @@ export function cutReporter(logger: Logger): ReportCut {
 }
 
 /** A stream of the texts `pieces` yields, read ahead by one piece at most: it is sent at the client's pace. */
-export const textStream = (pieces: AsyncIterable<string>): Readable => Readable.from(pieces, { highWaterMark: 1, objectMode: false });
+export const textStream = (pieces: AsyncIterable<string | Buffer>): Readable => Readable.from(pieces, { highWaterMark: 1, objectMode: false });

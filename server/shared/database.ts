@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import type { DatabaseConfig } from './config.js';
 import { insufficientStorage, StartupError } from './errors.js';
 import type { Logger } from './logger.js';
@@ -15,7 +16,12 @@ import type { Logger } from './logger.js';
  * A statement's text, or a prepared statement: a name that always stands for the same text (and
  * whose rows may come as arrays of their columns' text rather than as objects).
  */
-export type Statement = string | { name: string; text: string; rowMode?: 'array' };
+export type Statement = string | PreparedStatement;
+export interface PreparedStatement {
+  name: string;
+  text: string;
+  rowMode?: 'array';
+}
 
 export interface Database {
   /**
@@ -36,6 +42,12 @@ export interface Database {
    * frozen and runs the statement when it thaws.
    */
   deadline(): number;
+  /**
+   * The bytes that `COPY (select) TO STDOUT (options)` sends, as the connection received them,
+   * with neither a string nor a row made of them (see batchesById); bounded in time like a
+   * statement. COPY takes no parameters: `select` holds its values.
+   */
+  copyOut(select: string, options: string): Promise<Buffer[]>;
   /**
    * Runs `work` in a transaction on one connection: committed when it resolves, rolled back when
    * it throws. For the few places where several statements must hold together (a login with its
@@ -111,6 +123,25 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
       }
     },
     deadline: () => Date.now() + timeoutMs,
+    async copyOut(select, options) {
+      const text = `COPY (${select}) TO STDOUT (${options})`;
+      if (traced) logger.trace({ sql: text }, 'statement');
+      const client = await pool.connect();
+      const copy = client.query(copyTo(text));
+      // query_timeout does not reach a COPY: a server that stops answering ends it here.
+      const timer = setTimeout(() => copy.destroy(new Error('Query read timeout')), timeoutMs);
+      let broken = true;
+      try {
+        const chunks: Buffer[] = [];
+        for await (const chunk of copy) chunks.push(chunk as Buffer);
+        broken = false;
+        return chunks;
+      } finally {
+        clearTimeout(timer);
+        // A connection left in the middle of a COPY is not given out again.
+        client.release(broken);
+      }
+    },
     async transaction(work) {
       const client = await pool.connect();
       let broken = false;
@@ -171,10 +202,11 @@ const BATCH_BYTES = 1024 * 1024;
  * the batch's last id, its size, and how many rows were candidates, so that the caller knows
  * whether the range goes on. One pass: the windows measure the candidates, and only the rows that
  * fit are rendered (joining the candidates back to the table, with the candidates and the batch
- * each read twice, cost PostgreSQL 1.6 times the CPU for a list of 100 notes).
+ * each read twice, cost PostgreSQL 1.6 times the CPU for a list of 100 notes). The text comes
+ * last, so that the COPY of a later batch (see batchesById) starts with the few figures.
  */
-export function batchStatement(name: string, table: string, columns: string, bytes: string): Statement {
-  const text = `SELECT string_agg(json, ',' ORDER BY id DESC), min(id), count(*), max(candidates)
+export function batchStatement(name: string, table: string, columns: string, bytes: string): PreparedStatement {
+  const text = `SELECT min(id), count(*), max(candidates), string_agg(json, ',' ORDER BY id DESC)
   FROM (
     SELECT id, candidates, (SELECT row_to_json(rendered) FROM (SELECT ${columns}) AS rendered)::text AS json
     FROM (
@@ -208,18 +240,70 @@ export interface IdRange {
  * bounded in rows and in bytes, so a long list of large rows holds one batch's text and no
  * database connection while its reader is slow, and each statement stays short under the pool's
  * timeouts; a row changed while the list is read appears at most once.
+ *
+ * The first batch, all that most lists are, is the prepared statement's string. The batches after
+ * it travel as bytes (`COPY`): a string of that size lives in V8's heap until a full collection,
+ * so that strings of lists of large notes piled up there by hundreds of megabytes, while the
+ * socket's buffers that COPY hands on are freed young.
  */
-export async function* batchesById(db: Database, statement: Statement, { below: above = 2 ** 53, from = 0 }: IdRange = {}): AsyncGenerator<string> {
+export async function* batchesById(db: Database, statement: PreparedStatement, { below: above = 2 ** 53, from = 0 }: IdRange = {}): AsyncGenerator<string | Buffer[]> {
   // `$1` and `$4` are compared as bigint, so any id of an integer or bigint column fits.
-  let below = above;
-  for (;;) {
-    const { rows } = await db.query<[string | null, string, string, string]>(statement, [below, BATCH_ROWS, BATCH_BYTES, from]);
-    const [json, last, count, candidates] = rows[0]!;
-    if (json === null) return;
-    yield json;
-    if (Number(count) === Number(candidates) && Number(count) < BATCH_ROWS) return;
-    below = Number(last);
+  const values = (below: number) => [below, BATCH_ROWS, BATCH_BYTES, from];
+  // Whether the range goes on after a batch: it left candidates out, or took all it could.
+  const goesOn = (count: string, candidates: string) => Number(count) !== Number(candidates) || Number(count) === BATCH_ROWS;
+  const [last, count, candidates, json] = (await db.row(statement, values(above))) as [string, string, string, string | null];
+  if (json === null) return;
+  yield json;
+  for (let below = Number(last), more = goesOn(count, candidates); more; ) {
+    const chunks = await db.copyOut(withValues(statement.text, values(below)), COPY_CSV);
+    const figures = leadingFields(chunks, 3);
+    if (!figures || Number(figures[1]) === 0) return;
+    yield chunks;
+    below = Number(figures[0]);
+    more = goesOn(figures[1]!, figures[2]!);
   }
+}
+
+/**
+ * COPY's CSV with separators that JSON text never holds (it escapes every control character), so
+ * nothing in a row is quoted or escaped: a batch's row comes as its fields' bytes, each ended by
+ * the delimiter, the last by a newline.
+ */
+const FIELD_END = 0x02;
+const COPY_CSV = "FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01'";
+
+/** `text` with its parameters `$1`… written in: COPY takes none, and these are whole numbers the service chose. */
+function withValues(text: string, values: number[]): string {
+  return text.replace(/\$(\d+)/g, (_, place: string) => {
+    const value = values[Number(place) - 1]!;
+    if (!Number.isSafeInteger(value)) throw new TypeError(`not a whole number: ${value}`);
+    return String(value);
+  });
+}
+
+/**
+ * The first `count` fields of a COPY row in `chunks`, taken out of them in place (the chunks then
+ * hold the rest of the row without its newline); undefined when the row is empty.
+ */
+function leadingFields(chunks: Buffer[], count: number): string[] | undefined {
+  const fields: string[] = [];
+  let field = '';
+  while (fields.length < count && chunks.length > 0) {
+    const chunk = chunks[0]!;
+    const end = chunk.indexOf(FIELD_END);
+    if (end === -1) {
+      field += chunk.toString('latin1');
+      chunks.shift();
+      continue;
+    }
+    fields.push(field + chunk.toString('latin1', 0, end));
+    field = '';
+    chunks[0] = chunk.subarray(end + 1);
+  }
+  if (fields.length < count) return undefined;
+  const lastChunk = chunks.at(-1);
+  if (lastChunk) chunks[chunks.length - 1] = lastChunk.subarray(0, lastChunk.length - 1);
+  return fields;
 }
 
 /** Connection failures that pass by themselves: nothing listens yet, the network is slow, the server is starting. */
