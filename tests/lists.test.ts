@@ -5,8 +5,9 @@ import type { NotesDeps } from '../server/shared/service.js';
 import { NOTES_SERVICES } from './support/notesServices.js';
 import { startTestService } from './support/services.js';
 
-// A list longer than one read batch (250 notes) comes from PostgreSQL in several statements, the
-// later ones as bytes (COPY): every note's text must arrive as stored, whatever it holds.
+// A list longer than one read batch (250 notes) comes from PostgreSQL in several statements; after
+// a batch of more than 128 KiB of text, the next comes as bytes (COPY): every note's text must
+// arrive as stored, whatever it holds.
 
 /** Texts that a copy of bytes could get wrong: JSON's escapes, control characters (COPY's separators among them), UTF-8 of every length. */
 const TEXTS = ['quote " backslash \\ slash /', 'new\nline\r\ttab', '\u0001\u0002\u001f\u007f', 'é ü 日本語 😀', '</script><!--', ',', ']', '\\.', ''];
@@ -19,7 +20,7 @@ describe.each(NOTES_SERVICES)('$name: GET /notes of several batches', ({ name, d
     service = await startTestService(descriptor, { deps: { config: loadConfig({}).notes } });
     await service.db.query('DELETE FROM notes');
     const texts = Array.from({ length: NOTES }, (_, index) => `${TEXTS[index % TEXTS.length]}${index}`);
-    await service.db.query(`INSERT INTO notes (title, ${textColumn}) SELECT left(text, 100), reverse(text) FROM unnest($1::text[]) WITH ORDINALITY AS given(text, place) ORDER BY place`, [texts]);
+    await service.db.query(`INSERT INTO notes (title, ${textColumn}) SELECT left(text, 100), repeat(reverse(text) || ' ', 60) FROM unnest($1::text[]) WITH ORDINALITY AS given(text, place) ORDER BY place`, [texts]);
   });
   afterAll(() => service?.close());
 

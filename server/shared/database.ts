@@ -241,27 +241,55 @@ export interface IdRange {
  * database connection while its reader is slow, and each statement stays short under the pool's
  * timeouts; a row changed while the list is read appears at most once.
  *
- * The first batch, all that most lists are, is the prepared statement's string. The batches after
- * it travel as bytes (`COPY`): a string of that size lives in V8's heap until a full collection,
- * so that strings of lists of large notes piled up there by hundreds of megabytes, while the
- * socket's buffers that COPY hands on are freed young.
+ * A batch comes as the prepared statement's string, unless the one before it was longer than
+ * LARGE_TEXT: then as the bytes PostgreSQL sends (`COPY`), so that lists of large notes do not
+ * pile up strings in V8's heap.
  */
 export async function* batchesById(db: Database, statement: PreparedStatement, { below: above = 2 ** 53, from = 0 }: IdRange = {}): AsyncGenerator<string | Buffer[]> {
-  // `$1` and `$4` are compared as bigint, so any id of an integer or bigint column fits.
-  const values = (below: number) => [below, BATCH_ROWS, BATCH_BYTES, from];
-  // Whether the range goes on after a batch: it left candidates out, or took all it could.
-  const goesOn = (count: string, candidates: string) => Number(count) !== Number(candidates) || Number(count) === BATCH_ROWS;
-  const [last, count, candidates, json] = (await db.row(statement, values(above))) as [string, string, string, string | null];
-  if (json === null) return;
-  yield json;
-  for (let below = Number(last), more = goesOn(count, candidates); more; ) {
-    const chunks = await db.copyOut(withValues(statement.text, values(below)), COPY_CSV);
-    const figures = leadingFields(chunks, 3);
-    if (!figures || Number(figures[1]) === 0) return;
-    yield chunks;
-    below = Number(figures[0]);
-    more = goesOn(figures[1]!, figures[2]!);
+  for (let below = above, length = 0; ; ) {
+    // `$1` and `$4` are compared as bigint, so any id of an integer or bigint column fits.
+    const values = [below, BATCH_ROWS, BATCH_BYTES, from];
+    const batch = length > LARGE_TEXT ? await copiedBatch(db, statement, values) : await preparedBatch(db, statement, values);
+    if (!batch) return;
+    yield batch.json;
+    // The range ends with a batch that left no candidate out and could have taken more.
+    if (batch.count === batch.candidates && batch.count < BATCH_ROWS) return;
+    below = batch.last;
+    length = batch.length;
   }
+}
+
+/**
+ * The length of text past which V8 keeps a string in its large-object space (128 KiB), which
+ * only a full collection frees: a batch this long says that its notes are large, and V8 would
+ * let such strings pile up by hundreds of megabytes between full collections. Bytes from the
+ * socket are freed by a young collection. Shorter batches stay strings: a COPY is planned at
+ * every batch, where the prepared statement is planned once per connection.
+ */
+const LARGE_TEXT = 128 * 1024;
+
+interface Batch {
+  json: string | Buffer[];
+  /** Its length, in characters or bytes. */
+  length: number;
+  /** The last (smallest) id in it. */
+  last: number;
+  count: number;
+  candidates: number;
+}
+
+async function preparedBatch(db: Database, statement: PreparedStatement, values: number[]): Promise<Batch | undefined> {
+  const [last, count, candidates, json] = (await db.row(statement, values)) as [string, string, string, string | null];
+  if (json === null) return undefined;
+  return { json, length: json.length, last: Number(last), count: Number(count), candidates: Number(candidates) };
+}
+
+async function copiedBatch(db: Database, statement: PreparedStatement, values: number[]): Promise<Batch | undefined> {
+  const json = await db.copyOut(withValues(statement.text, values), COPY_CSV);
+  const figures = leadingFields(json, 3);
+  if (!figures || figures[1] === '0') return undefined;
+  const [last, count, candidates] = figures.map(Number) as [number, number, number];
+  return { json, length: json.reduce((sum, chunk) => sum + chunk.length, 0), last, count, candidates };
 }
 
 /**
