@@ -38,9 +38,21 @@ const COUNTERS = {
 /** A counted table's triggers, one per statement, by the transition tables each event has. */
 const STATEMENT_TRIGGERS = { INSERT: 'NEW TABLE AS added', UPDATE: 'OLD TABLE AS removed NEW TABLE AS added', DELETE: 'OLD TABLE AS removed' };
 
+/**
+ * The PL/pgSQL of a counting trigger that sets `delta` to what its statement adds to the count
+ * (the sum over its transition tables), and ends the trigger when that is nothing.
+ */
+function statementDelta(bytes: Counted['bytes']): string {
+  const sum = (rows: string) => `coalesce((SELECT sum(${bytes('row')}) FROM ${rows} AS row), 0)`;
+  return `IF TG_OP = 'INSERT' THEN delta := ${sum('added')};
+      ELSIF TG_OP = 'UPDATE' THEN delta := ${sum('added')} - ${sum('removed')};
+      ELSE delta := -${sum('removed')};
+      END IF;
+      IF delta = 0 THEN RETURN NULL; END IF;`;
+}
+
 /** The statement trigger function of a counted table (earlier migrations), over its transition tables. */
 async function countingFunction(knex: Knex, { table, bytes }: Counted, counter: keyof typeof COUNTERS): Promise<void> {
-  const sum = (rows: string) => `coalesce((SELECT sum(${bytes('row')}) FROM ${rows} AS row), 0)`;
   const { add, total } = COUNTERS[counter];
   await knex.raw(`
     CREATE OR REPLACE FUNCTION ${table}_storage() RETURNS trigger AS $$
@@ -49,11 +61,7 @@ async function countingFunction(knex: Knex, { table, bytes }: Counted, counter: 
       cap bigint := nullif(current_setting('storage.max_bytes', true), '')::bigint;
       total bigint;
     BEGIN
-      IF TG_OP = 'INSERT' THEN delta := ${sum('added')};
-      ELSIF TG_OP = 'UPDATE' THEN delta := ${sum('added')} - ${sum('removed')};
-      ELSE delta := -${sum('removed')};
-      END IF;
-      IF delta = 0 THEN RETURN NULL; END IF;
+      ${statementDelta(bytes)}
       ${add};
       IF delta > 0 AND cap IS NOT NULL THEN
         ${total ? `${total};` : ''}
@@ -155,18 +163,13 @@ export async function reserveStorage(knex: Knex, tables: Counted[]): Promise<voi
     END
     $$ LANGUAGE plpgsql`);
   for (const { table, bytes } of tables) {
-    const sum = (rows: string) => `coalesce((SELECT sum(${bytes('row')}) FROM ${rows} AS row), 0)`;
     await knex.raw(`
       CREATE OR REPLACE FUNCTION ${table}_storage() RETURNS trigger AS $$
       DECLARE
         delta bigint;
         cap bigint;
       BEGIN
-        IF TG_OP = 'INSERT' THEN delta := ${sum('added')};
-        ELSIF TG_OP = 'UPDATE' THEN delta := ${sum('added')} - ${sum('removed')};
-        ELSE delta := -${sum('removed')};
-        END IF;
-        IF delta = 0 THEN RETURN NULL; END IF;
+        ${statementDelta(bytes)}
         cap := nullif(current_setting('storage.max_bytes', true), '')::bigint;
         IF delta < 0 OR cap IS NULL THEN
           UPDATE ${shards} SET bytes = bytes + delta WHERE shard = ${here};
