@@ -6,7 +6,9 @@ import { loadConfig } from '../../server/shared/config.js';
 import { createLogger } from '../../server/shared/logger.js';
 import { send, type Request } from '../../harness/http.js';
 import { logLines } from '../../harness/logs.js';
+import { withClient } from '../../harness/postgres.js';
 import { descendants, postgresProcessesFor, startProcess, type ProcessOptions, type RunningProcess, type ServiceUrls } from '../../harness/processes.js';
+import { NOTES_SERVICES, TEXT_FIELD } from '../support/hostileLoad.js';
 import { useTemporaryDataDir } from '../support/services.js';
 import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
@@ -85,6 +87,50 @@ async function databaseProcesses(dataDir: string): Promise<number[]> {
   const servers = await postgresProcessesFor(dataDir);
   return [...servers, ...(await Promise.all(servers.map(descendants))).flat()];
 }
+
+interface ListRead {
+  status?: number;
+  bytes: number;
+  /** The answer ended as HTTP says a whole one ends, and its body parsed. */
+  complete: boolean;
+  notes?: { title: string; [field: string]: unknown }[];
+  endedAt: number;
+}
+
+/** GET /notes read at full speed; `atBytes` is called once that much of the body has arrived. */
+function readList(base: string, atBytes = Infinity, at: () => void = () => undefined): Promise<ListRead> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let status: number | undefined;
+    let ended = false;
+    const done = () => {
+      let notes: ListRead['notes'];
+      try {
+        notes = ended ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+      } catch {
+        notes = undefined;
+      }
+      resolve({ status, bytes, complete: ended && notes !== undefined, notes, endedAt: performance.now() });
+    };
+    const request = http.get(`${base}/notes`, (response) => {
+      status = response.statusCode;
+      response.on('data', (chunk: Buffer) => {
+        if (bytes < atBytes && bytes + chunk.length >= atBytes) at();
+        bytes += chunk.length;
+        chunks.push(chunk);
+      });
+      response.on('end', () => (ended = true));
+      response.on('error', () => undefined);
+      response.on('close', done);
+    });
+    request.on('error', done);
+  });
+}
+
+/** A whole list holding the `count` long notes whole (the table may hold other notes too). */
+const isWholeList = (read: ListRead, count: number, chars: number) =>
+  read.status === 200 && read.complete && read.notes?.filter((note) => Object.values(note).some((value) => typeof value === 'string' && value.length === chars)).length === count;
 
 const isSuccess = (sample: Sample) => sample.status !== undefined && sample.status >= 200 && sample.status < 300;
 
@@ -236,6 +282,71 @@ describe('database outage', () => {
     expectChecks(checks);
     expect(await services.stop()).toBe(0);
   }, 180_000);
+
+  // A long list goes out in batches, the later ones (after a large one) as the bytes of a COPY,
+  // which the client's statement timeout does not reach: the list has a timer of its own.
+  test('a long list whose database freezes in its middle is cut short within DB_TIMEOUT_MS, and the next one is whole', async () => {
+    const services = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: database!.url, LOG_LEVEL: 'warn' } });
+    const notes = 20;
+    const noteChars = 2 ** 20;
+    await withClient(database!.url, async (client) => {
+      for (const service of NOTES_SERVICES) {
+        for (let i = 0; i < notes; i++) await client.query(`INSERT INTO ${service}.notes (title, ${TEXT_FIELD[service]}) VALUES ($1, repeat('x', $2))`, [`long ${i}`, noteChars]);
+      }
+    });
+    const timeoutMs = loadConfig({}).database.timeoutMs;
+    const runs = [];
+    for (const service of NOTES_SERVICES) {
+      // A list first, so that the pool's connections (each a PostgreSQL process) are there to freeze.
+      await readList(services.urls[service]);
+      const frozen = await databaseProcesses(dataDir());
+      let frozenAt: number | undefined;
+      let thawTimer: NodeJS.Timeout | undefined;
+      let thawed = false;
+      const thaw = () => {
+        clearTimeout(thawTimer);
+        if (!thawed) frozen.forEach((pid) => process.kill(pid, 'SIGCONT'));
+        thawed = true;
+      };
+      let read: ListRead;
+      try {
+        read = await readList(services.urls[service], 2 * noteChars, () => {
+          frozen.forEach((pid) => process.kill(pid, 'SIGSTOP'));
+          frozenAt = performance.now();
+          // A list that waits for the thaw ends then, late: the check below says so.
+          thawTimer = setTimeout(thaw, timeoutMs + 5_000);
+        });
+      } finally {
+        thaw();
+      }
+      const thawedAt = performance.now();
+      let next: ListRead;
+      do next = await readList(services.urls[service]);
+      while (!isWholeList(next, notes, noteChars) && performance.now() - thawedAt < RECOVER_WITHIN_MS);
+      runs.push({ service, read, cutAfterMs: frozenAt === undefined ? undefined : read.endedAt - frozenAt, next, nextAfterMs: next.endedAt - thawedAt });
+    }
+    const cutLines = logLines(services.output()).filter((line) => line.msg === 'answer cut short');
+
+    const checks: Record<string, boolean> = {};
+    for (const run of runs) {
+      checks[`${run.service}: the list began 200 and the database froze in its middle`] = run.read.status === 200 && run.cutAfterMs !== undefined;
+      checks[`${run.service}: the list was cut short (not ended as if whole)`] = !run.read.complete && run.read.bytes < notes * noteChars;
+      checks[`${run.service}: the cut came within DB_TIMEOUT_MS + 2 s of the freeze`] = run.cutAfterMs !== undefined && run.cutAfterMs <= timeoutMs + 2_000;
+      checks[`${run.service}: a list after the thaw was whole within 5 s`] = isWholeList(run.next, notes, noteChars) && run.nextAfterMs <= RECOVER_WITHIN_MS;
+    }
+    checks['each cut was logged at error level'] = cutLines.length === runs.length && cutLines.every((line) => line.level === 50);
+    checks['the process kept running'] = services.child.exitCode === null;
+    report({
+      key: '1e',
+      case: '1. Database frozen in the middle of a long list',
+      done: `${notes} notes of ${noteChars / 2 ** 20} MiB in each notes service; GET /notes read at full speed, and every PostgreSQL process SIGSTOPped once ${2 * noteChars / 2 ** 20} MiB of it had arrived, SIGCONTinued when the answer ended; then GET /notes again until whole. Default DB_TIMEOUT_MS (${timeoutMs} ms).`,
+      expected: 'The list is cut short (its connection closed before the array ends, so that no client takes it for whole) within DB_TIMEOUT_MS + 2 s of the freeze, and logged; after the thaw a list is whole within 5 s.',
+      observed: `${runs.map((run) => `${run.service}: status ${run.read.status}, ${(run.read.bytes / 2 ** 20).toFixed(1)} MiB received, ${run.read.complete ? 'ended as whole' : 'cut short'} ${run.cutAfterMs === undefined ? '(no freeze)' : `${Math.round(run.cutAfterMs)} ms after the freeze`}; after the thaw ${isWholeList(run.next, notes, noteChars) ? `a whole list in ${Math.round(run.nextAfterMs)} ms` : `no whole list (${run.next.status}, ${run.next.bytes} bytes)`}.`).join(' ')} "answer cut short" lines: ${cutLines.length} (${[...new Set(cutLines.map((line) => String((line.err as { message?: string } | undefined)?.message)))].join(', ')}). Process still running: ${checks['the process kept running']}.`,
+      pass: passed(checks),
+    });
+    expectChecks(checks);
+    expect(await services.stop()).toBe(0);
+  }, 120_000);
 
   test('start-up while the database is down retries with backoff, says why, then serves', async () => {
     const url = database!.url;
