@@ -39,8 +39,8 @@ const PIECE_BYTES = 64 * 1024;
 
 /**
  * A batch in pieces, each taken by the socket as a whole: a reader's progress shows piece by piece
- * (see serve.ts's watch of stalled answers). A cut of text never falls between the two halves of a surrogate pair, which
- * would each become U+FFFD.
+ * (see serve.ts's watch of stalled answers). A cut of text never falls between the two halves of
+ * a surrogate pair, which would each become U+FFFD.
  */
 function* pieces(batch: string | Buffer[]): Generator<string | Buffer> {
   if (typeof batch !== 'string') {
