@@ -4,7 +4,7 @@ import { send } from '../harness/http.js';
 import { watchUntilClosed } from '../harness/tcpTable.js';
 import type { StartedService } from '../harness/service.js';
 import { notes8080 } from '../server/notes8080/index.js';
-import { loadConfig } from '../server/shared/config.js';
+import { ConfigError, loadConfig } from '../server/shared/config.js';
 import type { NotesDeps, ServiceDescriptor } from '../server/shared/service.js';
 import type { Database } from '../server/shared/database.js';
 import { NOTES_SERVICES } from './support/notesServices.js';
@@ -217,9 +217,42 @@ describe.each(NOTES_SERVICES)('$name: the write budget of a client address (NOTE
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(refused.json).toEqual({ [error]: expect.stringContaining('NOTES_WRITE_BYTES_PER_MINUTE') });
     expect(await count(service, 'refused')).toBe(0);
-    const [{ id }] = (await service.request('GET', '/notes')).json as [{ id: number }];
-    expect((await service.request('PUT', `/notes/${id}`, { json: big('updated'), localAddress: '127.0.0.2' })).status).toBe(429);
+    const [newest] = (await service.request('GET', '/notes')).json as [{ id: number }];
+    const update = await service.request('PUT', `/notes/${newest.id}`, { json: big('updated'), localAddress: '127.0.0.2' });
+    expect(update.status).toBe(429);
+    expect(Number(update.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await service.request('GET', `/notes/${newest.id}`)).json).toEqual(newest);
     expect((await service.request('POST', '/notes', { json: big('another client'), localAddress: '127.0.0.3' })).status).toBe(201);
+  });
+
+  test('a create spends what it adds to the storage count, not its text alone: one-letter notes (and their Idempotency-Keys) meet 429 at the computed count', async () => {
+    const budget = 10_000;
+    const service = await start(descriptor, { deps: { config: { ...config, writeBytesPerMinute: budget } } });
+    /** How many creates from `address` answer 201 before the first 429, and how many bytes the bucket refilled meanwhile. */
+    const createsUntilRefused = async (address: string, headers: (i: number) => Record<string, string>) => {
+      const started = performance.now();
+      for (let i = 0; ; i++) {
+        const answer = await service.request('POST', '/notes', { json: note('a', 'b'), headers: headers(i), localAddress: address });
+        if (answer.status === 429) return { created: i, refilled: ((performance.now() - started) / 60_000) * budget };
+        expect(answer.status).toBe(201);
+      }
+    };
+    // Its texts (2 bytes) and what its row takes besides them (96).
+    const plain = await createsUntilRefused('127.0.0.4', () => ({}));
+    expect(plain.created).toBeGreaterThanOrEqual(Math.floor(budget / 98));
+    expect(plain.created).toBeLessThanOrEqual(Math.floor((budget + plain.refilled) / 98));
+    // With a 100-character key, its record too: the key twice, the fingerprint (43), the answer (taken as the texts) and 120.
+    const keyed = await createsUntilRefused('127.0.0.5', (i) => ({ 'idempotency-key': `${i}`.padStart(100, 'k') }));
+    const perKeyed = 98 + 200 + 43 + 2 + 120;
+    expect(keyed.created).toBeGreaterThanOrEqual(Math.floor(budget / perKeyed));
+    expect(keyed.created).toBeLessThanOrEqual(Math.floor((budget + keyed.refilled) / perKeyed));
+  });
+
+  test('a budget too small for one create of the largest body stops the start with a line saying so', () => {
+    expect(() => loadConfig({ BODY_LIMIT_BYTES: '1000', NOTES_WRITE_BYTES_PER_MINUTE: '3000' })).toThrow(
+      new ConfigError('NOTES_WRITE_BYTES_PER_MINUTE=3000 is too small: a create of a body of BODY_LIMIT_BYTES=1000 may spend 3024, and would never be written; set it to at least that'),
+    );
+    expect(() => loadConfig({ BODY_LIMIT_BYTES: '1000', NOTES_WRITE_BYTES_PER_MINUTE: '3024' })).not.toThrow();
   });
 });
 

@@ -4,8 +4,8 @@ import { NOTES_SERVICES } from './support/notesServices.js';
 import { migrateBefore, serviceDatabase } from './support/serviceDatabase.js';
 import { startTestService } from './support/services.js';
 
-// Ids that do not run out: bigint ids, JSON numbers up to 2^53 - 1, and a migration that keeps
-// every row and the sequence's place.
+// Ids that do not run out: bigint ids (and versions), JSON numbers up to 2^53 - 1, and a migration
+// that keeps every row and the sequence's place.
 
 const VERSIONS = '20261125000000_versions.ts';
 
@@ -20,6 +20,11 @@ describe.each(NOTES_SERVICES)('$name: ids', ({ descriptor, note }) => {
       expect(id).toBe(2 ** 31);
       expect((await service.request('GET', `/notes/${id}`)).json).toEqual(created.json);
       expect((await service.request('PUT', `/notes/${id}`, { json: note('past 2^31, edited') })).status).toBe(200);
+      // Its version, raised by every change, does not run out either.
+      await service.db.query('UPDATE notes SET version = 2147483647 WHERE id = $1', [id]);
+      const edited = await service.request('PUT', `/notes/${id}`, { json: note('past version 2^31'), headers: { 'if-match': '"2147483647"' } });
+      expect(edited.status).toBe(200);
+      expect(edited.headers.etag).toBe('"2147483648"');
       expect((await service.request('DELETE', `/notes/${id}`)).status).toBeLessThan(300);
       expect((await service.request('GET', `/notes/${2 ** 53}`)).status).toBe(404);
     } finally {
@@ -44,7 +49,7 @@ describe.each(NOTES_SERVICES)('$name: ids', ({ descriptor, note }) => {
 
       await database.migrate();
       const after = (await db.query(`SELECT id, title, ${text} AS text, created_at, version FROM notes ORDER BY id`)).rows;
-      expect(after).toEqual(before.map((row) => ({ ...row, id: String(row.id), version: 1 })));
+      expect(after).toEqual(before.map((row) => ({ ...row, id: String(row.id), version: '1' })));
       const service = await startTestService(descriptor, { db, deps: { config: loadConfig({}).notes } });
       try {
         expect(((await service.request('POST', '/notes', { json: note('after the migration') })).json as { id: number }).id).toBe(1001);

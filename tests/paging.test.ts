@@ -78,6 +78,19 @@ describe.each(NOTES_SERVICES)('$name: GET /notes in pages', ({ name, descriptor,
       expect(answer.json).toEqual({
         detail: [{ type: 'greater_than_equal', loc: ['query', 'before'], msg: 'Input should be greater than or equal to 1', input: '0', ctx: { ge: 1 } }],
       });
+    } else expect(answer.json).toEqual({ [error]: expect.stringContaining('before') });
+  });
+
+  it.each(['9007199254740991', '9007199254740992', '99999999999999999999'])('takes before up to 2^53 - 1 and refuses before=%s past it, with or without limit', async (before) => {
+    for (const query of [`limit=10&before=${before}`, `before=${before}`]) {
+      const answer = await service.request('GET', `/notes?${query}`);
+      if (before === '9007199254740991') {
+        expect(answer.status).toBe(200);
+        continue;
+      }
+      expect(answer.status).toBe(invalid);
+      if (name === 'notes8080') expect(answer.json).toEqual({ [error]: expect.stringContaining('before') });
+      else expect(answer.json).toEqual({ detail: [expect.objectContaining({ type: 'less_than_equal', loc: ['query', 'before'], input: before, ctx: { le: 9007199254740991 } })] });
     }
   });
 });

@@ -10,6 +10,7 @@ import { CREATED_ETAG } from '../shared/noteTable.js';
 import { messageAnswers } from '../shared/openapi.js';
 import { ETAG_HEADER, IF_MATCH, IF_NONE_MATCH, ifMatch } from '../shared/preconditions.js';
 import { route, type JsonSchema } from '../shared/route.js';
+import { createdBytes, MAX_NOTE_ID, textBytes } from '../shared/safeWrites.js';
 import { WriteBudget } from '../shared/writeBudget.js';
 import { laxInteger } from './pydantic.js';
 import { noteStore, type NoteChanges } from './store.js';
@@ -54,7 +55,7 @@ const NoteId = yup.object({ note_id: laxInteger().defined() });
 /** `GET /notes`'s paging, as FastAPI reads `Query(None, ge=…, le=…)` integers. */
 const ListQuery = yup.object({
   limit: laxInteger().min(1).max(PAGE_LIMIT).optional(),
-  before: laxInteger().min(1).optional(),
+  before: laxInteger().min(1).max(MAX_NOTE_ID).optional(),
 });
 
 /** Python's `datetime.isoformat()` of a naive UTC timestamp: no offset, the fraction left out when zero. */
@@ -132,7 +133,7 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
       async (ctx, { body }) => {
         const key = idempotencyKey(ctx);
         const { title, content } = await body();
-        spend(budget, ctx, title, content);
+        spend(budget, ctx, createdBytes([title, content], key));
         if (!key) return noteAnswer(201, await store.insert(title, content));
         return noteAnswer(201, [await createOnce(db, key, { title, content }, idempotencyTtlSeconds, store.insertRecorded(title, content)), CREATED_ETAG]);
       },
@@ -164,7 +165,7 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
         const changes: NoteChanges = {};
         if (title != null) changes.title = title;
         if (content != null) changes.content = content;
-        spend(budget, ctx, changes.title ?? '', changes.content ?? '');
+        spend(budget, ctx, textBytes(changes.title ?? '', changes.content ?? ''));
         return noteAnswer(200, written(await store.update(params.note_id, changes, ifMatch(ctx)), NOTE_NOT_FOUND));
       },
     ),

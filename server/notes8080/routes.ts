@@ -10,7 +10,7 @@ import { listAnswer, NEXT_PAGE, noteAnswer, noteFailures, PAGE_LIMIT, readAnswer
 import { CREATED_ETAG } from '../shared/noteTable.js';
 import { messageAnswers } from '../shared/openapi.js';
 import { ETAG_HEADER, IF_MATCH, IF_NONE_MATCH, ifMatch } from '../shared/preconditions.js';
-import { MAX_NOTE_ID } from '../shared/safeWrites.js';
+import { createdBytes, MAX_NOTE_ID, textBytes } from '../shared/safeWrites.js';
 import { WriteBudget } from '../shared/writeBudget.js';
 import { route, type JsonSchema } from '../shared/route.js';
 import { noteStore } from './store.js';
@@ -113,7 +113,7 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
         const key = idempotencyKey(ctx);
         const { title, body: text } = await body();
         const fields = { title, body: text ?? '' };
-        spend(budget, ctx, fields.title, fields.body);
+        spend(budget, ctx, createdBytes([fields.title, fields.body], key));
         if (!key) return noteAnswer(201, await store.insert(fields.title, fields.body));
         return noteAnswer(201, [await createOnce(db, key, fields, idempotencyTtlSeconds, store.insertRecorded(fields.title, fields.body)), CREATED_ETAG]);
       },
@@ -147,7 +147,7 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
           found(await store.find(params.id), NOTE_NOT_FOUND);
           throw error;
         });
-        spend(budget, ctx, title, text ?? '');
+        spend(budget, ctx, textBytes(title, text ?? ''));
         return noteAnswer(200, written(await store.replace(params.id, title, text ?? '', ifMatch(ctx)), NOTE_NOT_FOUND));
       },
     ),

@@ -128,7 +128,7 @@ const envSchema = yup.object({
   NOTES_MAX_BYTES: wholeNumber(1, 1024 ** 3),
   /** How long a notes service remembers an Idempotency-Key and its answer. */
   IDEMPOTENCY_TTL_SECONDS: wholeNumber(1, 24 * 3600),
-  /** Bytes of text one client address may store per minute through each notes service (32 MiB). */
+  /** Bytes one client address may add to a notes service's storage count per minute (32 MiB); see WriteBudget. */
   NOTES_WRITE_BYTES_PER_MINUTE: wholeNumber(1, 32 * 1024 ** 2),
 
   AUTH_USER_EMAIL: email('user@example.com'),
@@ -285,6 +285,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
   if (workers > 1 && services.includes('auth') && env.SESSION_STORE === 'memory') {
     throw new ConfigError(
       `WORKERS=${env.WORKERS} needs SESSION_STORE=postgres: with sessions in memory each worker would know only its own logins (or leave auth out of SERVICES)`,
+    );
+  }
+  // A create of the largest body spends up to twice its texts (with an Idempotency-Key, its kept
+  // answer holds them again) and about a kilobyte more: a budget below that could never pay for it.
+  const largestCreate = 2 * env.BODY_LIMIT_BYTES + 1024;
+  if (env.NOTES_WRITE_BYTES_PER_MINUTE < largestCreate) {
+    throw new ConfigError(
+      `NOTES_WRITE_BYTES_PER_MINUTE=${env.NOTES_WRITE_BYTES_PER_MINUTE} is too small: a create of a body of BODY_LIMIT_BYTES=${env.BODY_LIMIT_BYTES} may spend ${largestCreate}, and would never be written; set it to at least that`,
     );
   }
   if (workers > 1 && env.SPA_MODE === 'vite') throw new ConfigError(`WORKERS=${env.WORKERS} cannot run the pages' development server (SPA_MODE=vite): it runs in one process`);

@@ -38,6 +38,12 @@ export function idempotencyKey(ctx: Context): string | undefined {
 
 const UNIQUE_VIOLATION = '23505';
 
+/** What tells one request body from another under the same key: a SHA-256 of its input. */
+const fingerprintOf = (input: unknown) => createHash('sha256').update(JSON.stringify(input)).digest('base64url');
+
+/** The length of every fingerprint, in bytes. */
+export const FINGERPRINT_BYTES = fingerprintOf(null).length;
+
 /**
  * Runs `create(key, fingerprint)` once per key: a first request creates and records the answer's
  * JSON text (see `recordCreated`); a retry with the same body gets the recorded text back, byte
@@ -52,7 +58,7 @@ export async function createOnce(
   create: (key: string, fingerprint: string) => Promise<string>,
 ): Promise<string> {
   sweepNowAndThen(db, ttlSeconds);
-  const fingerprint = createHash('sha256').update(JSON.stringify(input)).digest('base64url');
+  const fingerprint = fingerprintOf(input);
   for (let attempt = 0; ; attempt++) {
     try {
       return await create(key, fingerprint);

@@ -46,9 +46,11 @@ export async function listAnswer(table: Pick<ReturnType<typeof noteTable>, 'list
 
 const overBudget = (wait: number) => `This address has written its share (NOTES_WRITE_BYTES_PER_MINUTE): try again in ${wait} s`;
 
-/** Takes the bytes a create or an update stores from the client's budget, or refuses it (429) storing nothing. */
-export function spend(budget: WriteBudget, ctx: Context, ...texts: string[]): void {
-  const bytes = texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+/**
+ * Takes what a create or an update adds to the stored bytes (createdBytes, or the texts an update
+ * writes) from the client's budget, or refuses it (429) storing nothing.
+ */
+export function spend(budget: WriteBudget, ctx: Context, bytes: number): void {
   const wait = budget.take(clientKey(ctx.ip), bytes);
   if (wait !== undefined) throw tooManyRequests(overBudget(wait), wait);
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { createIdempotencyKeys } from './idempotency.js';
+import { createIdempotencyKeys, FINGERPRINT_BYTES } from './idempotency.js';
 import { createStorageCap, recountStorage, reserveStorage, shardStorageCount, unreserveStorage, unshardStorageCount, type Counted } from './storageCap.js';
 import { createWriteFence } from './writeFence.js';
 
@@ -63,6 +63,20 @@ const NOTE_ROW_BYTES = 96;
 /** An idempotency record besides its texts: the same, and its key a second time, in the key's index. */
 const KEY_ROW_BYTES = 120;
 
+/** The bytes of texts, as the count measures them (octet_length). */
+export const textBytes = (...texts: string[]) => texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+
+/**
+ * What a create adds to the count (as measuredRows measures it), worked out from the request
+ * before anything is stored: the note's texts and its row, and with an Idempotency-Key its record,
+ * whose kept answer is taken as the note's texts (the JSON around them is under a hundred bytes).
+ */
+export function createdBytes(texts: string[], key: string | undefined): number {
+  const text = textBytes(...texts);
+  const note = text + NOTE_ROW_BYTES;
+  return key === undefined ? note : note + 2 * Buffer.byteLength(key) + FINGERPRINT_BYTES + text + KEY_ROW_BYTES;
+}
+
 /** The counted tables, each row measured as what it costs on disk. */
 const measuredRows = (textColumn: 'body' | 'content'): Counted[] => [
   { table: 'notes', bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn}) + ${NOTE_ROW_BYTES}` },
@@ -110,3 +124,13 @@ export function reservedStorageMigration(textColumn: 'body' | 'content') {
     down: (knex: Knex) => unreserveStorage(knex, measuredRows(textColumn)),
   };
 }
+
+/**
+ * The migration that lets a note change without end: its version (its ETag) as bigint, as its id
+ * already is. Every change raises it by one, so an integer ran out after 2^31 changes of one
+ * note, and every later update of it failed.
+ */
+export const wideVersionsMigration = {
+  up: async (knex: Knex) => void (await knex.raw('ALTER TABLE notes ALTER COLUMN version TYPE bigint')),
+  down: async (knex: Knex) => void (await knex.raw('ALTER TABLE notes ALTER COLUMN version TYPE integer')),
+};

@@ -35,7 +35,7 @@ describe('notes8000 start-up migrations', () => {
         { column_name: 'content', data_type: 'text', is_nullable: 'NO' },
         { column_name: 'created_at', data_type: 'timestamp with time zone', is_nullable: 'NO', column_default: NOW, datetime_precision: 6 },
         { column_name: 'updated_at', data_type: 'timestamp with time zone', is_nullable: 'NO', column_default: NOW, datetime_precision: 6 },
-        { column_name: 'version', data_type: 'integer', is_nullable: 'NO', column_default: '1' },
+        { column_name: 'version', data_type: 'bigint', is_nullable: 'NO', column_default: '1' },
       ]);
       await withService(database, async (fresh) => {
         expect((await fresh.request('POST', '/notes', { json: { title: 't', content: 'c' } })).status).toBe(201);

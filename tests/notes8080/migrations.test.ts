@@ -46,7 +46,7 @@ const EXPECTED_COLUMNS = [
     is_nullable: 'NO',
     column_default: expect.stringMatching(/^(CURRENT_TIMESTAMP|now\(\))$/),
   },
-  { column_name: 'version', data_type: 'integer', is_nullable: 'NO', column_default: '1' },
+  { column_name: 'version', data_type: 'bigint', is_nullable: 'NO', column_default: '1' },
 ];
 
 describe('notes8080 start-up migrations', () => {

@@ -1,0 +1,3 @@
+import { wideVersionsMigration } from '../../server/shared/safeWrites.js';
+
+export const { up, down } = wideVersionsMigration;
