@@ -76,7 +76,7 @@ describe('the image', () => {
     const { stdout: modules } = await compose('exec', '-T', 'notes8080', 'ls', 'node_modules');
     expect(modules.split('\n')).not.toContain('vitest');
     expect(modules.split('\n')).toContain('koa');
-    // Each replica's HEALTHCHECK (GET /ready of its services) runs every 10 s.
+    // Each replica's HEALTHCHECK (GET /live of its services) runs every 10 s.
     const health = async () => {
       const { stdout: ids } = await compose('ps', '-q', 'notes8080', 'notes8000', 'auth');
       const { stdout } = await docker('inspect', '--format', '{{.State.Health.Status}}', ...ids.trim().split('\n'));
@@ -106,6 +106,23 @@ describe('the compose topology', () => {
     expect(logout.status).toBe(200);
     const after = await Promise.all(Array.from({ length: 10 }, () => send(url('auth'), { method: 'GET', path: '/api/me', headers: { cookie, connection: 'close' } })));
     expect(after.map((reply) => reply.status)).toEqual(Array(10).fill(401));
+  });
+
+  test('the proxy passes the client\'s request id on, or its own in place of one the services would replace, and logs the id the answer carries', async () => {
+    const kept = await send(url('notes8000'), { method: 'GET', path: '/health', headers: { 'x-request-id': 'client-trace-7f3a' } });
+    expect(kept.headers['x-request-id']).toBe('client-trace-7f3a');
+    const replaced = await send(url('notes8000'), { method: 'GET', path: '/health', headers: { 'x-request-id': 'x'.repeat(129) } });
+    const made = String(replaced.headers['x-request-id']);
+    // nginx's $request_id: 32 hexadecimal digits.
+    expect(made).toMatch(/^[0-9a-f]{32}$/);
+    let logs = '';
+    for (let waited = 0; waited < 10_000 && !(logs.includes('client-trace-7f3a') && logs.includes(made)); waited += 250) {
+      await sleep(250);
+      logs = (await compose('logs', 'proxy')).stdout;
+    }
+    expect(logs).toContain('"GET /health HTTP/1.1" 200');
+    expect(logs).toContain('client-trace-7f3a');
+    expect(logs).toContain(made);
   });
 
   test('a replica killed while notes are written loses no acknowledged write, and the proxy stops sending to it', async () => {
