@@ -4,14 +4,17 @@ import { listenOnFreePort } from './http.js';
 /**
  * A TCP relay in front of a server (a database, say), on a loopback port of its own, that can be
  * cut the way a network or a server outage cuts connections: `cut()` drops every connection and
- * resets each new one at once until `restore()`. It holds its port all along, so nothing else can
- * take it in between.
+ * resets each new one at once until `restore()`; or frozen the way a server that stops answering
+ * (or a network that drops every packet) freezes them: `freeze()` keeps every connection, and
+ * takes new ones, but moves no byte either way until `restore()`. It holds its port all along, so
+ * nothing else can take it in between.
  */
 export interface TcpRelay {
   port: number;
   /** `url` (a `scheme://user@host:port/…` URL of the target) pointed at the relay instead. */
   through(url: string): string;
   cut(): void;
+  freeze(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -19,6 +22,7 @@ export interface TcpRelay {
 export async function startTcpRelay(target: { host: string; port: number }): Promise<TcpRelay> {
   const sockets = new Set<net.Socket>();
   let open = true;
+  let frozen = false;
   const track = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -30,6 +34,7 @@ export async function startTcpRelay(target: { host: string; port: number }): Pro
     track(client);
     track(upstream);
     client.pipe(upstream).pipe(client);
+    if (frozen) [client, upstream].forEach((socket) => socket.pause());
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
@@ -45,8 +50,14 @@ export async function startTcpRelay(target: { host: string; port: number }): Pro
       open = false;
       for (const socket of sockets) socket.destroy();
     },
+    freeze() {
+      frozen = true;
+      for (const socket of sockets) socket.pause();
+    },
     restore() {
       open = true;
+      frozen = false;
+      for (const socket of sockets) socket.resume();
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -167,6 +167,17 @@ describe('METRICS_PORT', () => {
     expect(await listeningPorts(server.pid)).toContain(metricsPort);
   });
 
+  test('scrapes that come together share one gathering (the database asked once at a time); a later scrape sees later requests', async () => {
+    const server = await start({ METRICS_PORT: '0', SESSION_STORE: 'postgres' });
+    const replies = await Promise.all(Array.from({ length: 20 }, () => send(server.metricsUrl!, { method: 'GET', path: '/metrics' })));
+    expect(replies.map((reply) => reply.status)).toEqual(Array(20).fill(200));
+    // Each gathering reads the process's CPU time and heap afresh: gatherings of their own would give 20 texts.
+    expect(new Set(replies.map((reply) => reply.text)).size).toBeLessThanOrEqual(5);
+    const { samples: before } = await scrape(server);
+    expect((await send(server.urls.notes8080, { method: 'GET', path: '/notes/123' })).status).toBe(404);
+    expect(answeredSince(before, (await scrape(server)).samples, { service: 'notes8080', method: 'GET', route: '/notes/{id}', status: '404' })).toBe(1);
+  });
+
   test('unset: nothing listens beyond the services\' ports, and no metrics are announced', async () => {
     const server = await start({});
     expect(server.metricsUrl).toBeUndefined();

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, test } from 'vitest';
 import { listenOnFreePort, send } from '../harness/http.js';
@@ -187,9 +188,9 @@ describe('a supervised embedded database', () => {
     expect(logLines(server.output()).some((line) => line.msg === 'embedded PostgreSQL exited unexpectedly; starting it again')).toBe(true);
   });
 
-  test('GET /ready answers 503 in each service\'s shape while the database does not answer (sessions in it included); /live and /health still say the process runs', async () => {
+  test('GET /ready answers 503 in each service\'s shape while the database is cut off or frozen (sessions in it included); /live and /health still say the process runs', async () => {
     const database = await createTestDatabase();
-    // A relay in front of the database that can be cut, as a network or a database outage does.
+    // A relay in front of the database that can be cut or frozen, as a network or a database outage does.
     const target = new URL(database.url);
     const relay = await startTcpRelay({ host: target.hostname, port: Number(target.port) });
     try {
@@ -205,6 +206,26 @@ describe('a supervised embedded database', () => {
       for (const url of [server.urls.notes8080, server.urls.notes8000, server.urls.auth]) {
         expect(await send(url, { method: 'GET', path: '/live' })).toMatchObject({ status: 200, json: { status: 'live' } });
       }
+
+      relay.restore();
+      const urls = [server.urls.notes8080, server.urls.notes8000, server.urls.auth];
+      const readiness = () => Promise.all(urls.map((url) => send(url, { method: 'GET', path: '/ready' }).then((reply) => reply.status)));
+      for (const started = Date.now(); (await readiness()).some((status) => status !== 200); ) {
+        expect(Date.now() - started, 'ready again after the relay is restored').toBeLessThan(10_000);
+        await sleep(100);
+      }
+      // Frozen: connections held, no byte answered. Each check gives up after DB_TIMEOUT_MS (a
+      // pooled connection's wait, then the statement's), not after the test's patience.
+      relay.freeze();
+      const frozenAt = performance.now();
+      const answers = await Promise.all(urls.map((url) => send(url, { method: 'GET', path: '/ready', timeoutMs: 5_000 })));
+      expect(performance.now() - frozenAt).toBeLessThan(2 * 500 + 1_500);
+      expect(answers.map(({ status, json }) => ({ status, json }))).toEqual([
+        { status: 503, json: { error: 'database unavailable' } },
+        { status: 503, json: { detail: 'database unavailable' } },
+        { status: 503, json: { error: 'database unavailable' } },
+      ]);
+      for (const url of urls) expect(await send(url, { method: 'GET', path: '/live' })).toMatchObject({ status: 200, json: { status: 'live' } });
     } finally {
       await relay.close();
       await database.drop();

@@ -185,13 +185,22 @@ export function workersScrape(): Scrape {
   return { contentType: aggregator.contentType, text: () => aggregator.clusterMetrics() };
 }
 
-/** Answers `GET /metrics` with the scrape's text; anything else 404. */
+/**
+ * Answers `GET /metrics` with the scrape's text; anything else 404. Scrapes that come while one is
+ * being gathered get its text: a flood of them gathers (and asks the database for the counts)
+ * once at a time, never once each, so it cannot take the services' pool connections.
+ */
 export function metricsApp(scrape: Scrape, logger: Logger): Koa {
   const app = new Koa();
+  let gathering: Promise<string> | undefined;
+  const gathered = () =>
+    (gathering ??= scrape.text().finally(() => {
+      gathering = undefined;
+    }));
   app.use(async (ctx) => {
     if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return;
     try {
-      ctx.body = await scrape.text();
+      ctx.body = await gathered();
       ctx.set('content-type', scrape.contentType);
     } catch (error) {
       logger.error({ err: error }, 'metrics could not be gathered');
