@@ -1,11 +1,11 @@
 /**
  * The bytes each client address (clientKey) may write to a notes service per minute: a token
  * bucket per address, full at `bytesPerMinute` and refilled at that rate, from which each create
- * and update takes what it adds to the storage count (see spend). The specs have no authentication, so this is
- * what keeps one client from filling the storage cap for everyone. Kept in this process (per
- * instance and worker); the table is bounded: an address whose bucket is full again owes
- * nothing and is forgotten, and when the table is full of addresses that still owe, a newcomer is
- * refused rather than anyone forgotten early.
+ * and update takes what it adds to the storage count (see spend). The specs have no
+ * authentication, so this is what keeps one client from filling the storage cap for everyone.
+ * Kept in this process (per instance and worker); the table is bounded: an address whose bucket
+ * is full again owes nothing and is forgotten, and when the table is full of addresses that still
+ * owe, a newcomer is refused rather than anyone forgotten early.
  */
 export class WriteBudget {
   /** Least recently written first: a bucket's refill is complete a minute after its last write. */
