@@ -10,16 +10,28 @@ import { processEnvironment } from './server/shared/environment.js';
  */
 const { DATABASE_URL } = processEnvironment();
 
-const forSchema = ({ schema, migrations }: { schema: string; migrations: string }): Knex.Config => ({
+const forSchema = ({
+  schema,
+  migrations,
+}: {
+  schema: string;
+  migrations: string;
+}): Knex.Config => ({
   client: 'pg',
   connection: DATABASE_URL,
   searchPath: [schema],
   // The migrations table lives in the schema, so the schema must exist before knex looks.
   pool: {
-    afterCreate: (conn: { query: (sql: string, done: (error?: Error) => void) => void }, done: (error: Error | undefined, conn: unknown) => void) =>
-      conn.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`, (error) => done(error, conn)),
+    afterCreate: (
+      conn: { query: (sql: string, done: (error?: Error) => void) => void },
+      done: (error: Error | undefined, conn: unknown) => void,
+    ) => conn.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`, (error) => done(error, conn)),
   },
   migrations: { directory: migrations, schemaName: schema, loadExtensions: ['.ts'] },
 });
 
-export default Object.fromEntries(SERVICES.flatMap((service) => (service.database ? [[service.name, forSchema(service.database)]] : [])));
+export default Object.fromEntries(
+  SERVICES.flatMap((service) =>
+    service.database ? [[service.name, forSchema(service.database)]] : [],
+  ),
+);

@@ -15,7 +15,13 @@ const WEB = fileURLToPath(new URL('./web', import.meta.url));
  */
 export default defineConfig({
   root: WEB,
-  plugins: [react(), precompress(), scriptAfterFirstPaint(), stylesheetInTheDocument(), serverBundleInsideTheBuild()],
+  plugins: [
+    react(),
+    precompress(),
+    scriptAfterFirstPaint(),
+    stylesheetInTheDocument(),
+    serverBundleInsideTheBuild(),
+  ],
   build: {
     outDir: fileURLToPath(new URL('./dist/web', import.meta.url)),
     emptyOutDir: true,
@@ -41,7 +47,8 @@ export default defineConfig({
   },
 });
 
-const outDirOf = (config: { root: string; build: { outDir: string } }) => path.resolve(config.root, config.build.outDir);
+const outDirOf = (config: { root: string; build: { outDir: string } }) =>
+  path.resolve(config.root, config.build.outDir);
 
 /** The file of a build's entry (its first chunk). */
 function entryFileName(built: Awaited<ReturnType<ViteBuilder['build']>>): string {
@@ -59,7 +66,12 @@ function serverBundleInsideTheBuild(): Plugin {
     name: 'server-bundle-inside-the-build',
     config: (config) => ({
       environments: {
-        ssr: { build: { outDir: path.join(path.resolve(WEB, config.build!.outDir!), 'ssr'), emptyOutDir: true } },
+        ssr: {
+          build: {
+            outDir: path.join(path.resolve(WEB, config.build!.outDir!), 'ssr'),
+            emptyOutDir: true,
+          },
+        },
       },
     }),
   };

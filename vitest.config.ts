@@ -38,14 +38,31 @@ export default defineConfig({
     globalSetup: ['tests/support/globalSetup.ts'],
     projects: [
       {
-        test: { ...EACH_FILE, name: 'together', include: ['tests/**/*.test.ts'], exclude: [...ALONE, ...PAIRED, ...NEEDS_ENGINE], maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: {
+          ...EACH_FILE,
+          name: 'together',
+          include: ['tests/**/*.test.ts'],
+          exclude: [...ALONE, ...PAIRED, ...NEEDS_ENGINE],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
       },
-      { test: { ...EACH_FILE, name: 'paired', include: PAIRED, maxWorkers: 2, sequence: { groupOrder: 1 } } },
+      {
+        test: {
+          ...EACH_FILE,
+          name: 'paired',
+          include: PAIRED,
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
       {
         test: {
           ...EACH_FILE,
           name: 'alone',
-          include: ALONE.map((pattern) => (pattern.endsWith('/**') ? `${pattern}/*.test.ts` : pattern)),
+          include: ALONE.map((pattern) =>
+            pattern.endsWith('/**') ? `${pattern}/*.test.ts` : pattern,
+          ),
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
         },

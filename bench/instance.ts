@@ -1,6 +1,12 @@
 import { embeddedPostgresUrl } from '../server/shared/embeddedPostgres.js';
 import { createScratchDatabase } from '../harness/postgres.js';
-import { removeDataDir, startProcess, temporaryDataDir, type ProcessOptions, type RunningProcess } from '../harness/processes.js';
+import {
+  removeDataDir,
+  startProcess,
+  temporaryDataDir,
+  type ProcessOptions,
+  type RunningProcess,
+} from '../harness/processes.js';
 
 /**
  * The services under test, started as `npm start` starts them, on a data folder of their own.
@@ -26,7 +32,9 @@ const removals = new Map<string, () => Promise<void>>();
 
 async function newPlace(): Promise<Omit<Instance, 'process'>> {
   const dataDir = await temporaryDataDir();
-  const scratch = process.env.DATABASE_URL ? await createScratchDatabase(process.env.DATABASE_URL, 'bench') : undefined;
+  const scratch = process.env.DATABASE_URL
+    ? await createScratchDatabase(process.env.DATABASE_URL, 'bench')
+    : undefined;
   removals.set(dataDir, async () => {
     removals.delete(dataDir);
     await scratch?.drop();
@@ -35,7 +43,12 @@ async function newPlace(): Promise<Omit<Instance, 'process'>> {
   return { dataDir, scratchUrl: scratch?.url };
 }
 
-async function launch(place: Omit<Instance, 'process'>, form: ProcessOptions['form'], nodeFlags: string[] = [], settings: Record<string, string> = {}): Promise<Instance> {
+async function launch(
+  place: Omit<Instance, 'process'>,
+  form: ProcessOptions['form'],
+  nodeFlags: string[] = [],
+  settings: Record<string, string> = {},
+): Promise<Instance> {
   const env = { ...SERVICE_ENV, DATABASE_URL: place.scratchUrl ?? '', ...settings };
   const started = await startProcess({ dataDir: place.dataDir, form, nodeFlags, env });
   running.add(started);
@@ -43,16 +56,28 @@ async function launch(place: Omit<Instance, 'process'>, form: ProcessOptions['fo
   return { ...place, process: started };
 }
 
-/** `compiled`: what `npm start` runs, without npm, so that Node flags can be added; `settings`: variables beside SERVICE_ENV (SERVICES, WORKERS, …). */
-export async function startInstance(form: ProcessOptions['form'], nodeFlags?: string[], settings?: Record<string, string>): Promise<Instance> {
+/**
+ * `compiled`: what `npm start` runs, without npm, so that Node flags can be added; `settings`:
+ * variables beside SERVICE_ENV (SERVICES, WORKERS, …).
+ */
+export async function startInstance(
+  form: ProcessOptions['form'],
+  nodeFlags?: string[],
+  settings?: Record<string, string>,
+): Promise<Instance> {
   return launch(await newPlace(), form, nodeFlags, settings);
 }
 
-/** Stops the services (throws unless they ended cleanly) and removes their data folder and database. */
+/**
+ * Stops the services (throws unless they ended cleanly) and removes their data folder and database.
+ */
 export async function discard(instance: Instance, { keepData = false } = {}): Promise<void> {
   try {
     const ended = await instance.process.stop();
-    if (ended !== 0) throw new Error(`the services ended with ${ended}:\n${instance.process.output().slice(-2000)}`);
+    if (ended !== 0)
+      throw new Error(
+        `the services ended with ${ended}:\n${instance.process.output().slice(-2000)}`,
+      );
   } finally {
     if (!keepData) await removals.get(instance.dataDir)?.();
   }
@@ -74,7 +99,9 @@ export async function databaseUrl({ dataDir, scratchUrl }: Instance): Promise<st
  * folder. At the default log level: under npm, the process's lines are the only word of where
  * its services listen.
  */
-export async function measureStartup(runs: number): Promise<{ coldMs: number[]; warmMs: number[] }> {
+export async function measureStartup(
+  runs: number,
+): Promise<{ coldMs: number[]; warmMs: number[] }> {
   const coldMs: number[] = [];
   const warmMs: number[] = [];
   const announcing = { LOG_LEVEL: 'info' };

@@ -47,7 +47,9 @@ export interface LoadResult {
   cpuUs: number;
 }
 
-/** Long enough for a list of the largest notes (tens of MiB) to arrive: a slower answer is an error. */
+/**
+ * Long enough for a list of the largest notes (tens of MiB) to arrive: a slower answer is an error.
+ */
 const TIMEOUT_SECONDS = 10;
 
 /**
@@ -65,10 +67,20 @@ async function runWrk(load: HttpLoad, seconds: number): Promise<LoadResult> {
   try {
     const script = path.join(folder, 'load.lua');
     await fs.writeFile(script, wrkScript({ method, path: requestPath, headers, body, ids }));
-    const args = ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(seconds))}s`, '--timeout', `${TIMEOUT_SECONDS}s`, '-s', script, url];
+    const args = [
+      '-t1',
+      `-c${connections}`,
+      `-d${Math.max(1, Math.round(seconds))}s`,
+      '--timeout',
+      `${TIMEOUT_SECONDS}s`,
+      '-s',
+      script,
+      url,
+    ];
     const { stdout } = await promisify(execFile)('wrk', args, { maxBuffer: 1024 * 1024 });
     const line = stdout.trim().split('\n').at(-1)!;
-    if (!line.startsWith('{')) throw new Error(`wrk ${args.join(' ')} printed no result:\n${stdout}`);
+    if (!line.startsWith('{'))
+      throw new Error(`wrk ${args.join(' ')} printed no result:\n${stdout}`);
     const output = JSON.parse(line) as WrkOutput;
     if (ids instanceof SeededIds) ids.took(output.taken);
     return {
@@ -76,7 +88,12 @@ async function runWrk(load: HttpLoad, seconds: number): Promise<LoadResult> {
       p50: output.p50Us / 1000,
       p99: output.p99Us / 1000,
       mean: output.meanUs / 1000,
-      errors: output.connectErrors + output.readErrors + output.writeErrors + output.timeouts + output.non2xx,
+      errors:
+        output.connectErrors +
+        output.readErrors +
+        output.writeErrors +
+        output.timeouts +
+        output.non2xx,
       requests: output.requests,
       cpuUs: NaN,
     };
@@ -95,16 +112,29 @@ async function warmedUp<T>(timing: Timing, run: (seconds: number) => Promise<T>)
   return measured;
 }
 
-/** A warm-up whose numbers are thrown away, then the measured run and the CPU the server of `serverPid` (and its workers) spent on it. */
-export function measureHttp(load: HttpLoad, timing: Timing, serverPid: number): Promise<LoadResult> {
+/**
+ * A warm-up whose numbers are thrown away, then the measured run and the CPU the server of
+ * `serverPid` (and its workers) spent on it.
+ */
+export function measureHttp(
+  load: HttpLoad,
+  timing: Timing,
+  serverPid: number,
+): Promise<LoadResult> {
   return warmedUp(timing, async (seconds) => {
     const cpuBefore = await serverCpuMs(serverPid);
     const result = await runWrk(load, seconds);
-    return { ...result, cpuUs: (((await serverCpuMs(serverPid)) - cpuBefore) * 1000) / result.requests };
+    return {
+      ...result,
+      cpuUs: (((await serverCpuMs(serverPid)) - cpuBefore) * 1000) / result.requests,
+    };
   });
 }
 
-/** Several loads at the same time (warmed up together, then measured together; the CPU of neither is its own). */
+/**
+ * Several loads at the same time (warmed up together, then measured together; the CPU of neither is
+ * its own).
+ */
 export function measureHttpTogether(loads: HttpLoad[], timing: Timing): Promise<LoadResult[]> {
   return warmedUp(timing, (seconds) => Promise.all(loads.map((load) => runWrk(load, seconds))));
 }

@@ -6,11 +6,35 @@ import { ROOT, rssBytes } from '../harness/processes.js';
 import { loadConfig } from '../server/shared/config.js';
 import { authRound, LOGIN_CONNECTIONS } from './auth.js';
 import { startStoreComparison, startWorkersComparison, WORKERS_VARIANT } from './compare.js';
-import { databaseUrl, discard, discardAll, measureStartup, SERVICE_ENV, startInstance } from './instance.js';
-import { BIG_LIST_CONNECTIONS, BIG_NOTES, healthRound, hostileRound, LARGE_LIST, LOGIN_READERS, NOTES_SERVICES, notesRound, openServiceTable, PEER_NOTES, SMALL_LIST } from './notes.js';
+import {
+  databaseUrl,
+  discard,
+  discardAll,
+  measureStartup,
+  SERVICE_ENV,
+  startInstance,
+} from './instance.js';
+import {
+  BIG_LIST_CONNECTIONS,
+  BIG_NOTES,
+  healthRound,
+  hostileRound,
+  LARGE_LIST,
+  LOGIN_READERS,
+  NOTES_SERVICES,
+  notesRound,
+  openServiceTable,
+  PEER_NOTES,
+  SMALL_LIST,
+} from './notes.js';
 import { openNotesTable, type NotesTable } from './notesTable.js';
 import { parseOptions, type Group } from './options.js';
-import { measureLighthouse, measurePageWeights, measureTimeToInteractive, type PagesReport } from './pages.js';
+import {
+  measureLighthouse,
+  measurePageWeights,
+  measureTimeToInteractive,
+  type PagesReport,
+} from './pages.js';
 import { PEER, startPeer, type PeerProcess } from './peerProcess.js';
 import { printProfiles } from './profile.js';
 import { markdownReport, type Report } from './report.js';
@@ -31,7 +55,10 @@ const PEER_GROUPS: Group[] = ['auth', 'health', 'notes-8080', 'notes-8000'];
 const config = loadConfig({ ...process.env, ...SERVICE_ENV });
 const problems: string[] = [];
 const started = performance.now();
-const log = (message: string) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(5)} s] ${message}`);
+const log = (message: string) =>
+  console.error(
+    `[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(5)} s] ${message}`,
+  );
 
 // Whatever ends the run early, the services it started (and their PostgreSQL) go with it.
 process.once('SIGINT', () => void discardAll().finally(() => process.exit(130)));
@@ -56,7 +83,10 @@ async function step<T>(name: string, work: () => Promise<T>): Promise<T | undefi
 
 let spa: Report['spa'];
 let startup: Report['startup'];
-if (wants('startup')) startup = await step('timing cold and warm starts of npm start', () => measureStartup(options.startRuns));
+if (wants('startup'))
+  startup = await step('timing cold and warm starts of npm start', () =>
+    measureStartup(options.startRuns),
+  );
 const profileDir = path.join(os.tmpdir(), `bench-cpu-profiles-${Date.now()}`);
 let postgres = 'unknown';
 const loadAverage: Report['loadAverage'] = [NaN, NaN];
@@ -79,32 +109,55 @@ await discardAll();
 async function freshRound(index: number): Promise<Measurement[] | undefined> {
   const name = `round ${index} of ${options.rounds}`;
   const instance = await step(`${name}: starting the services`, () =>
-    startInstance('compiled', options.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [], { METRICS_PORT: '0' }),
+    startInstance(
+      'compiled',
+      options.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      { METRICS_PORT: '0' },
+    ),
   );
   if (!instance) return undefined;
   const services = instance.process;
   const url = await databaseUrl(instance);
   const database = { url, poolMax: config.database.poolMax };
   if (index === 1) postgres = await postgresVersion(url);
-  const onPoolError = (label: string) => (error: Error) => problems.push(`${label} benchmark pool: ${error.message}`);
-  const notes = NOTES_SERVICES.filter((service) => wants(service.label)).map((service) => ({ service, table: openServiceTable(service, database, onPoolError(service.label)) }));
+  const onPoolError = (label: string) => (error: Error) =>
+    problems.push(`${label} benchmark pool: ${error.message}`);
+  const notes = NOTES_SERVICES.filter((service) => wants(service.label)).map((service) => ({
+    service,
+    table: openServiceTable(service, database, onPoolError(service.label)),
+  }));
   let peer: (PeerProcess & { table: NotesTable }) | undefined;
   let store: Awaited<ReturnType<typeof startStoreComparison>> | undefined;
   let workers: Awaited<ReturnType<typeof startWorkersComparison>> | undefined;
   const stopComparisons = async () => {
-    if (store) await step(`${name}: stopping the login service with SESSION_STORE=postgres`, store.stop);
-    if (workers) await step(`${name}: stopping the notes services with ${WORKERS_VARIANT}`, workers.stop);
+    if (store)
+      await step(`${name}: stopping the login service with SESSION_STORE=postgres`, store.stop);
+    if (workers)
+      await step(`${name}: stopping the notes services with ${WORKERS_VARIANT}`, workers.stop);
     store = workers = undefined;
   };
   const measured: Measurement[] = [];
   try {
-    // The peer and the comparisons' instances start together, before the pages: idle, they do not disturb them.
+    // The peer and the comparisons' instances start together, before the pages: idle, they do not
+    // disturb them.
     [peer, store, workers] = await Promise.all([
       PEER_GROUPS.some(wants)
-        ? step(`${name}: starting the peer (${PEER}, bench/peer.ts)`, async () => ({ ...(await startPeer(database)), table: openNotesTable(PEER_NOTES, database, onPoolError('peer')) }))
+        ? step(`${name}: starting the peer (${PEER}, bench/peer.ts)`, async () => ({
+            ...(await startPeer(database)),
+            table: openNotesTable(PEER_NOTES, database, onPoolError('peer')),
+          }))
         : undefined,
-      wants('session-store') ? step(`${name}: starting the login service with SESSION_STORE=postgres`, startStoreComparison) : undefined,
-      wants('workers') ? step(`${name}: starting the notes services with ${WORKERS_VARIANT}`, () => startWorkersComparison(instance, config, onPoolError(WORKERS_VARIANT))) : undefined,
+      wants('session-store')
+        ? step(
+            `${name}: starting the login service with SESSION_STORE=postgres`,
+            startStoreComparison,
+          )
+        : undefined,
+      wants('workers')
+        ? step(`${name}: starting the notes services with ${WORKERS_VARIANT}`, () =>
+            startWorkersComparison(instance, config, onPoolError(WORKERS_VARIANT)),
+          )
+        : undefined,
     ]);
     const peerSide = () => {
       if (!peer) throw new Error('the peer is not running');
@@ -113,19 +166,36 @@ async function freshRound(index: number): Promise<Measurement[] | undefined> {
     if (wants('pages')) spa = await servePages(services.urls.auth, name, spa);
     rss.idle.push(await rssBytes(services.pid));
     if (index === 1) loadAverage[0] = os.loadavg()[0]!;
-    const round: Round = { number: index, urls: services.urls, serverPid: services.pid, timing: options.timing };
-    const add = async (scenario: string, work: () => Promise<Measurement[]>) => measured.push(...((await step(`${name}: ${scenario}`, work)) ?? []));
+    const round: Round = {
+      number: index,
+      urls: services.urls,
+      serverPid: services.pid,
+      timing: options.timing,
+    };
+    const add = async (scenario: string, work: () => Promise<Measurement[]>) =>
+      measured.push(...((await step(`${name}: ${scenario}`, work)) ?? []));
     if (wants('auth') || store) {
-      await add('auth', () => authRound(round, config.auth, { peer: wants('auth') ? peerSide() : undefined, logins: wants('auth'), postgresStore: store?.side }));
+      await add('auth', () =>
+        authRound(round, config.auth, {
+          peer: wants('auth') ? peerSide() : undefined,
+          logins: wants('auth'),
+          postgresStore: store?.side,
+        }),
+      );
     }
     if (wants('health')) await add('notes-8000 /health', () => healthRound(round, peerSide()));
-    for (const { service, table } of notes) await add(service.label, () => notesRound(round, service, table, peerSide()));
-    for (const compared of workers?.services ?? []) await add(`${compared.label}, WORKERS=1 and ${WORKERS_VARIANT}`, () => compared.round(round));
+    for (const { service, table } of notes)
+      await add(service.label, () => notesRound(round, service, table, peerSide()));
+    for (const compared of workers?.services ?? [])
+      await add(`${compared.label}, WORKERS=1 and ${WORKERS_VARIANT}`, () => compared.round(round));
     await stopComparisons();
     // Before the hostile-load scenarios: lists of big notes leave V8's heap grown for a while after
     // them, which says nothing about what the ordinary scenarios leave behind.
     rss.afterRun.push(await rssBytes(services.pid));
-    for (const { service, table } of notes) await add(`${service.label} under hostile load`, () => hostileRound(round, service, table, config.auth));
+    for (const { service, table } of notes)
+      await add(`${service.label} under hostile load`, () =>
+        hostileRound(round, service, table, config.auth),
+      );
     rss.afterHostile.push(await rssBytes(services.pid));
     return measured;
   } finally {
@@ -144,11 +214,24 @@ async function freshRound(index: number): Promise<Measurement[] | undefined> {
  * services: the page weights, the login page's time to interactive and Lighthouse, each round's
  * runs added to the earlier rounds'.
  */
-async function servePages(authUrl: string, name: string, before: PagesReport | undefined): Promise<PagesReport> {
+async function servePages(
+  authUrl: string,
+  name: string,
+  before: PagesReport | undefined,
+): Promise<PagesReport> {
   const admin = config.auth.accounts.find((account) => account.role === 'admin')!;
-  const weights = await step(`${name}: page weights (bytes over the wire)`, () => measurePageWeights(authUrl, admin));
-  const times = await step(`${name}: login page time to interactive`, () => measureTimeToInteractive(`${authUrl}/login`, options.pageLoads));
-  const lighthouse = options.lighthouseRuns > 0 ? await step(`${name}: Lighthouse on /login and /dashboard`, () => measureLighthouse(authUrl, admin, options.lighthouseRuns)) : [];
+  const weights = await step(`${name}: page weights (bytes over the wire)`, () =>
+    measurePageWeights(authUrl, admin),
+  );
+  const times = await step(`${name}: login page time to interactive`, () =>
+    measureTimeToInteractive(`${authUrl}/login`, options.pageLoads),
+  );
+  const lighthouse =
+    options.lighthouseRuns > 0
+      ? await step(`${name}: Lighthouse on /login and /dashboard`, () =>
+          measureLighthouse(authUrl, admin, options.lighthouseRuns),
+        )
+      : [];
   return {
     weights: weights ?? before?.weights ?? [],
     timeToInteractiveMs: [...(before?.timeToInteractiveMs ?? []), ...(times ?? [])],
@@ -166,12 +249,19 @@ const report: Report = {
   loadAverage,
   method: method(),
   summaries,
-  targets: checkTargets({ summaries, startup, spa, rssAfterRunBytes: rss.afterRun.length ? Math.max(...rss.afterRun) : undefined }),
+  targets: checkTargets({
+    summaries,
+    startup,
+    spa,
+    rssAfterRunBytes: rss.afterRun.length ? Math.max(...rss.afterRun) : undefined,
+  }),
   startup,
   spa,
   rss,
   problems,
-  findings: await fs.readFile(path.join(ROOT, 'bench', 'FINDINGS.md'), 'utf8').catch(() => undefined),
+  findings: await fs
+    .readFile(path.join(ROOT, 'bench', 'FINDINGS.md'), 'utf8')
+    .catch(() => undefined),
 };
 console.log(`\n${markdownReport(report, { terminal: true })}`);
 if (options.reportFile) {
@@ -183,7 +273,9 @@ process.exit(problems.length > 0 || (!options.quick && missed.length > 0) ? 1 : 
 
 function method(): string[] {
   const { warmupSeconds, seconds } = options.timing;
-  const ownDatabase = process.env.DATABASE_URL ? 'a throwaway database on DATABASE_URL' : 'embedded PostgreSQL';
+  const ownDatabase = process.env.DATABASE_URL
+    ? 'a throwaway database on DATABASE_URL'
+    : 'embedded PostgreSQL';
   const poolMax = config.database.poolMax;
   return [
     `The services run as \`npm start\` runs them, plain \`node\` on the entry point compiled by its \`prestart\` (started directly, so that the benchmark reads the server's own process), all three in one process, on the embedded PostgreSQL${process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : ''} in a temporary data folder, started afresh for every round together with the peer and the comparisons' instances (two processes of one program differ here by more than the targets' margin for their whole life: each round compares a new pair), each round's services serving the pages (page weights, ${options.pageLoads} login page loads${options.lighthouseRuns ? ' and a Lighthouse run of each page' : ''}) before its load, with \`LOG_LEVEL=warn\` (request lines off: the peer logs nothing either), its metrics on (\`METRICS_PORT=0\`: every request measured), request ids on (they always are) and every other setting at its default, so every safety is on; the default password hash cost (${config.auth.passwordHashCost}) and a database pool of ${poolMax}.`,

@@ -6,7 +6,15 @@ import type { AuthConfig } from '../server/shared/config.js';
 import type { NotesDeps, ServiceDescriptor } from '../server/shared/service.js';
 import { LOGIN_CONNECTIONS, loginLoad } from './auth.js';
 import type { Timing } from './load.js';
-import { addNotes, emptyNotes, noteBody, openNotesTable, resetBigNotes, resetNotes, type NotesTable } from './notesTable.js';
+import {
+  addNotes,
+  emptyNotes,
+  noteBody,
+  openNotesTable,
+  resetBigNotes,
+  resetNotes,
+  type NotesTable,
+} from './notesTable.js';
 import { measureScenario, measurementId, type Measurement, type Round } from './scenario.js';
 import { againstPeer, backToBack, type Requests, type Side, type SideRun } from './sides.js';
 import { SeededIds } from './wrkScript.js';
@@ -27,15 +35,26 @@ export const PEER_NOTES = { schema: 'peer', textField: 'body' } as const;
 
 export const LARGE_LIST = 10_000;
 export const SMALL_LIST = 100;
-/** Few notes, each as large as a request body may be (BODY_LIMIT_BYTES), read by a few clients at once. */
+/**
+ * Few notes, each as large as a request body may be (BODY_LIMIT_BYTES), read by a few clients at
+ * once.
+ */
 export const BIG_NOTES = 60;
 export const BIG_LIST_CONNECTIONS = 4;
 /** Readers of one note each beside the logins. */
 export const LOGIN_READERS = 4;
 
 /** The table of `service` in the database at `url`, on a pool as large as the server's. */
-export function openServiceTable(service: NotesService, database: { url: string; poolMax: number }, onPoolError: (error: Error) => void): NotesTable {
-  return openNotesTable({ schema: service.descriptor.database!.schema, textField: service.textField }, database, onPoolError);
+export function openServiceTable(
+  service: NotesService,
+  database: { url: string; poolMax: number },
+  onPoolError: (error: Error) => void,
+): NotesTable {
+  return openNotesTable(
+    { schema: service.descriptor.database!.schema, textField: service.textField },
+    database,
+    onPoolError,
+  );
 }
 
 /** A side whose notes endpoints are readied on `table`. */
@@ -44,7 +63,8 @@ export interface NotesSide extends Side {
 }
 
 /** Where an instance's process answers for `service`. */
-export const serviceUrl = (urls: ServiceUrls, service: NotesService) => urls[service.descriptor.name as keyof ServiceUrls];
+export const serviceUrl = (urls: ServiceUrls, service: NotesService) =>
+  urls[service.descriptor.name as keyof ServiceUrls];
 
 /** A notes endpoint as the rounds load it, on both sides of a pair. */
 interface NotesEndpoint {
@@ -57,7 +77,10 @@ interface NotesEndpoint {
   ready(table: NotesTable, rate: number, timing: Timing): Promise<Requests>;
 }
 
-const json = (value: object) => ({ body: JSON.stringify(value), headers: { 'content-type': 'application/json' } });
+const json = (value: object) => ({
+  body: JSON.stringify(value),
+  headers: { 'content-type': 'application/json' },
+});
 
 const LIST_SCENARIO = `GET /notes (${SMALL_LIST} notes)`;
 
@@ -70,16 +93,30 @@ const NOTES_ENDPOINTS: NotesEndpoint[] = [
       return { path: '/notes' };
     },
   },
-  { scenario: 'GET /notes/{id}', ready: async (table) => ({ path: '/notes/{id}', ids: { cycle: table.ids } }) },
+  {
+    scenario: 'GET /notes/{id}',
+    ready: async (table) => ({ path: '/notes/{id}', ids: { cycle: table.ids } }),
+  },
   {
     scenario: 'PUT /notes/{id}',
-    ready: async (table) => ({ method: 'PUT', path: '/notes/{id}', ...json(noteBody(table, 'Benchmark note, edited')), ids: { cycle: table.ids } }),
+    ready: async (table) => ({
+      method: 'PUT',
+      path: '/notes/{id}',
+      ...json(noteBody(table, 'Benchmark note, edited')),
+      ids: { cycle: table.ids },
+    }),
   },
-  { scenario: 'POST /notes', ready: async (table) => ({ method: 'POST', path: '/notes', ...json(noteBody(table)) }) },
+  {
+    scenario: 'POST /notes',
+    ready: async (table) => ({ method: 'POST', path: '/notes', ...json(noteBody(table)) }),
+  },
   {
     scenario: 'DELETE /notes/{id}',
     async ready(table, rate, timing) {
-      const seeded = await addNotes(table, Math.ceil(2 * rate * (timing.warmupSeconds + timing.seconds)) + 1000);
+      const seeded = await addNotes(
+        table,
+        Math.ceil(2 * rate * (timing.warmupSeconds + timing.seconds)) + 1000,
+      );
       return { method: 'DELETE', path: '/notes/{id}', ids: SeededIds.of(seeded) };
     },
   },
@@ -97,31 +134,51 @@ async function eachEndpoint(
   const results: Measurement[] = [];
   let fastest = 0;
   for (const endpoint of NOTES_ENDPOINTS) {
-    const run = (side: NotesSide): SideRun => ({ side, ready: () => endpoint.ready(side.table, fastest, round.timing) });
+    const run = (side: NotesSide): SideRun => ({
+      side,
+      ready: () => endpoint.ready(side.table, fastest, round.timing),
+    });
     const measured = await measure(endpoint.scenario, [run(sides[0]), run(sides[1])]);
-    fastest = Math.max(fastest, ...measured.flatMap((m) => [m.load.requestsPerSecond, m.peer?.requestsPerSecond ?? 0]));
+    fastest = Math.max(
+      fastest,
+      ...measured.flatMap((m) => [m.load.requestsPerSecond, m.peer?.requestsPerSecond ?? 0]),
+    );
     results.push(...measured);
   }
   return results;
 }
 
-const responseBytes = async (url: string) => (await send(url, { method: 'GET', path: '/notes', timeoutMs: 120_000 })).body.length;
+const responseBytes = async (url: string) =>
+  (await send(url, { method: 'GET', path: '/notes', timeoutMs: 120_000 })).body.length;
 
 /**
  * One round of a notes service: each endpoint against the peer's (`peer`, its notes in the 8080
  * shape), then the list of LARGE_LIST notes on one connection.
  */
-export async function notesRound(round: Round, service: NotesService, table: NotesTable, peer: NotesSide): Promise<Measurement[]> {
+export async function notesRound(
+  round: Round,
+  service: NotesService,
+  table: NotesTable,
+  peer: NotesSide,
+): Promise<Measurement[]> {
   const url = serviceUrl(round.urls, service);
-  const results = await eachEndpoint(round, [{ url, pid: round.serverPid, table }, peer], async (scenario, [ours, theirs]) => {
-    const measured = await againstPeer(round, { service: service.label, scenario }, ours, theirs);
-    if (scenario === LIST_SCENARIO) measured.responseBytes = await responseBytes(url);
-    return [measured];
-  });
+  const results = await eachEndpoint(
+    round,
+    [{ url, pid: round.serverPid, table }, peer],
+    async (scenario, [ours, theirs]) => {
+      const measured = await againstPeer(round, { service: service.label, scenario }, ours, theirs);
+      if (scenario === LIST_SCENARIO) measured.responseBytes = await responseBytes(url);
+      return [measured];
+    },
+  );
 
   await resetNotes(table, LARGE_LIST);
   const scenario = `GET /notes (${LARGE_LIST.toLocaleString('en')} notes)`;
-  const large = await measureScenario(round.serverPid, round.timing, { service: service.label, scenario, load: { url, path: '/notes', connections: 1 } });
+  const large = await measureScenario(round.serverPid, round.timing, {
+    service: service.label,
+    scenario,
+    load: { url, path: '/notes', connections: 1 },
+  });
   large.responseBytes = await responseBytes(url);
   return [...results, large];
 }
@@ -130,7 +187,12 @@ export async function notesRound(round: Round, service: NotesService, table: Not
  * A comparison of two instances of a notes service: each endpoint readied alike on both tables
  * and measured on `baseline` and `compared` back to back.
  */
-export function comparedNotesRound(round: Round, service: NotesService, baseline: NotesSide & { variant: string }, compared: NotesSide & { variant: string }): Promise<Measurement[]> {
+export function comparedNotesRound(
+  round: Round,
+  service: NotesService,
+  baseline: NotesSide & { variant: string },
+  compared: NotesSide & { variant: string },
+): Promise<Measurement[]> {
   const base = { variant: baseline.variant };
   return eachEndpoint(round, [baseline, compared], (scenario, [first, second]) => {
     const against = { id: measurementId(service.label, scenario, base), variant: base.variant };
@@ -146,13 +208,22 @@ export function comparedNotesRound(round: Round, service: NotesService, baseline
  * by several clients at once (req/s and memory), and reads of one note while logins keep the
  * password checks as busy as they can be (latency).
  */
-export async function hostileRound(round: Round, service: NotesService, table: NotesTable, auth: AuthConfig): Promise<Measurement[]> {
+export async function hostileRound(
+  round: Round,
+  service: NotesService,
+  table: NotesTable,
+  auth: AuthConfig,
+): Promise<Measurement[]> {
   const url = serviceUrl(round.urls, service);
   await resetBigNotes(table, BIG_NOTES);
   // A request reads 60 MiB: a one-second run would see few of them end.
   const timing = { ...round.timing, seconds: Math.max(round.timing.seconds, 4) };
   const load = { url, path: '/notes', connections: BIG_LIST_CONNECTIONS };
-  const big = await measureScenario(round.serverPid, timing, { service: service.label, scenario: `GET /notes (${BIG_NOTES} notes of 1 MiB)`, load });
+  const big = await measureScenario(round.serverPid, timing, {
+    service: service.label,
+    scenario: `GET /notes (${BIG_NOTES} notes of 1 MiB)`,
+    load,
+  });
   big.responseBytes = await responseBytes(url);
 
   // Logins keep libuv's threads busy with password checks and the event loop with logins: the
@@ -162,7 +233,12 @@ export async function hostileRound(round: Round, service: NotesService, table: N
   const logins = loginLoad(round.urls.auth, admin, LOGIN_CONNECTIONS);
   const readers = { url, path: '/notes/{id}', ids: { cycle: ids }, connections: LOGIN_READERS };
   const scenario = `GET /notes/{id} during logins (${LOGIN_CONNECTIONS} login connections)`;
-  const duringLogins = await measureScenario(round.serverPid, round.timing, { service: service.label, scenario, load: readers, alongside: logins });
+  const duringLogins = await measureScenario(round.serverPid, round.timing, {
+    service: service.label,
+    scenario,
+    load: readers,
+    alongside: logins,
+  });
   await emptyNotes(table);
   return [big, duringLogins];
 }
@@ -170,5 +246,12 @@ export async function hostileRound(round: Round, service: NotesService, table: N
 /** 8000's health check against the peer's. */
 export async function healthRound(round: Round, peer: Side): Promise<Measurement[]> {
   const ready = async (): Promise<Requests> => ({ path: '/health' });
-  return [await againstPeer(round, { service: 'notes-8000', scenario: 'GET /health' }, { side: { url: round.urls.notes8000, pid: round.serverPid }, ready }, { side: peer, ready })];
+  return [
+    await againstPeer(
+      round,
+      { service: 'notes-8000', scenario: 'GET /health' },
+      { side: { url: round.urls.notes8000, pid: round.serverPid }, ready },
+      { side: peer, ready },
+    ),
+  ];
 }

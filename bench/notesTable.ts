@@ -17,15 +17,24 @@ const NOTE_TEXT =
 const BIG_NOTE_CHARS = 2 ** 20;
 
 /** A note's request body in the table's shape. */
-export const noteBody = ({ textField }: NotesTable, title = 'Benchmark note') => ({ title, [textField]: NOTE_TEXT });
+export const noteBody = ({ textField }: NotesTable, title = 'Benchmark note') => ({
+  title,
+  [textField]: NOTE_TEXT,
+});
 
-/** The table in `schema` of the database at `url`, on a pool of `poolMax`, as large as the server's. */
+/**
+ * The table in `schema` of the database at `url`, on a pool of `poolMax`, as large as the server's.
+ */
 export function openNotesTable(
   { schema, textField }: { schema: string; textField: NotesTable['textField'] },
   { url, poolMax }: { url: string; poolMax: number },
   onPoolError: (error: Error) => void,
 ): NotesTable {
-  const pool = new pg.Pool({ connectionString: url, max: poolMax, options: `-c search_path=${schema}` });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolMax,
+    options: `-c search_path=${schema}`,
+  });
   // An idle connection the server drops must not end the benchmark. Once ending, the pool has
   // resolved `end()` before its sockets are closed: the server's shutdown may still reach them.
   pool.on('error', (error) => pool.ending || onPoolError(error));
@@ -42,11 +51,17 @@ export async function emptyNotes({ pool }: NotesTable): Promise<void> {
   await pool.query('TRUNCATE notes RESTART IDENTITY');
 }
 
-/** Empties the table and fills it with `count` notes of 1 MiB of random base64 each, which no compression shrinks. */
+/**
+ * Empties the table and fills it with `count` notes of 1 MiB of random base64 each, which no
+ * compression shrinks.
+ */
 export async function resetBigNotes(table: NotesTable, count: number): Promise<void> {
   await emptyNotes(table);
   for (let i = 1; i <= count; i++) {
-    await table.pool.query(`INSERT INTO notes (title, ${table.textField}) VALUES ($1, $2)`, [`Big note ${i}`, randomBytes((BIG_NOTE_CHARS * 3) / 4).toString('base64')]);
+    await table.pool.query(`INSERT INTO notes (title, ${table.textField}) VALUES ($1, $2)`, [
+      `Big note ${i}`,
+      randomBytes((BIG_NOTE_CHARS * 3) / 4).toString('base64'),
+    ]);
   }
 }
 
@@ -56,6 +71,7 @@ export async function addNotes({ pool, textField }: NotesTable, count: number): 
     `INSERT INTO notes (title, ${textField}) SELECT 'Seeded note ' || i, $1 FROM generate_series(1, $2::int) AS i RETURNING id`,
     [NOTE_TEXT, count],
   );
-  // pg reads a bigint id (the services' tables) as text: the deletes' ids are counted from the first.
+  // pg reads a bigint id (the services' tables) as text: the deletes' ids are counted from the
+  // first.
   return rows.map((row) => Number(row.id)).sort((a, b) => a - b);
 }

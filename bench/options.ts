@@ -1,7 +1,16 @@
 import { parseArgs } from 'node:util';
 import type { Timing } from './load.js';
 
-const GROUPS = ['pages', 'startup', 'auth', 'health', 'notes-8080', 'notes-8000', 'session-store', 'workers'] as const;
+const GROUPS = [
+  'pages',
+  'startup',
+  'auth',
+  'health',
+  'notes-8080',
+  'notes-8000',
+  'session-store',
+  'workers',
+] as const;
 export type Group = (typeof GROUPS)[number];
 
 const USAGE = `npm run bench [-- options]
@@ -40,13 +49,19 @@ export function parseOptions(argv: string[]) {
   const { quick } = values;
   const whole = (name: 'rounds' | 'seconds' | 'warmup', fallback: number, least: number) => {
     const parsed = Number(values[name] ?? fallback);
-    if (!Number.isFinite(parsed) || parsed < 0) throw new Error(`--${name} needs a number, got ${values[name]}\n${USAGE}`);
+    if (!Number.isFinite(parsed) || parsed < 0)
+      throw new Error(`--${name} needs a number, got ${values[name]}\n${USAGE}`);
     return Math.max(least, Math.round(parsed));
   };
-  const groups = values.only?.split(',').map((group) => group.trim()) ?? GROUPS.filter((group) => !(quick && group === 'workers'));
+  const groups =
+    values.only?.split(',').map((group) => group.trim()) ??
+    GROUPS.filter((group) => !(quick && group === 'workers'));
   const unknown = groups.find((group) => !(GROUPS as readonly string[]).includes(group));
   if (unknown) throw new Error(`unknown group ${unknown}\n${USAGE}`);
-  const timing: Timing = { warmupSeconds: whole('warmup', quick ? 0 : 1, 0), seconds: whole('seconds', quick ? 1 : 5, 1) };
+  const timing: Timing = {
+    warmupSeconds: whole('warmup', quick ? 0 : 1, 0),
+    seconds: whole('seconds', quick ? 1 : 5, 1),
+  };
   return {
     quick,
     /** Rounds of every load scenario; the report shows their medians. */
@@ -56,11 +71,16 @@ export function parseOptions(argv: string[]) {
     startRuns: quick ? 1 : 3,
     /** Login page loads in the browser, in each round. */
     pageLoads: quick ? 1 : 2,
-    /** Lighthouse runs of each page in each round: none in a quick run (each takes about ten seconds). */
+    /**
+     * Lighthouse runs of each page in each round: none in a quick run (each takes about ten
+     * seconds).
+     */
     lighthouseRuns: quick ? 0 : 1,
     groups: new Set(groups as Group[]),
     cpuProfile: values['cpu-prof'],
     /** Where the Markdown report goes; undefined: not written. */
-    reportFile: values['no-report'] ? undefined : (values.report ?? (quick ? undefined : 'docs/benchmarks.md')),
+    reportFile: values['no-report']
+      ? undefined
+      : (values.report ?? (quick ? undefined : 'docs/benchmarks.md')),
   };
 }

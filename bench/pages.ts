@@ -4,7 +4,10 @@ import { runLighthouse, type LighthouseRun } from './lighthouse.js';
 
 export type { LighthouseRun } from './lighthouse.js';
 
-/** What loading a page costs on the wire: bytes transferred (compressed, headers included) by kind of file. */
+/**
+ * What loading a page costs on the wire: bytes transferred (compressed, headers included) by kind
+ * of file.
+ */
 export interface PageWeight {
   page: '/login' | '/dashboard';
   documentBytes: number;
@@ -30,11 +33,18 @@ export interface Account {
 
 /** The `token=…` cookie of a fresh session of `account`. */
 async function sessionCookie(authUrl: string, account: Account): Promise<string> {
-  const response = await fetch(`${authUrl}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(account) }).catch((error: Error) => {
-    throw new Error(`logging in for the page measurements failed: ${(error.cause as Error | undefined)?.message ?? error.message}`);
+  const response = await fetch(`${authUrl}/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(account),
+  }).catch((error: Error) => {
+    throw new Error(
+      `logging in for the page measurements failed: ${(error.cause as Error | undefined)?.message ?? error.message}`,
+    );
   });
   const cookie = response.headers.getSetCookie().find((line) => line.startsWith('token='));
-  if (!response.ok || !cookie) throw new Error(`logging in for the page measurements answered ${response.status}`);
+  if (!response.ok || !cookie)
+    throw new Error(`logging in for the page measurements answered ${response.status}`);
   return cookie.split(';')[0]!;
 }
 
@@ -51,7 +61,10 @@ export async function measurePageWeights(authUrl: string, account: Account): Pro
     for (const page of ['/login', '/dashboard'] as const) {
       const context = await browser.newContext();
       try {
-        if (page === '/dashboard') await context.addCookies([{ name: 'token', value: cookie.slice('token='.length), url: authUrl }]);
+        if (page === '/dashboard')
+          await context.addCookies([
+            { name: 'token', value: cookie.slice('token='.length), url: authUrl },
+          ]);
         weights.push(await weighPage(context, authUrl, page));
       } finally {
         await context.close();
@@ -63,18 +76,39 @@ export async function measurePageWeights(authUrl: string, account: Account): Pro
   }
 }
 
-async function weighPage(context: BrowserContext, authUrl: string, path: PageWeight['page']): Promise<PageWeight> {
+async function weighPage(
+  context: BrowserContext,
+  authUrl: string,
+  path: PageWeight['page'],
+): Promise<PageWeight> {
   const tab = await context.newPage();
-  const files: { kind: string; url: string; bytes: Promise<number>; encoding: string | undefined }[] = [];
+  const files: {
+    kind: string;
+    url: string;
+    bytes: Promise<number>;
+    encoding: string | undefined;
+  }[] = [];
   tab.on('response', (response) => {
     const request = response.request();
-    const bytes = request.sizes().then(({ responseBodySize, responseHeadersSize }) => responseBodySize + responseHeadersSize);
-    files.push({ kind: request.resourceType(), url: new URL(response.url()).pathname, bytes, encoding: response.headers()['content-encoding'] });
+    const bytes = request
+      .sizes()
+      .then(({ responseBodySize, responseHeadersSize }) => responseBodySize + responseHeadersSize);
+    files.push({
+      kind: request.resourceType(),
+      url: new URL(response.url()).pathname,
+      bytes,
+      encoding: response.headers()['content-encoding'],
+    });
   });
   await tab.goto(`${authUrl}${path}`, { waitUntil: 'networkidle' });
   if (new URL(tab.url()).pathname !== path) throw new Error(`${path} ended on ${tab.url()}`);
-  const sized = await Promise.all(files.map(async (file) => ({ ...file, bytes: await file.bytes })));
-  const sum = (kind?: string) => sized.filter((file) => kind === undefined || file.kind === kind).reduce((total, file) => total + file.bytes, 0);
+  const sized = await Promise.all(
+    files.map(async (file) => ({ ...file, bytes: await file.bytes })),
+  );
+  const sum = (kind?: string) =>
+    sized
+      .filter((file) => kind === undefined || file.kind === kind)
+      .reduce((total, file) => total + file.bytes, 0);
   return {
     page: path,
     documentBytes: sum('document'),
@@ -86,13 +120,21 @@ async function weighPage(context: BrowserContext, authUrl: string, path: PageWei
 }
 
 /** `runs` Lighthouse runs of each page, one after the other (each on its own Chromium). */
-export async function measureLighthouse(authUrl: string, account: Account, runs: number): Promise<LighthouseRun[]> {
+export async function measureLighthouse(
+  authUrl: string,
+  account: Account,
+  runs: number,
+): Promise<LighthouseRun[]> {
   // Lighthouse counts `localhost` as a secure origin, as browsers do; 127.0.0.1 is the same server.
   const origin = authUrl.replace('//127.0.0.1:', '//localhost:');
   const results: LighthouseRun[] = [];
   for (let run = 0; run < runs; run++) {
     results.push(await runLighthouse('/login', `${origin}/login`));
-    results.push(await runLighthouse('/dashboard', `${origin}/dashboard`, { Cookie: await sessionCookie(authUrl, account) }));
+    results.push(
+      await runLighthouse('/dashboard', `${origin}/dashboard`, {
+        Cookie: await sessionCookie(authUrl, account),
+      }),
+    );
   }
   return results;
 }
@@ -120,20 +162,31 @@ async function loadOnce(browser: Browser, url: string): Promise<number> {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
-    const failed = new Promise<never>((_, reject) => page.once('pageerror', (error) => reject(new Error(`the login page failed: ${error.message}`))));
+    const failed = new Promise<never>((_, reject) =>
+      page.once('pageerror', (error) =>
+        reject(new Error(`the login page failed: ${error.message}`)),
+      ),
+    );
     failed.catch(() => undefined);
     await page.addInitScript(() => {
-      // The form is in the HTML from the start; its button is enabled once the script has hydrated it.
+      // The form is in the HTML from the start; its button is enabled once the script has hydrated
+      // it.
       const observer = new MutationObserver(() => {
         const button = document.querySelector<HTMLButtonElement>('form button');
-        if (!document.querySelector('form input[type="email"]') || !button || button.disabled) return;
+        if (!document.querySelector('form input[type="email"]') || !button || button.disabled)
+          return;
         observer.disconnect();
         setTimeout(() => ((globalThis as Marked).interactiveAt ??= performance.now()), 0);
       });
       observer.observe(document, { childList: true, subtree: true, attributes: true });
     });
     await Promise.race([page.goto(url), failed]);
-    const marked = await Promise.race([page.waitForFunction(() => (globalThis as Marked).interactiveAt, undefined, { timeout: 15_000 }), failed]);
+    const marked = await Promise.race([
+      page.waitForFunction(() => (globalThis as Marked).interactiveAt, undefined, {
+        timeout: 15_000,
+      }),
+      failed,
+    ]);
     return (await marked.jsonValue())!;
   } finally {
     await context.close();

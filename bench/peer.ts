@@ -13,7 +13,11 @@ import pg from 'pg';
  * it prints its port and serves until killed.
  */
 const SCHEMA = 'peer';
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10), options: `-c search_path=${SCHEMA}` });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.DB_POOL_MAX ?? 10),
+  options: `-c search_path=${SCHEMA}`,
+});
 // A connection the server drops while idle (PostgreSQL stopping first, say) must not end the peer.
 pool.on('error', () => undefined);
 await pool.query(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
@@ -24,7 +28,9 @@ await pool.query(`CREATE TABLE IF NOT EXISTS notes (
   created_at timestamptz(3) NOT NULL DEFAULT now()
 )`);
 
-const sessions = new Map([[process.env.BENCH_TOKEN ?? '', { id: '1', email: 'user@example.com', role: 'user' }]]);
+const sessions = new Map([
+  [process.env.BENCH_TOKEN ?? '', { id: '1', email: 'user@example.com', role: 'user' }],
+]);
 
 const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
@@ -37,23 +43,45 @@ const COLUMNS = 'id, title, body, created_at';
 const STATEMENTS = {
   list: { name: 'list', text: `SELECT ${COLUMNS} FROM notes ORDER BY id DESC` },
   find: { name: 'find', text: `SELECT ${COLUMNS} FROM notes WHERE id = $1` },
-  insert: { name: 'insert', text: `INSERT INTO notes (title, body) VALUES ($1, $2) RETURNING ${COLUMNS}` },
-  replace: { name: 'replace', text: `UPDATE notes SET title = $2, body = $3 WHERE id = $1 RETURNING ${COLUMNS}` },
+  insert: {
+    name: 'insert',
+    text: `INSERT INTO notes (title, body) VALUES ($1, $2) RETURNING ${COLUMNS}`,
+  },
+  replace: {
+    name: 'replace',
+    text: `UPDATE notes SET title = $2, body = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
+  },
   remove: { name: 'remove', text: 'DELETE FROM notes WHERE id = $1' },
 };
 
 const Note = {
   type: 'object',
-  properties: { id: { type: 'integer' }, title: { type: 'string' }, body: { type: 'string' }, created_at: { type: 'string', format: 'date-time' } },
+  properties: {
+    id: { type: 'integer' },
+    title: { type: 'string' },
+    body: { type: 'string' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
   required: ['id', 'title', 'body', 'created_at'],
 } as const;
-const ErrorBody = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } as const;
+const ErrorBody = {
+  type: 'object',
+  properties: { error: { type: 'string' } },
+  required: ['error'],
+} as const;
 const NoteInput = {
   type: 'object',
-  properties: { title: { type: 'string', minLength: 1, maxLength: 200 }, body: { type: ['string', 'null'] } },
+  properties: {
+    title: { type: 'string', minLength: 1, maxLength: 200 },
+    body: { type: ['string', 'null'] },
+  },
   required: ['title'],
 } as const;
-const NoteId = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } }, required: ['id'] } as const;
+const NoteId = {
+  type: 'object',
+  properties: { id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } },
+  required: ['id'],
+} as const;
 
 interface NoteBody {
   title: string;
@@ -72,7 +100,11 @@ app.setErrorHandler((error: FastifyError, _request, reply) => {
   void reply.code(status).send({ error: status < 500 ? error.message : 'internal server error' });
 });
 
-app.get('/health', { schema: { response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } }, async () => ({ status: 'healthy' }));
+app.get(
+  '/health',
+  { schema: { response: { 200: { type: 'object', properties: { status: { type: 'string' } } } } } },
+  async () => ({ status: 'healthy' }),
+);
 
 app.get('/api/me', async (request, reply) => {
   const token = /(?:^|;\s*)token=([^;]*)/.exec(request.headers.cookie ?? '')?.[1];
@@ -82,32 +114,61 @@ app.get('/api/me', async (request, reply) => {
   return { user };
 });
 
-app.get('/notes', { schema: { response: { 200: { type: 'array', items: Note } } } }, async () => (await pool.query(STATEMENTS.list)).rows);
+app.get(
+  '/notes',
+  { schema: { response: { 200: { type: 'array', items: Note } } } },
+  async () => (await pool.query(STATEMENTS.list)).rows,
+);
 
-app.post<{ Body: NoteBody }>('/notes', { schema: { body: NoteInput, response: { 201: Note } } }, async (request, reply) => {
-  const { rows } = await pool.query({ ...STATEMENTS.insert, values: [request.body.title, request.body.body ?? ''] });
-  return reply.code(201).send(rows[0]);
-});
+app.post<{ Body: NoteBody }>(
+  '/notes',
+  { schema: { body: NoteInput, response: { 201: Note } } },
+  async (request, reply) => {
+    const { rows } = await pool.query({
+      ...STATEMENTS.insert,
+      values: [request.body.title, request.body.body ?? ''],
+    });
+    return reply.code(201).send(rows[0]);
+  },
+);
 
-app.get<{ Params: { id: number } }>('/notes/:id', { schema: { params: NoteId, response: { 200: Note, 404: ErrorBody } } }, async (request, reply) => {
-  const { rows } = await pool.query({ ...STATEMENTS.find, values: [request.params.id] });
-  return rows[0] ?? reply.code(404).send(NOT_FOUND);
-});
+app.get<{ Params: { id: number } }>(
+  '/notes/:id',
+  { schema: { params: NoteId, response: { 200: Note, 404: ErrorBody } } },
+  async (request, reply) => {
+    const { rows } = await pool.query({ ...STATEMENTS.find, values: [request.params.id] });
+    return rows[0] ?? reply.code(404).send(NOT_FOUND);
+  },
+);
 
 app.put<{ Params: { id: number }; Body: NoteBody }>(
   '/notes/:id',
   { schema: { params: NoteId, body: NoteInput, response: { 200: Note, 404: ErrorBody } } },
   async (request, reply) => {
-    const { rows } = await pool.query({ ...STATEMENTS.replace, values: [request.params.id, request.body.title, request.body.body ?? ''] });
+    const { rows } = await pool.query({
+      ...STATEMENTS.replace,
+      values: [request.params.id, request.body.title, request.body.body ?? ''],
+    });
     return rows[0] ?? reply.code(404).send(NOT_FOUND);
   },
 );
 
-app.delete<{ Params: { id: number } }>('/notes/:id', { schema: { params: NoteId, response: { 404: ErrorBody } } }, async (request, reply) => {
-  const { rowCount } = await pool.query({ ...STATEMENTS.remove, values: [request.params.id] });
-  return rowCount ? reply.code(204).send() : reply.code(404).send(NOT_FOUND);
-});
+app.delete<{ Params: { id: number } }>(
+  '/notes/:id',
+  { schema: { params: NoteId, response: { 404: ErrorBody } } },
+  async (request, reply) => {
+    const { rowCount } = await pool.query({ ...STATEMENTS.remove, values: [request.params.id] });
+    return rowCount ? reply.code(204).send() : reply.code(404).send(NOT_FOUND);
+  },
+);
 
 await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`${(app.server.address() as { port: number }).port}\n`);
-process.on('SIGTERM', () => void app.close().then(() => pool.end()).finally(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void app
+      .close()
+      .then(() => pool.end())
+      .finally(() => process.exit(0)),
+);

@@ -20,13 +20,26 @@ export interface PeerProcess {
  * The peer (bench/peer.ts) in a process of its own, compiled by esbuild and run by plain `node`
  * as the services run compiled, on the database at `url` with a pool of `poolMax`.
  */
-export async function startPeer({ url, poolMax }: { url: string; poolMax: number }): Promise<PeerProcess> {
+export async function startPeer({
+  url,
+  poolMax,
+}: {
+  url: string;
+  poolMax: number;
+}): Promise<PeerProcess> {
   // Beside the repository's node_modules, where its imports of fastify and pg are found.
   await fs.mkdir(path.join(ROOT, 'dist'), { recursive: true });
   const folder = await fs.mkdtemp(path.join(ROOT, 'dist', 'bench-peer-'));
   try {
     const entry = path.join(folder, 'peer.mjs');
-    await build({ entryPoints: [path.join(ROOT, 'bench', 'peer.ts')], outfile: entry, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' });
+    await build({
+      entryPoints: [path.join(ROOT, 'bench', 'peer.ts')],
+      outfile: entry,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'warning',
+    });
     return await run(entry, { url, poolMax });
   } finally {
     // Once the peer listens, it has loaded all of its code.
@@ -35,7 +48,10 @@ export async function startPeer({ url, poolMax }: { url: string; poolMax: number
 }
 
 /** Runs the compiled peer at `entry` until it says its port. */
-async function run(entry: string, { url, poolMax }: { url: string; poolMax: number }): Promise<PeerProcess> {
+async function run(
+  entry: string,
+  { url, poolMax }: { url: string; poolMax: number },
+): Promise<PeerProcess> {
   const token = randomBytes(24).toString('base64url');
   const child = spawn(process.execPath, [entry], {
     cwd: ROOT,

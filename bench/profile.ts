@@ -1,7 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-/** Where the time went, from V8 `.cpuprofile` files (`node --cpu-prof`): self time by package and by function. */
+/**
+ * Where the time went, from V8 `.cpuprofile` files (`node --cpu-prof`): self time by package and by
+ * function.
+ */
 
 interface CpuProfile {
   nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
@@ -11,7 +14,9 @@ interface CpuProfile {
 
 /** Prints the summary of every profile in `dir`. */
 export async function printProfiles(dir: string, top = 20): Promise<void> {
-  const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((entry) => entry.endsWith('.cpuprofile'));
+  const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((entry) =>
+    entry.endsWith('.cpuprofile'),
+  );
   if (files.length === 0) console.log(`\nno CPU profile was written to ${dir}`);
   for (const file of files.map((entry) => path.join(dir, entry))) {
     const profile = JSON.parse(await fs.readFile(file, 'utf8')) as CpuProfile;
@@ -24,16 +29,29 @@ export async function printProfiles(dir: string, top = 20): Promise<void> {
       const { functionName, url, lineNumber } = nodes.get(id)!;
       const name = `${functionName || '(anonymous)'}${url ? ` ${shorten(url)}:${lineNumber + 1}` : ''}`;
       functions.set(name, (functions.get(name) ?? 0) + us);
-      packages.set(packageOf(url, functionName), (packages.get(packageOf(url, functionName)) ?? 0) + us);
+      packages.set(
+        packageOf(url, functionName),
+        (packages.get(packageOf(url, functionName)) ?? 0) + us,
+      );
       totalUs += us;
     });
     const ranked = (map: Map<string, number>) =>
       [...map]
         .sort((a, b) => b[1] - a[1])
         .slice(0, top)
-        .map(([name, us]) => `${(us / 1000).toFixed(0).padStart(8)} ms ${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${name}`);
+        .map(
+          ([name, us]) =>
+            `${(us / 1000).toFixed(0).padStart(8)} ms ${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${name}`,
+        );
     console.log(
-      ['', `${file}: ${(totalUs / 1000).toFixed(0)} ms sampled`, 'Self time by package:', ...ranked(packages), 'Self time by function:', ...ranked(functions)].join('\n'),
+      [
+        '',
+        `${file}: ${(totalUs / 1000).toFixed(0)} ms sampled`,
+        'Self time by package:',
+        ...ranked(packages),
+        'Self time by function:',
+        ...ranked(functions),
+      ].join('\n'),
     );
   }
 }

@@ -8,7 +8,10 @@ export interface Report {
   quick: boolean;
   date: string;
   postgres: string;
-  /** 1-minute load averages when the load rounds began and ended: other work on the machine skews the numbers. */
+  /**
+   * 1-minute load averages when the load rounds began and ended: other work on the machine skews
+   * the numbers.
+   */
   loadAverage: [before: number, after: number];
   method: string[];
   summaries: Summary[];
@@ -31,84 +34,141 @@ interface Table {
 
 const MB = 1024 * 1024;
 const fixed = (value: number, digits = 1) => (Number.isNaN(value) ? '–' : value.toFixed(digits));
-const count = (value: number) => (Number.isNaN(value) ? '–' : Math.round(value).toLocaleString('en'));
+const count = (value: number) =>
+  Number.isNaN(value) ? '–' : Math.round(value).toLocaleString('en');
 const megabytes = (bytes: number | undefined) => (!bytes ? '–' : (bytes / MB).toFixed(1));
 const kilobytes = (bytes: number) => (bytes / 1000).toFixed(1);
 
 function scenarioTable(summaries: Summary[]): Table {
   return {
-    header: ['Service', 'Scenario', 'Conn.', 'req/s', 'p50 ms', 'p99 ms', 'Errors', 'CPU µs/req', 'Peak RSS MB'],
-    rows: summaries.filter((s) => !s.comparison).map((s) => [
-      s.service,
-      s.scenario,
-      String(s.connections),
-      count(s.requestsPerSecond),
-      fixed(s.p50),
-      fixed(s.p99),
-      String(s.errors),
-      fixed(s.cpuUs, 0),
-      megabytes(s.peakRssBytes),
-    ]),
+    header: [
+      'Service',
+      'Scenario',
+      'Conn.',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'Errors',
+      'CPU µs/req',
+      'Peak RSS MB',
+    ],
+    rows: summaries
+      .filter((s) => !s.comparison)
+      .map((s) => [
+        s.service,
+        s.scenario,
+        String(s.connections),
+        count(s.requestsPerSecond),
+        fixed(s.p50),
+        fixed(s.p99),
+        String(s.errors),
+        fixed(s.cpuUs, 0),
+        megabytes(s.peakRssBytes),
+      ]),
   };
 }
 
-/** Each scenario measured against the peer: the medians of both, their ratios, and every round's figures (service / peer). */
+/**
+ * Each scenario measured against the peer: the medians of both, their ratios, and every round's
+ * figures (service / peer).
+ */
 function peerTable(summaries: Summary[]): Table {
-  const eachRound = (s: Summary, show: (figures: { requestsPerSecond: number; cpuUs: number }) => string) =>
-    s.peer!.rounds.map((round) => `${show(round.service)} / ${show(round.peer)}`).join(' · ');
+  const eachRound = (
+    s: Summary,
+    show: (figures: { requestsPerSecond: number; cpuUs: number }) => string,
+  ) => s.peer!.rounds.map((round) => `${show(round.service)} / ${show(round.peer)}`).join(' · ');
   return {
-    header: ['Service', 'Scenario', 'Conn.', 'req/s', 'CPU µs/req', 'Peer req/s', 'Peer CPU µs/req', 'req/s ratio', 'CPU ratio', 'Errors (peer)', 'req/s each round', 'CPU µs/req each round'],
-    rows: summaries.filter((s) => s.peer).map((s) => [
-      s.service,
-      s.scenario,
-      String(s.connections),
-      count(s.requestsPerSecond),
-      fixed(s.cpuUs, 0),
-      count(s.peer!.requestsPerSecond),
-      fixed(s.peer!.cpuUs, 0),
-      fixed(s.peer!.ratio, 2),
-      fixed(s.peer!.cpuRatio, 2),
-      `${s.errors} (${s.peer!.errors})`,
-      eachRound(s, (figures) => count(figures.requestsPerSecond)),
-      eachRound(s, (figures) => fixed(figures.cpuUs, 0)),
-    ]),
+    header: [
+      'Service',
+      'Scenario',
+      'Conn.',
+      'req/s',
+      'CPU µs/req',
+      'Peer req/s',
+      'Peer CPU µs/req',
+      'req/s ratio',
+      'CPU ratio',
+      'Errors (peer)',
+      'req/s each round',
+      'CPU µs/req each round',
+    ],
+    rows: summaries
+      .filter((s) => s.peer)
+      .map((s) => [
+        s.service,
+        s.scenario,
+        String(s.connections),
+        count(s.requestsPerSecond),
+        fixed(s.cpuUs, 0),
+        count(s.peer!.requestsPerSecond),
+        fixed(s.peer!.cpuUs, 0),
+        fixed(s.peer!.ratio, 2),
+        fixed(s.peer!.cpuRatio, 2),
+        `${s.errors} (${s.peer!.errors})`,
+        eachRound(s, (figures) => count(figures.requestsPerSecond)),
+        eachRound(s, (figures) => fixed(figures.cpuUs, 0)),
+      ]),
   };
 }
 
 /** Each comparison's side beside its baseline's figures from the same rounds. */
 function comparisonTable(summaries: Summary[]): Table {
   return {
-    header: ['Service', 'Scenario', 'Compared', 'Against', 'Conn.', 'req/s', 'Against req/s', 'Ratio', 'CPU µs/req', 'Against CPU µs/req', 'CPU ratio', 'p99 ms (against)', 'Errors (against)'],
+    header: [
+      'Service',
+      'Scenario',
+      'Compared',
+      'Against',
+      'Conn.',
+      'req/s',
+      'Against req/s',
+      'Ratio',
+      'CPU µs/req',
+      'Against CPU µs/req',
+      'CPU ratio',
+      'p99 ms (against)',
+      'Errors (against)',
+    ],
     rows: summaries.flatMap((s) => {
       const against = s.comparison?.against;
       if (!against) return [];
       const baseline = summaries.find((b) => b.id === against.id);
-      return [[
-        s.service,
-        s.scenario,
-        s.comparison!.variant,
-        against.variant,
-        String(s.connections),
-        count(s.requestsPerSecond),
-        count(s.againstRequestsPerSecond),
-        fixed(s.againstRatio, 2),
-        fixed(s.cpuUs, 0),
-        fixed(s.againstCpuUs, 0),
-        fixed(s.againstCpuRatio, 2),
-        `${fixed(s.p99)} (${fixed(baseline?.p99 ?? NaN)})`,
-        `${s.errors} (${baseline?.errors ?? '–'})`,
-      ]];
+      return [
+        [
+          s.service,
+          s.scenario,
+          s.comparison!.variant,
+          against.variant,
+          String(s.connections),
+          count(s.requestsPerSecond),
+          count(s.againstRequestsPerSecond),
+          fixed(s.againstRatio, 2),
+          fixed(s.cpuUs, 0),
+          fixed(s.againstCpuUs, 0),
+          fixed(s.againstCpuRatio, 2),
+          `${fixed(s.p99)} (${fixed(baseline?.p99 ?? NaN)})`,
+          `${s.errors} (${baseline?.errors ?? '–'})`,
+        ],
+      ];
     }),
   };
 }
 
-/** Cells padded to their column's width, so that the table reads as well in a terminal; text columns (the first `textColumns`) align left, figures right. */
+/**
+ * Cells padded to their column's width, so that the table reads as well in a terminal; text columns
+ * (the first `textColumns`) align left, figures right.
+ */
 function markdownTable({ header, rows }: Table, textColumns = 2): string {
   const lines = [header, ...rows].map((row) => row.map((cell) => cell.replaceAll('|', '\\|')));
   const widths = header.map((_, column) => Math.max(3, ...lines.map((row) => row[column]!.length)));
-  const pad = (cell: string, column: number) => (column < textColumns ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!));
-  const rule = widths.map((width, column) => (column < textColumns ? '-'.repeat(width) : `${'-'.repeat(width - 1)}:`));
-  return [lines[0]!.map(pad), rule, ...lines.slice(1).map((row) => row.map(pad))].map((row) => `| ${row.join(' | ')} |`).join('\n');
+  const pad = (cell: string, column: number) =>
+    column < textColumns ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!);
+  const rule = widths.map((width, column) =>
+    column < textColumns ? '-'.repeat(width) : `${'-'.repeat(width - 1)}:`,
+  );
+  return [lines[0]!.map(pad), rule, ...lines.slice(1).map((row) => row.map(pad))]
+    .map((row) => `| ${row.join(' | ')} |`)
+    .join('\n');
 }
 
 /** The report in Markdown; for the terminal, without the explanations and the findings. */
@@ -123,15 +183,46 @@ export function markdownReport(report: Report, { terminal = false } = {}): strin
     '',
     '## Machine',
     '',
-    markdownTable({
-      header: ['CPU', 'Cores', 'Memory', 'OS', 'Node', 'PostgreSQL', 'Load average (1 min) before / after'],
-      rows: [[os.cpus()[0]?.model.trim() ?? 'unknown', String(os.availableParallelism()), `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`, `${os.type()} ${os.release()} ${os.arch()}`, process.version, report.postgres, loadAverage.map((load) => fixed(load, 2)).join(' / ')]],
-    }, 7),
+    markdownTable(
+      {
+        header: [
+          'CPU',
+          'Cores',
+          'Memory',
+          'OS',
+          'Node',
+          'PostgreSQL',
+          'Load average (1 min) before / after',
+        ],
+        rows: [
+          [
+            os.cpus()[0]?.model.trim() ?? 'unknown',
+            String(os.availableParallelism()),
+            `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
+            `${os.type()} ${os.release()} ${os.arch()}`,
+            process.version,
+            report.postgres,
+            loadAverage.map((load) => fixed(load, 2)).join(' / '),
+          ],
+        ],
+      },
+      7,
+    ),
     ...explain('', '## How it is measured', '', ...report.method.map((line) => `- ${line}`)),
     '',
     '## Targets',
     '',
-    markdownTable({ header: ['Target', 'Measured', 'Result'], rows: report.targets.map((t) => [t.target, t.measured, report.quick ? 'not enforced' : t.met ? 'met' : 'MISSED']) }, 3),
+    markdownTable(
+      {
+        header: ['Target', 'Measured', 'Result'],
+        rows: report.targets.map((t) => [
+          t.target,
+          t.measured,
+          report.quick ? 'not enforced' : t.met ? 'met' : 'MISSED',
+        ]),
+      },
+      3,
+    ),
     '',
     ...(againstPeer.rows.length === 0
       ? []
@@ -156,41 +247,86 @@ export function markdownReport(report: Report, { terminal = false } = {}): strin
     '## GET /notes: time, size, memory',
     '',
     markdownTable({
-      header: ['Service', 'Scenario', 'Conn.', 'req/s', 'Mean ms', 'p99 ms', 'Response', 'RSS growth MB', 'Peak RSS MB'],
+      header: [
+        'Service',
+        'Scenario',
+        'Conn.',
+        'req/s',
+        'Mean ms',
+        'p99 ms',
+        'Response',
+        'RSS growth MB',
+        'Peak RSS MB',
+      ],
       rows: report.summaries
         .filter((s) => s.responseBytes !== undefined)
-        .map((s) => [s.service, s.scenario, String(s.connections), fixed(s.requestsPerSecond), fixed(s.mean), fixed(s.p99), `${kilobytes(s.responseBytes!)} kB`, megabytes(s.rssGrowthBytes), megabytes(s.peakRssBytes)]),
+        .map((s) => [
+          s.service,
+          s.scenario,
+          String(s.connections),
+          fixed(s.requestsPerSecond),
+          fixed(s.mean),
+          fixed(s.p99),
+          `${kilobytes(s.responseBytes!)} kB`,
+          megabytes(s.rssGrowthBytes),
+          megabytes(s.peakRssBytes),
+        ]),
     }),
   ];
   if (report.rss.afterRun.length) {
     const each = (values: number[]) => values.map(megabytes).join(' / ');
-    out.push('', `RSS of the server process in each round (MB), after the ordinary scenarios: ${each(report.rss.afterRun)}; idle before them (after start-up and the pages): ${each(report.rss.idle)}; after the hostile-load scenarios, which run last: ${each(report.rss.afterHostile)}. The three services run in that one process (as \`npm start\` runs them), so this is their combined RSS; PostgreSQL's processes are not included.`);
+    out.push(
+      '',
+      `RSS of the server process in each round (MB), after the ordinary scenarios: ${each(report.rss.afterRun)}; idle before them (after start-up and the pages): ${each(report.rss.idle)}; after the hostile-load scenarios, which run last: ${each(report.rss.afterHostile)}. The three services run in that one process (as \`npm start\` runs them), so this is their combined RSS; PostgreSQL's processes are not included.`,
+    );
   }
   const comparisons = comparisonTable(report.summaries);
   if (comparisons.rows.length) {
-    out.push('', '## Comparisons', ...explain(
+    out.push(
       '',
-      "Each row: a scenario on an instance that differs from the main one in one setting (Compared), beside the same load on the main instance (Against) in the same round. Ratio: req/s over the main instance's; CPU ratio: CPU per request over the main instance's (above 1: more CPU a request); both are the median of the rounds' ratios. CPU counts the server's own Node processes (with workers, the primary and its workers), not PostgreSQL's.",
-    ), '', markdownTable(comparisons, 4));
+      '## Comparisons',
+      ...explain(
+        '',
+        "Each row: a scenario on an instance that differs from the main one in one setting (Compared), beside the same load on the main instance (Against) in the same round. Ratio: req/s over the main instance's; CPU ratio: CPU per request over the main instance's (above 1: more CPU a request); both are the median of the rounds' ratios. CPU counts the server's own Node processes (with workers, the primary and its workers), not PostgreSQL's.",
+      ),
+      '',
+      markdownTable(comparisons, 4),
+    );
   }
   if (startup) {
     const runs = (times: number[]) => [times.map(count).join(', '), count(median(times))];
-    out.push('', '## Start-up', '', markdownTable({
-      header: ['Start', 'Runs (ms)', 'Median ms'],
-      rows: [
-        ['Cold: `npm start`, empty data folder, until all three ports answer', ...runs(startup.coldMs)],
-        ['Warm: `npm start` again on the same folder', ...runs(startup.warmMs)],
-      ],
-    }));
+    out.push(
+      '',
+      '## Start-up',
+      '',
+      markdownTable({
+        header: ['Start', 'Runs (ms)', 'Median ms'],
+        rows: [
+          [
+            'Cold: `npm start`, empty data folder, until all three ports answer',
+            ...runs(startup.coldMs),
+          ],
+          ['Warm: `npm start` again on the same folder', ...runs(startup.warmMs)],
+        ],
+      }),
+    );
   }
   if (spa) out.push(...pagesSection(spa));
   const warnings = report.summaries.flatMap((s) => s.warnings.map((w) => `${s.id}: ${w}`));
-  if (report.problems.length || warnings.length) out.push('', '## Problems during the run', '', ...[...report.problems, ...warnings].map((p) => `- ${p}`));
+  if (report.problems.length || warnings.length)
+    out.push(
+      '',
+      '## Problems during the run',
+      '',
+      ...[...report.problems, ...warnings].map((p) => `- ${p}`),
+    );
   if (report.findings && !terminal) out.push('', report.findings.trim());
   return `${out.join('\n')}\n`;
 }
 
-/** What each page transfers, how soon the login page is interactive, and Lighthouse's view of both. */
+/**
+ * What each page transfers, how soon the login page is interactive, and Lighthouse's view of both.
+ */
 function pagesSection(spa: PagesReport): string[] {
   const out = [
     '',
@@ -198,39 +334,72 @@ function pagesSection(spa: PagesReport): string[] {
     '',
     'Each page loaded once in headless Chromium with an empty cache (the dashboard signed in as the admin): bytes on the wire, compressed, headers included.',
     '',
-    markdownTable({
-      header: ['Page', 'HTML kB', 'JavaScript kB', 'CSS kB', 'Total kB', 'Content-Encoding'],
-      rows: spa.weights.map((w) => [w.page, kilobytes(w.documentBytes), kilobytes(w.scriptBytes), kilobytes(w.stylesheetBytes), kilobytes(w.totalBytes), w.encodings.join(', ')]),
-    }, 1),
+    markdownTable(
+      {
+        header: ['Page', 'HTML kB', 'JavaScript kB', 'CSS kB', 'Total kB', 'Content-Encoding'],
+        rows: spa.weights.map((w) => [
+          w.page,
+          kilobytes(w.documentBytes),
+          kilobytes(w.scriptBytes),
+          kilobytes(w.stylesheetBytes),
+          kilobytes(w.totalBytes),
+          w.encodings.join(', '),
+        ]),
+      },
+      1,
+    ),
   ];
   if (spa.timeToInteractiveMs.length) {
-    out.push('', `Login page time to interactive in headless Chromium (fresh context each load, navigation start until the form's button is enabled by the script and the main thread takes the next task): ${spa.timeToInteractiveMs.map((v) => fixed(v)).join(', ')} ms, median ${fixed(median(spa.timeToInteractiveMs))} ms.`);
+    out.push(
+      '',
+      `Login page time to interactive in headless Chromium (fresh context each load, navigation start until the form's button is enabled by the script and the main thread takes the next task): ${spa.timeToInteractiveMs.map((v) => fixed(v)).join(', ')} ms, median ${fixed(median(spa.timeToInteractiveMs))} ms.`,
+    );
   }
   if (spa.lighthouse.length) {
-    const typical = new Set(['/login', '/dashboard'].map((page) => medianRun(spa.lighthouse.filter((run) => run.page === page))));
+    const typical = new Set(
+      ['/login', '/dashboard'].map((page) =>
+        medianRun(spa.lighthouse.filter((run) => run.page === page)),
+      ),
+    );
     out.push(
       '',
       '### Lighthouse',
       '',
       "Lighthouse 12 (npm `lighthouse`) on Debian's Chromium (`--headless --no-sandbox --disable-gpu`), default mobile settings (simulated slow 4G, CPU slowed 4×), every run on a fresh Chromium; the targets are judged on each page's median run (by first contentful paint), marked ✱. Comparison: the Next.js 16 build of the same spec scored 96–99 for performance with a first contentful paint of 0.88 s. /login may be indexed (the service's public entry point); the dashboard carries `noindex` (an account's page), which Lighthouse's SEO category fails through its is-crawlable audit, so SEO is a target on /login only.",
       '',
-      markdownTable({
-        header: ['Page', 'Performance', 'Accessibility', 'Best practices', 'SEO', 'FCP ms', 'LCP ms', 'TBT ms', 'CLS', 'JS kB', 'Total kB', 'Audits not passed'],
-        rows: spa.lighthouse.map((run) => [
-          `${run.page}${typical.has(run) ? ' ✱' : ''}`,
-          String(run.performance),
-          String(run.accessibility),
-          String(run.bestPractices),
-          String(run.seo),
-          count(run.firstContentfulPaintMs),
-          count(run.largestContentfulPaintMs),
-          count(run.totalBlockingTimeMs),
-          fixed(run.cumulativeLayoutShift, 3),
-          kilobytes(run.scriptBytes),
-          kilobytes(run.totalBytes),
-          run.failed.join(', ') || 'none',
-        ]),
-      }, 1),
+      markdownTable(
+        {
+          header: [
+            'Page',
+            'Performance',
+            'Accessibility',
+            'Best practices',
+            'SEO',
+            'FCP ms',
+            'LCP ms',
+            'TBT ms',
+            'CLS',
+            'JS kB',
+            'Total kB',
+            'Audits not passed',
+          ],
+          rows: spa.lighthouse.map((run) => [
+            `${run.page}${typical.has(run) ? ' ✱' : ''}`,
+            String(run.performance),
+            String(run.accessibility),
+            String(run.bestPractices),
+            String(run.seo),
+            count(run.firstContentfulPaintMs),
+            count(run.largestContentfulPaintMs),
+            count(run.totalBlockingTimeMs),
+            fixed(run.cumulativeLayoutShift, 3),
+            kilobytes(run.scriptBytes),
+            kilobytes(run.totalBytes),
+            run.failed.join(', ') || 'none',
+          ]),
+        },
+        1,
+      ),
     );
   }
   return out;

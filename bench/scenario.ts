@@ -1,5 +1,11 @@
 import { rssBytes, sampleRss, type ServiceUrls } from '../harness/processes.js';
-import { measureHttp, measureHttpTogether, type HttpLoad, type LoadResult, type Timing } from './load.js';
+import {
+  measureHttp,
+  measureHttpTogether,
+  type HttpLoad,
+  type LoadResult,
+  type Timing,
+} from './load.js';
 import { SeededIds } from './wrkScript.js';
 
 /** What every scenario of one round shares: where the services are, and how long each run lasts. */
@@ -19,9 +25,14 @@ export interface Measurement {
   scenario: string;
   connections: number;
   load: LoadResult;
-  /** The peer's run of the same scenario in the same round, when it is measured against the peer. */
+  /**
+   * The peer's run of the same scenario in the same round, when it is measured against the peer.
+   */
   peer?: LoadResult;
-  /** Errors of the load run beside the measured one (the logins beside reads), which is not measured itself. */
+  /**
+   * Errors of the load run beside the measured one (the logins beside reads), which is not measured
+   * itself.
+   */
   alongsideErrors: number;
   rssBeforeBytes: number;
   peakRssBytes: number;
@@ -29,7 +40,10 @@ export interface Measurement {
   responseBytes?: number;
   /** Problems of the measurement itself (ran out of seeded notes, say). */
   warnings: string[];
-  /** Set for a comparison's measurements, which are shown in their own table rather than the scenario table. */
+  /**
+   * Set for a comparison's measurements, which are shown in their own table rather than the
+   * scenario table.
+   */
   comparison?: Comparison;
 }
 
@@ -43,7 +57,8 @@ export interface Comparison {
   against?: { id: string; variant: string };
 }
 
-export const measurementId = (service: string, scenario: string, comparison?: Comparison) => `${service} ${scenario}${comparison ? ` (${comparison.variant})` : ''}`;
+export const measurementId = (service: string, scenario: string, comparison?: Comparison) =>
+  `${service} ${scenario}${comparison ? ` (${comparison.variant})` : ''}`;
 
 /**
  * Runs one HTTP scenario against the server of `serverPid` while watching its memory.
@@ -52,17 +67,29 @@ export const measurementId = (service: string, scenario: string, comparison?: Co
 export async function measureScenario(
   serverPid: number,
   timing: Timing,
-  spec: { service: string; scenario: string; load: HttpLoad; alongside?: HttpLoad; comparison?: Comparison },
+  spec: {
+    service: string;
+    scenario: string;
+    load: HttpLoad;
+    alongside?: HttpLoad;
+    comparison?: Comparison;
+  },
 ): Promise<Measurement> {
   const { service, scenario, load, alongside, comparison } = spec;
   const rssBeforeBytes = await rssBytes(serverPid);
   const sampler = sampleRss(serverPid);
-  const [result, beside] = alongside ? await measureHttpTogether([load, alongside], timing) : [await measureHttp(load, timing, serverPid)];
+  const [result, beside] = alongside
+    ? await measureHttpTogether([load, alongside], timing)
+    : [await measureHttp(load, timing, serverPid)];
   const peakRssBytes = await sampler.stop();
   const warnings: string[] = [];
-  if (load.ids instanceof SeededIds && load.ids.shortBy > 0) warnings.push(`ran out of seeded notes (${load.ids.shortBy} requests)`);
+  if (load.ids instanceof SeededIds && load.ids.shortBy > 0)
+    warnings.push(`ran out of seeded notes (${load.ids.shortBy} requests)`);
   const alongsideErrors = beside?.errors ?? 0;
-  if (alongsideErrors > 0) warnings.push(`${alongsideErrors} errors in the ${alongside!.method ?? 'GET'} ${alongside!.path} load beside it`);
+  if (alongsideErrors > 0)
+    warnings.push(
+      `${alongsideErrors} errors in the ${alongside!.method ?? 'GET'} ${alongside!.path} load beside it`,
+    );
   return {
     id: measurementId(service, scenario, comparison),
     service,

@@ -6,7 +6,10 @@ import { measureScenario, type Comparison, type Measurement, type Round } from '
  * the main instance and a comparison's instance (bench/compare.ts).
  */
 
-/** The connections of every scenario measured on two sides, as the published comparison with the peer used. */
+/**
+ * The connections of every scenario measured on two sides, as the published comparison with the
+ * peer used.
+ */
 export const SIDE_BY_SIDE_CONNECTIONS = 16;
 
 /** Where one side's requests go, and the process whose CPU they spend. */
@@ -18,7 +21,10 @@ export interface Side {
 /** A load's requests, its address and connections aside. */
 export type Requests = Omit<HttpLoad, 'url' | 'connections'>;
 
-/** One side's run of a scenario: its requests, readied right before the pair runs, and what sets it apart in a comparison. */
+/**
+ * One side's run of a scenario: its requests, readied right before the pair runs, and what sets it
+ * apart in a comparison.
+ */
 export interface SideRun {
   side: Side;
   ready(): Promise<Requests>;
@@ -30,7 +36,11 @@ export interface SideRun {
  * then measured, the first run first in odd rounds and the second in even ones, so that neither
  * always meets the machine as the other left it. The measurements come in the order of `runs`.
  */
-export async function backToBack(round: Round, what: { service: string; scenario: string }, runs: [SideRun, SideRun]): Promise<[Measurement, Measurement]> {
+export async function backToBack(
+  round: Round,
+  what: { service: string; scenario: string },
+  runs: [SideRun, SideRun],
+): Promise<[Measurement, Measurement]> {
   const requests = [await runs[0].ready(), await runs[1].ready()];
   const measured: Measurement[] = [];
   for (const index of round.number % 2 === 1 ? [0, 1] : [1, 0]) {
@@ -41,8 +51,23 @@ export async function backToBack(round: Round, what: { service: string; scenario
   return [measured[0]!, measured[1]!];
 }
 
-/** The service's measurement of a scenario, with the peer's run of the same scenario in the same round beside it. */
-export async function againstPeer(round: Round, what: { service: string; scenario: string }, service: SideRun, peer: SideRun): Promise<Measurement> {
+/**
+ * The service's measurement of a scenario, with the peer's run of the same scenario in the same
+ * round beside it.
+ */
+export async function againstPeer(
+  round: Round,
+  what: { service: string; scenario: string },
+  service: SideRun,
+  peer: SideRun,
+): Promise<Measurement> {
   const [measured, peerMeasured] = await backToBack(round, what, [service, peer]);
-  return { ...measured, peer: peerMeasured.load, warnings: [...measured.warnings, ...peerMeasured.warnings.map((warning) => `the peer's run: ${warning}`)] };
+  return {
+    ...measured,
+    peer: peerMeasured.load,
+    warnings: [
+      ...measured.warnings,
+      ...peerMeasured.warnings.map((warning) => `the peer's run: ${warning}`),
+    ],
+  };
 }

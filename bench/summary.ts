@@ -9,9 +9,20 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-const NOT_MEASURED: LoadResult = { requestsPerSecond: NaN, p50: NaN, p99: NaN, mean: NaN, errors: 0, requests: 0, cpuUs: NaN };
+const NOT_MEASURED: LoadResult = {
+  requestsPerSecond: NaN,
+  p50: NaN,
+  p99: NaN,
+  mean: NaN,
+  errors: 0,
+  requests: 0,
+  cpuUs: NaN,
+};
 
-/** One round's figures of a scenario; NaN for the `against` figures unless it is compared with `baseline`. */
+/**
+ * One round's figures of a scenario; NaN for the `against` figures unless it is compared with
+ * `baseline`.
+ */
 function figuresOf({ load }: Measurement, baseline = NOT_MEASURED) {
   return {
     requestsPerSecond: load.requestsPerSecond,
@@ -20,7 +31,10 @@ function figuresOf({ load }: Measurement, baseline = NOT_MEASURED) {
     mean: load.mean,
     /** Server CPU per request (µs). */
     cpuUs: load.cpuUs,
-    /** A comparison's baseline in the same round (its req/s and CPU per request), and this side's over the baseline's. */
+    /**
+     * A comparison's baseline in the same round (its req/s and CPU per request), and this side's
+     * over the baseline's.
+     */
     againstRequestsPerSecond: baseline.requestsPerSecond,
     againstCpuUs: baseline.cpuUs,
     againstRatio: load.requestsPerSecond / baseline.requestsPerSecond,
@@ -29,7 +43,10 @@ function figuresOf({ load }: Measurement, baseline = NOT_MEASURED) {
 }
 
 type Figures = Pick<LoadResult, 'requestsPerSecond' | 'cpuUs'>;
-const rateAndCpu = ({ requestsPerSecond, cpuUs }: LoadResult): Figures => ({ requestsPerSecond, cpuUs });
+const rateAndCpu = ({ requestsPerSecond, cpuUs }: LoadResult): Figures => ({
+  requestsPerSecond,
+  cpuUs,
+});
 
 /** A scenario against the peer over all rounds. */
 export interface PeerSummary {
@@ -64,7 +81,9 @@ export type Summary = ReturnType<typeof figuresOf> & {
 };
 
 function peerSummary(all: Measurement[], service: Figures): PeerSummary | undefined {
-  const rounds = all.flatMap(({ load, peer }) => (peer ? [{ service: rateAndCpu(load), peer: rateAndCpu(peer) }] : []));
+  const rounds = all.flatMap(({ load, peer }) =>
+    peer ? [{ service: rateAndCpu(load), peer: rateAndCpu(peer) }] : [],
+  );
   if (rounds.length === 0) return undefined;
   const requestsPerSecond = median(rounds.map((round) => round.peer.requestsPerSecond));
   const cpuUs = median(rounds.map((round) => round.peer.cpuUs));
@@ -92,7 +111,12 @@ export function summarize(rounds: Measurement[][]): Summary[] {
     const all = pairs.map((pair) => pair.measurement);
     const { id, service, scenario, connections, comparison } = all[0]!;
     const figures = pairs.map((pair) => figuresOf(pair.measurement, pair.baseline));
-    const medians = Object.fromEntries(Object.keys(figures[0]!).map((key) => [key, median(figures.map((f) => f[key as keyof typeof f]))])) as ReturnType<typeof figuresOf>;
+    const medians = Object.fromEntries(
+      Object.keys(figures[0]!).map((key) => [
+        key,
+        median(figures.map((f) => f[key as keyof typeof f])),
+      ]),
+    ) as ReturnType<typeof figuresOf>;
     return {
       ...medians,
       id,

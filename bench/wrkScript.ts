@@ -11,7 +11,8 @@ export interface CycledIds {
 
 /**
  * Deletes: each request a note of its own, from a range seeded for them, taken in order across the
- * runs of a load (its warm-up, then the measured run). Past the end, requests name the last id again.
+ * runs of a load (its warm-up, then the measured run). Past the end, requests name the last id
+ * again.
  */
 export class SeededIds {
   #taken = 0;
@@ -20,11 +21,15 @@ export class SeededIds {
     readonly last: number,
   ) {}
 
-  /** The ids of notes inserted by one statement, with nothing else inserting meanwhile: one unbroken range. */
+  /**
+   * The ids of notes inserted by one statement, with nothing else inserting meanwhile: one unbroken
+   * range.
+   */
   static of(ids: number[]): SeededIds {
     const first = ids[0]!;
     const last = ids.at(-1)!;
-    if (ids.length === 0 || last - first + 1 !== ids.length) throw new Error('the notes seeded for deletes do not have consecutive ids');
+    if (ids.length === 0 || last - first + 1 !== ids.length)
+      throw new Error('the notes seeded for deletes do not have consecutive ids');
     return new SeededIds(first, last);
   }
 
@@ -68,7 +73,10 @@ export interface WrkOutput {
   taken: number;
 }
 
-/** A Lua string literal of `text`'s UTF-8 bytes, all but printable ASCII escaped (`\ddd`: three digits, so that no digit after it is read as part of it). */
+/**
+ * A Lua string literal of `text`'s UTF-8 bytes, all but printable ASCII escaped (`\ddd`: three
+ * digits, so that no digit after it is read as part of it).
+ */
 function luaString(text: string): string {
   const bytes = [...Buffer.from(text, 'utf8')];
   return `"${bytes.map((byte) => (byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`)).join('')}"`;
@@ -107,7 +115,9 @@ end`;
 export function wrkScript({ method, path, headers, body, ids }: ScriptedLoad): string {
   return [
     `wrk.method = ${luaString(method)}`,
-    ...Object.entries(headers).map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`),
+    ...Object.entries(headers).map(
+      ([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`,
+    ),
     ...(body === undefined ? [] : [`wrk.body = ${luaString(body)}`]),
     'taken = 0',
     // Without a request function wrk builds the request once and sends it as it is.

@@ -19,11 +19,16 @@ export class ContractViolation extends Error {
  * operation takes, the document's `x-unmatched` answers) documents the status, and the
  * body is valid under the documented schema, formats included. Throws a ContractViolation.
  */
-export function contractChecker(document: Document): (method: string, path: string, reply: Reply) => void {
+export function contractChecker(
+  document: Document,
+): (method: string, path: string, reply: Reply) => void {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats.default(ajv);
   ajv.addSchema(document, 'contract');
-  const templates = Object.keys(document.paths).map((template) => ({ template, pattern: patternOf(template) }));
+  const templates = Object.keys(document.paths).map((template) => ({
+    template,
+    pattern: patternOf(template),
+  }));
 
   return (method, target, reply) => {
     const path = target.split('?')[0]!;
@@ -34,22 +39,43 @@ export function contractChecker(document: Document): (method: string, path: stri
       ? [`${method} ${template}`, operation.responses]
       : [`unmatched ${method} ${path}`, document['x-unmatched']];
     const documented = responses[String(reply.status)];
-    if (!documented) throw new ContractViolation(`${where} answered ${reply.status}, which the document does not list (${reply.text.slice(0, 200)})`);
+    if (!documented)
+      throw new ContractViolation(
+        `${where} answered ${reply.status}, which the document does not list (${reply.text.slice(0, 200)})`,
+      );
     const schema = documented.content?.['application/json']?.schema;
     if (method.toLowerCase() === 'head') return;
     if (!schema) {
-      if (reply.body.length > 0) throw new ContractViolation(`${where} ${reply.status} has a body, the document says none: ${reply.text.slice(0, 200)}`);
+      if (reply.body.length > 0)
+        throw new ContractViolation(
+          `${where} ${reply.status} has a body, the document says none: ${reply.text.slice(0, 200)}`,
+        );
       return;
     }
     if (!/^application\/json\b/.test(String(reply.headers['content-type']))) {
-      throw new ContractViolation(`${where} ${reply.status} is ${reply.headers['content-type']}, the document says application/json`);
+      throw new ContractViolation(
+        `${where} ${reply.status} is ${reply.headers['content-type']}, the document says application/json`,
+      );
     }
     const pointer = operation
-      ? ['paths', template!, verb, 'responses', String(reply.status), 'content', 'application/json', 'schema']
+      ? [
+          'paths',
+          template!,
+          verb,
+          'responses',
+          String(reply.status),
+          'content',
+          'application/json',
+          'schema',
+        ]
       : ['x-unmatched', String(reply.status), 'content', 'application/json', 'schema'];
-    const validate = ajv.getSchema(`contract#/${pointer.map((token) => encodeURIComponent(token.replaceAll('~', '~0').replaceAll('/', '~1'))).join('/')}`)!;
+    const validate = ajv.getSchema(
+      `contract#/${pointer.map((token) => encodeURIComponent(token.replaceAll('~', '~0').replaceAll('/', '~1'))).join('/')}`,
+    )!;
     if (!validate(reply.json)) {
-      throw new ContractViolation(`${where} ${reply.status}: ${ajv.errorsText(validate.errors)} in ${reply.text.slice(0, 300)}`);
+      throw new ContractViolation(
+        `${where} ${reply.status}: ${ajv.errorsText(validate.errors)} in ${reply.text.slice(0, 300)}`,
+      );
     }
   };
 }

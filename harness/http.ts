@@ -1,7 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo, Server } from 'node:net';
 
-/** One HTTP request, sent through `node:http`, which (unlike fetch) sends bytes as given: raw paths, invalid UTF-8, odd content types, repeated headers. */
+/**
+ * One HTTP request, sent through `node:http`, which (unlike fetch) sends bytes as given: raw paths,
+ * invalid UTF-8, odd content types, repeated headers.
+ */
 export interface Request {
   method: string;
   /** The request target exactly as sent (already percent-encoded). */
@@ -14,7 +17,9 @@ export interface Request {
   agent?: http.Agent;
   /** The address the request leaves from (127.0.0.2, say: another client of the same machine). */
   localAddress?: string;
-  /** A request without an answer by then rejects with a `TimeoutError`: a hang, not a slow answer. */
+  /**
+   * A request without an answer by then rejects with a `TimeoutError`: a hang, not a slow answer.
+   */
   timeoutMs?: number;
 }
 
@@ -26,7 +31,9 @@ export interface Reply {
   readonly text: string;
   /** The body parsed as JSON, or undefined when it is not JSON. */
   readonly json: unknown;
-  /** When the request was sent (performance.now clock) and how long the whole answer took, in ms. */
+  /**
+   * When the request was sent (performance.now clock) and how long the whole answer took, in ms.
+   */
   startedAt: number;
   ms: number;
 }
@@ -38,24 +45,43 @@ export class TimeoutError extends Error {
 export function send(baseUrl: string, request: Request): Promise<Reply> {
   const { hostname, port } = new URL(baseUrl);
   const body = request.json === undefined ? request.body : JSON.stringify(request.json);
-  const headers = { ...(request.json !== undefined && { 'content-type': 'application/json' }), ...request.headers };
+  const headers = {
+    ...(request.json !== undefined && { 'content-type': 'application/json' }),
+    ...request.headers,
+  };
   // Node sends a GET, DELETE or OPTIONS body with neither length nor chunking unless told.
-  if (body !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length')) {
+  if (
+    body !== undefined &&
+    !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length')
+  ) {
     headers['content-length'] = Buffer.byteLength(body);
   }
   const startedAt = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: hostname, port, method: request.method, path: request.path, headers, agent: request.agent ?? false, localAddress: request.localAddress }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve(reply(res.statusCode ?? 0, res.headers, Buffer.concat(chunks), startedAt));
-      });
-    });
+    const req = http.request(
+      {
+        host: hostname,
+        port,
+        method: request.method,
+        path: request.path,
+        headers,
+        agent: request.agent ?? false,
+        localAddress: request.localAddress,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve(reply(res.statusCode ?? 0, res.headers, Buffer.concat(chunks), startedAt));
+        });
+      },
+    );
     const timer = setTimeout(() => {
-      req.destroy(new TimeoutError(`${request.method} ${request.path}: no answer in ${request.timeoutMs} ms`));
+      req.destroy(
+        new TimeoutError(`${request.method} ${request.path}: no answer in ${request.timeoutMs} ms`),
+      );
     }, request.timeoutMs ?? 15_000);
     req.on('error', (error) => {
       clearTimeout(timer);
@@ -65,7 +91,12 @@ export function send(baseUrl: string, request: Request): Promise<Reply> {
   });
 }
 
-function reply(status: number, headers: http.IncomingHttpHeaders, body: Buffer, startedAt: number): Reply {
+function reply(
+  status: number,
+  headers: http.IncomingHttpHeaders,
+  body: Buffer,
+  startedAt: number,
+): Reply {
   return {
     status,
     headers,

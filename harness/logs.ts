@@ -20,7 +20,9 @@ export interface LogCapture {
 /** A pino logger at `level` that keeps its lines, to see what a service logs. */
 export function captureLogs(level = 'info'): LogCapture {
   const lines: LogLine[] = [];
-  const logger = pino(loggerOptions(level), { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
+  const logger = pino(loggerOptions(level), {
+    write: (line: string) => void lines.push(JSON.parse(line) as LogLine),
+  });
   return {
     logger,
     lines,

@@ -13,18 +13,27 @@ export interface ScratchDatabase {
 }
 
 /** A new, empty database named `<prefix>_<random>` on the server of `adminUrl`. */
-export async function createScratchDatabase(adminUrl: string, prefix: string): Promise<ScratchDatabase> {
+export async function createScratchDatabase(
+  adminUrl: string,
+  prefix: string,
+): Promise<ScratchDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: async () => void (await withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
+    drop: async () =>
+      void (await withClient(adminUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      )),
   };
 }
 
-export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(
+  url: string,
+  work: (client: pg.Client) => Promise<T>,
+): Promise<T> {
   const client = new pg.Client(url);
   await client.connect();
   try {
@@ -35,7 +44,12 @@ export async function withClient<T>(url: string, work: (client: pg.Client) => Pr
 }
 
 export async function postgresVersion(url: string): Promise<string> {
-  return withClient(url, async (client) => (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version);
+  return withClient(
+    url,
+    async (client) =>
+      (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!
+        .server_version,
+  );
 }
 
 export interface ThrowawayPostgres {
@@ -61,11 +75,20 @@ export async function throwawayPostgres(): Promise<ThrowawayPostgres> {
   if (forced !== undefined && !SOURCES.includes(forced as Source)) {
     throw new Error(`TEST_DB=${forced} is not one of ${SOURCES.join(', ')}`);
   }
-  const source = (forced as Source | undefined) ?? (process.env.TEST_DATABASE_URL ? 'url' : (await containerRuntimeAnswers()) ? 'testcontainers' : 'embedded');
+  const source =
+    (forced as Source | undefined) ??
+    (process.env.TEST_DATABASE_URL
+      ? 'url'
+      : (await containerRuntimeAnswers())
+        ? 'testcontainers'
+        : 'embedded');
   try {
     return await start[source]();
   } catch (error) {
-    throw new Error(`The tests' PostgreSQL from ${source} could not start${forced ? ' (TEST_DB forces it: no other source is tried)' : ''}: ${(error as Error).message}`, { cause: error });
+    throw new Error(
+      `The tests' PostgreSQL from ${source} could not start${forced ? ' (TEST_DB forces it: no other source is tried)' : ''}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
 }
 
@@ -79,12 +102,20 @@ const start: Record<Source, () => Promise<ThrowawayPostgres>> = {
     const image = process.env.TEST_POSTGRES_IMAGE || 'postgres:17-alpine';
     const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
     const container = await new PostgreSqlContainer(image).start();
-    return { url: container.getConnectionUri(), source: `testcontainers (${image})`, stop: async () => void (await container.stop()) };
+    return {
+      url: container.getConnectionUri(),
+      source: `testcontainers (${image})`,
+      stop: async () => void (await container.stop()),
+    };
   },
   async embedded() {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'throwaway-pg-'));
     await fs.chmod(dataDir, 0o755);
-    const server = await startEmbeddedPostgres({ dataDir, logger: createLogger('warn', 'json'), durable: false });
+    const server = await startEmbeddedPostgres({
+      dataDir,
+      logger: createLogger('warn', 'json'),
+      durable: false,
+    });
     return {
       url: server.url,
       source: 'embedded PostgreSQL',

@@ -26,7 +26,10 @@ export interface RunningProcess {
   output(): string;
   /** Resolves with the exit code (or signal name) once the spawned process has ended. */
   exited: Promise<number | string>;
-  /** SIGTERM to the server process, SIGKILL when it has not ended within `graceMs`; resolves with how it ended. */
+  /**
+   * SIGTERM to the server process, SIGKILL when it has not ended within `graceMs`; resolves with
+   * how it ended.
+   */
   stop(graceMs?: number): Promise<number | string>;
 }
 
@@ -43,7 +46,9 @@ export interface ProcessOptions {
   nodeFlags?: string[];
   /** Where it runs: the repository, or a copy of it. */
   cwd?: string;
-  /** In a process group of its own, as a terminal starts it (so that the group can be signalled). */
+  /**
+   * In a process group of its own, as a terminal starts it (so that the group can be signalled).
+   */
   ownGroup?: boolean;
 }
 
@@ -51,7 +56,10 @@ const READY_TIMEOUT_MS = 120_000;
 
 interface Spawned {
   child: ChildProcess;
-  /** Where each service (and the metrics) listens, as the process reports it; rejects when it exits first. */
+  /**
+   * Where each service (and the metrics) listens, as the process reports it; rejects when it exits
+   * first.
+   */
   listening: Promise<{ urls: ServiceUrls; metricsUrl?: string }>;
   output(): string;
   exited: Promise<number | string>;
@@ -66,7 +74,14 @@ interface Spawned {
  * channel when node is spawned directly, in its "listening on" log lines under npm (which passes
  * no channel on).
  */
-async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags = [], cwd = ROOT, ownGroup = false }: ProcessOptions): Promise<Spawned> {
+async function spawnEntryPoint({
+  dataDir,
+  env = {},
+  form = 'source',
+  nodeFlags = [],
+  cwd = ROOT,
+  ownGroup = false,
+}: ProcessOptions): Promise<Spawned> {
   const environment: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'development',
@@ -80,41 +95,68 @@ async function spawnEntryPoint({ dataDir, env = {}, form = 'source', nodeFlags =
     ...env,
   };
   const start = await startScript();
-  if (form === 'compiled') await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
+  if (form === 'compiled')
+    await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
   const startedAt = performance.now();
   const child =
     form === 'npm'
-      ? spawn('npm', ['start'], { cwd, env: environment, stdio: ['ignore', 'pipe', 'pipe'], detached: ownGroup })
-      : spawn(process.execPath, form === 'compiled' ? [...nodeFlags, start.entry] : [...nodeFlags, '--import', 'tsx', 'server/main.ts'], {
+      ? spawn('npm', ['start'], {
           cwd,
           env: environment,
-          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+          stdio: ['ignore', 'pipe', 'pipe'],
           detached: ownGroup,
-        });
+        })
+      : spawn(
+          process.execPath,
+          form === 'compiled'
+            ? [...nodeFlags, start.entry]
+            : [...nodeFlags, '--import', 'tsx', 'server/main.ts'],
+          {
+            cwd,
+            env: environment,
+            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+            detached: ownGroup,
+          },
+        );
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  const served = (environment.SERVICES?.split(',').map((name) => name.trim()) ?? SERVICE_NAMES) as ServiceName[];
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  const served = (environment.SERVICES?.split(',').map((name) => name.trim()) ??
+    SERVICE_NAMES) as ServiceName[];
   // With METRICS_PORT set, the metrics' address is reported beside the services'.
   const expected = [...served, ...(environment.METRICS_PORT ? ['metrics'] : [])];
   const listening = new Promise<{ urls: ServiceUrls; metricsUrl?: string }>((resolve, reject) => {
     const reported = (entries: { name: string; url: string }[]) => {
       if (expected.every((name) => entries.some((entry) => entry.name === name))) {
         const services = entries.filter(({ name }) => name !== 'metrics');
-        resolve({ urls: Object.fromEntries(services.map(({ name, url }) => [name, url])) as ServiceUrls, metricsUrl: entries.find(({ name }) => name === 'metrics')?.url });
+        resolve({
+          urls: Object.fromEntries(services.map(({ name, url }) => [name, url])) as ServiceUrls,
+          metricsUrl: entries.find(({ name }) => name === 'metrics')?.url,
+        });
       }
     };
     child.on('message', (message: unknown) => {
       if (isListening(message)) reported(message.listening);
     });
     if (form === 'npm') {
-      const announced = () => reported([...output.matchAll(/\b(\w+) listening on (http:\/\/[^\s"]+)/g)].map(([, name, url]) => ({ name: name!, url: url! })));
+      const announced = () =>
+        reported(
+          [...output.matchAll(/\b(\w+) listening on (http:\/\/[^\s"]+)/g)].map(([, name, url]) => ({
+            name: name!,
+            url: url!,
+          })),
+        );
       child.stdout!.on('data', announced);
     }
-    void exited.then(() => reject(new Error(`the services exited during start-up:\n${output.slice(-4000)}`)));
+    void exited.then(() =>
+      reject(new Error(`the services exited during start-up:\n${output.slice(-4000)}`)),
+    );
   });
-  // A start that is expected to fail never reports; its rejection is read only by those who wait for it.
+  // A start that is expected to fail never reports; its rejection is read only by those who wait
+  // for it.
   listening.catch(() => undefined);
   // The channel must not keep this process alive, nor the spawned one from ending.
   child.channel?.unref();
@@ -130,8 +172,14 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
   let urls: ServiceUrls;
   let metricsUrl: string | undefined;
   try {
-    ({ urls, metricsUrl } = await withDeadline(listening, READY_TIMEOUT_MS, () => `the services did not say where they listen within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`));
-    // With WORKERS, the primary reports once every worker listens: each is then handed connections in turn.
+    ({ urls, metricsUrl } = await withDeadline(
+      listening,
+      READY_TIMEOUT_MS,
+      () =>
+        `the services did not say where they listen within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`,
+    ));
+    // With WORKERS, the primary reports once every worker listens: each is then handed connections
+    // in turn.
     await waitUntilAnswering(Object.values(urls), child, output);
   } catch (error) {
     child.kill('SIGKILL');
@@ -163,8 +211,14 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
   };
 }
 
-/** A start that is expected to end by itself (refused, failed): how it ended, what it printed, how long it took. */
-export async function runUntilExit(options: ProcessOptions, timeoutMs = 30_000): Promise<{ code: number | string; output: string; ms: number }> {
+/**
+ * A start that is expected to end by itself (refused, failed): how it ended, what it printed, how
+ * long it took.
+ */
+export async function runUntilExit(
+  options: ProcessOptions,
+  timeoutMs = 30_000,
+): Promise<{ code: number | string; output: string; ms: number }> {
   const { child, output, exited, startedAt } = await spawnEntryPoint(options);
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const code = await exited;
@@ -175,7 +229,10 @@ export async function runUntilExit(options: ProcessOptions, timeoutMs = 30_000):
 /** `promise`, or a rejection with `message()` once `ms` have passed without it settling. */
 function withDeadline<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message())), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 function signal(pid: number, name: NodeJS.Signals) {
@@ -190,8 +247,12 @@ async function waitUntilAnswering(urls: string[], child: ChildProcess, output: (
   const deadline = Date.now() + READY_TIMEOUT_MS;
   const pending = new Set(urls);
   while (pending.size > 0) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the services exited during start-up:\n${output().slice(-4000)}`);
-    if (Date.now() > deadline) throw new Error(`the services did not answer within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the services exited during start-up:\n${output().slice(-4000)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the services did not answer within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`,
+      );
     await Promise.all(
       [...pending].map(async (url) => {
         // Any HTTP answer counts: the port is served.
@@ -211,7 +272,9 @@ async function waitUntilAnswering(urls: string[], child: ChildProcess, output: (
  * no runtime flags, so that the compiled form runs exactly what `npm start` runs.
  */
 export async function startScript(): Promise<{ entry: string }> {
-  const { scripts } = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const { scripts } = JSON.parse(await fs.readFile(path.join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   const start = /^exec node (\S+)$/.exec(scripts.start ?? '');
   if (!start) throw new Error(`the start script is not "exec node <file>": ${scripts.start}`);
   return { entry: start[1]! };
@@ -304,7 +367,10 @@ export async function serverProcesses(pid: number): Promise<number[]> {
   return [pid, ...workers];
 }
 
-/** CPU time (ms) of a server's own Node processes (serverProcesses); of a server without workers, what cpuMs gives. */
+/**
+ * CPU time (ms) of a server's own Node processes (serverProcesses); of a server without workers,
+ * what cpuMs gives.
+ */
 export async function serverCpuMs(pid: number): Promise<number> {
   const times = await Promise.all((await serverProcesses(pid)).map(cpuMs));
   return times.reduce((sum, time) => sum + time, 0);
@@ -322,21 +388,28 @@ export async function descendants(root: number): Promise<number[]> {
     const parent = Number((await statFields(pid))[1]);
     if (Number.isInteger(parent)) parents.set(pid, parent);
   }
-  const below = (pid: number): number[] => [...parents].filter(([, parent]) => parent === pid).flatMap(([child]) => [child, ...below(child)]);
+  const below = (pid: number): number[] =>
+    [...parents]
+      .filter(([, parent]) => parent === pid)
+      .flatMap(([child]) => [child, ...below(child)]);
   return below(root);
 }
 
 /** The TCP ports `pid` itself listens on (its sockets in LISTEN state), from /proc. */
 export async function listeningPorts(pid: number): Promise<number[]> {
   const fds = await fs.readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
-  const targets = await Promise.all(fds.map((fd) => fs.readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+  const targets = await Promise.all(
+    fds.map((fd) => fs.readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')),
+  );
   const own = new Set(targets.flatMap((target) => /^socket:\[(\d+)\]$/.exec(target)?.[1] ?? []));
   const ports = new Set<number>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const line of (await fs.readFile(table, 'utf8').catch(() => '')).split('\n').slice(1)) {
-      // sl, local address (`ADDRESS:PORT` in hex), remote address, state (0A: listening), queues, timers, retransmits, uid, timeout, inode.
+      // sl, local address (`ADDRESS:PORT` in hex), remote address, state (0A: listening), queues,
+      // timers, retransmits, uid, timeout, inode.
       const fields = line.trim().split(/\s+/);
-      if (fields[3] === '0A' && own.has(fields[9]!)) ports.add(parseInt(fields[1]!.split(':')[1]!, 16));
+      if (fields[3] === '0A' && own.has(fields[9]!))
+        ports.add(parseInt(fields[1]!.split(':')[1]!, 16));
     }
   }
   return [...ports].sort((a, b) => a - b);
@@ -346,7 +419,10 @@ async function allProcesses(): Promise<number[]> {
   return (await fs.readdir('/proc')).filter((entry) => /^\d+$/.test(entry)).map(Number);
 }
 
-/** The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses): state, ppid, … */
+/**
+ * The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses):
+ * state, ppid, …
+ */
 async function statFields(pid: number): Promise<string[]> {
   const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   return stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ') : [];

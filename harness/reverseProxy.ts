@@ -14,7 +14,9 @@ export interface ReverseProxy {
 }
 
 export async function startReverseProxy(upstream: string): Promise<ReverseProxy> {
-  const child = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, upstream], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, upstream], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
     child.once('exit', (code) => reject(new Error(`the reverse proxy exited (${code})`)));
@@ -32,7 +34,9 @@ export async function startReverseProxy(upstream: string): Promise<ReverseProxy>
 function serve(upstream: string): void {
   const target = new URL(upstream);
   const server = http.createServer((req, res) => {
-    const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
+    const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress]
+      .filter(Boolean)
+      .join(', ');
     const proxied = http.request(
       {
         host: target.hostname,
@@ -49,7 +53,9 @@ function serve(upstream: string): void {
     proxied.on('error', () => res.destroy());
     req.pipe(proxied);
   });
-  server.listen(0, '127.0.0.1', () => console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+  server.listen(0, '127.0.0.1', () =>
+    console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+  );
   process.on('SIGTERM', () => process.exit(0));
 }
 

@@ -30,7 +30,10 @@ export interface StartOptions<Deps> {
   edge?: Edge;
   /** The server a scratch database is made on (services with a database). */
   postgresUrl?: string;
-  /** A pool to use instead of a scratch database (one that fails on purpose, say); no migrations run. */
+  /**
+   * A pool to use instead of a scratch database (one that fails on purpose, say); no migrations
+   * run.
+   */
   db?: Database;
   /** Settings of the scratch database's pool (NOTES_MAX_BYTES's cap among them). */
   pool?: { poolMax?: number; timeoutMs?: number; maxBytes?: number };
@@ -52,22 +55,40 @@ export async function startService<Deps extends { logger: Logger; edge: Edge; co
   const cleanups: (() => Promise<void>)[] = [];
   let db = options.db;
   if (!db && descriptor.database && needsDatabase(descriptor, options.deps.config)) {
-    if (!options.postgresUrl) throw new Error(`${descriptor.name} keeps its tables in PostgreSQL: give a postgresUrl`);
+    if (!options.postgresUrl)
+      throw new Error(`${descriptor.name} keeps its tables in PostgreSQL: give a postgresUrl`);
     const scratch = await createScratchDatabase(options.postgresUrl, descriptor.name);
     cleanups.push(scratch.drop);
     const { schema, migrations } = descriptor.database;
     await runMigrations({ url: scratch.url, schema, directory: migrations, logger: logs.logger });
-    db = createDatabase({ url: scratch.url, schema, poolMax: 10, timeoutMs: 2_000, ...options.pool, logger: logs.logger });
+    db = createDatabase({
+      url: scratch.url,
+      schema,
+      poolMax: 10,
+      timeoutMs: 2_000,
+      ...options.pool,
+      logger: logs.logger,
+    });
     cleanups.push(db.close);
   }
-  // The one place the harness must trust its caller: `Deps` is `deps` plus the logger, pool and edge made here.
+  // The one place the harness must trust its caller: `Deps` is `deps` plus the logger, pool and
+  // edge made here.
   const edge = options.edge ?? { production: false };
-  const app = descriptor.createApp({ ...options.deps, logger: logs.logger, edge, ...(db && { db }) } as unknown as Deps);
+  const app = descriptor.createApp({
+    ...options.deps,
+    logger: logs.logger,
+    edge,
+    ...(db && { db }),
+  } as unknown as Deps);
   const server = await listen(app, { host: '127.0.0.1', port: 0 }, options.limits);
   cleanups.unshift(() => server.close(1_000));
   // Asked under a name the service answers, should it answer only some.
   const host = edge.allowedHosts?.[0];
-  const document = await send(server.url, { method: 'GET', path: '/openapi.json', headers: host ? { host } : {} });
+  const document = await send(server.url, {
+    method: 'GET',
+    path: '/openapi.json',
+    headers: host ? { host } : {},
+  });
   const check = contractChecker(document.json as Parameters<typeof contractChecker>[0]);
 
   return {

@@ -11,13 +11,16 @@ export interface ServerSide {
   unsent: number;
 }
 
-/** The server's side of each IPv4 connection to `port`, by the client's port, from /proc/net/tcp. */
+/**
+ * The server's side of each IPv4 connection to `port`, by the client's port, from /proc/net/tcp.
+ */
 export async function serverConnections(port: number): Promise<Map<number, ServerSide>> {
   const connections = new Map<number, ServerSide>();
   for (const line of (await fs.readFile('/proc/net/tcp', 'utf8')).split('\n').slice(1)) {
     // sl, local address, remote address (`ADDRESS:PORT` in hex), state, tx_queue:rx_queue, …
     const [, local, remote, state, queues] = line.trim().split(/\s+/);
-    if (!local || !remote || !state || !queues || parseInt(local.split(':')[1]!, 16) !== port) continue;
+    if (!local || !remote || !state || !queues || parseInt(local.split(':')[1]!, 16) !== port)
+      continue;
     const clientPort = parseInt(remote.split(':')[1]!, 16);
     // An old connection from the same client port (TIME_WAIT) must not hide a live one.
     if (connections.get(clientPort)?.state === ESTABLISHED) continue;
@@ -26,7 +29,10 @@ export async function serverConnections(port: number): Promise<Map<number, Serve
   return connections;
 }
 
-/** When the server last put bytes into a connection, and when it closed it (this machine's clock, performance.now). */
+/**
+ * When the server last put bytes into a connection, and when it closed it (this machine's clock,
+ * performance.now).
+ */
 export interface Watched {
   lastSentAt: number;
   closedAt?: number;
@@ -39,7 +45,11 @@ export interface Watched {
  * table shows it, and the moment the server stopped sending, which is where an idle timeout
  * starts counting.
  */
-export async function watchUntilClosed(port: number, clientPort: number, giveUpMs: number): Promise<Watched> {
+export async function watchUntilClosed(
+  port: number,
+  clientPort: number,
+  giveUpMs: number,
+): Promise<Watched> {
   const watched: Watched = { lastSentAt: performance.now() };
   let unsent = -1;
   for (;;) {

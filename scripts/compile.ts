@@ -16,7 +16,10 @@ import { build, version } from 'esbuild';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DIST = path.join(ROOT, 'dist');
 const BUILDS = path.join(DIST, 'builds');
-/** Builds no link names any more are removed once they are this old: a start may still be reading one. */
+/**
+ * Builds no link names any more are removed once they are this old: a start may still be reading
+ * one.
+ */
 const KEEP_OLD_BUILDS_MS = 10 * 60 * 1000;
 
 /** The folders compiled, each into a folder of the same name in the build. */
@@ -25,7 +28,9 @@ const FOLDERS = ['server', 'migrations'];
 const sources: string[] = [];
 for (const folder of FOLDERS) {
   const files = await fs.readdir(path.join(ROOT, folder), { recursive: true });
-  sources.push(...files.filter((file) => file.endsWith('.ts')).map((file) => path.join(folder, file)));
+  sources.push(
+    ...files.filter((file) => file.endsWith('.ts')).map((file) => path.join(folder, file)),
+  );
 }
 sources.sort();
 const hash = createHash('sha256').update(version);
@@ -49,12 +54,14 @@ if (!existsSync(target)) {
 }
 
 const link = path.join(DIST, 'server');
-if ((await fs.lstat(link).catch(() => undefined))?.isDirectory()) await fs.rm(link, { recursive: true });
+if ((await fs.lstat(link).catch(() => undefined))?.isDirectory())
+  await fs.rm(link, { recursive: true });
 const draft = `${link}.${process.pid}`;
 await fs.symlink(path.join('builds', id, 'server'), draft);
 await fs.rename(draft, link);
 
 for (const build of await fs.readdir(BUILDS)) {
   const folder = path.join(BUILDS, build);
-  if (build !== id && Date.now() - (await fs.stat(folder)).mtimeMs > KEEP_OLD_BUILDS_MS) await fs.rm(folder, { recursive: true, force: true });
+  if (build !== id && Date.now() - (await fs.stat(folder)).mtimeMs > KEEP_OLD_BUILDS_MS)
+    await fs.rm(folder, { recursive: true, force: true });
 }

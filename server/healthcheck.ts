@@ -15,17 +15,28 @@ function live(name: ServiceName): Promise<string | undefined> {
   const { host, port } = config.listen[name];
   const address = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   // Asked under a name the service answers, should it answer only some (its <NAME>_ALLOWED_HOSTS).
-  const hostHeader = config.edge[name].allowedHosts?.[0] ?? `${address.includes(':') ? `[${address}]` : address}:${port}`;
+  const hostHeader =
+    config.edge[name].allowedHosts?.[0] ??
+    `${address.includes(':') ? `[${address}]` : address}:${port}`;
   return new Promise((resolve) => {
-    const request = http.get({ host: address, port, path: '/live', headers: { host: hostHeader }, timeout: 2_000 }, (response) => {
-      response.resume();
-      resolve(response.statusCode === 200 ? undefined : `${name}: GET /live answered ${response.statusCode}`);
-    });
+    const request = http.get(
+      { host: address, port, path: '/live', headers: { host: hostHeader }, timeout: 2_000 },
+      (response) => {
+        response.resume();
+        resolve(
+          response.statusCode === 200
+            ? undefined
+            : `${name}: GET /live answered ${response.statusCode}`,
+        );
+      },
+    );
     request.on('timeout', () => request.destroy(new Error('no answer within 2 s')));
     request.on('error', (error) => resolve(`${name}: ${error.message}`));
   });
 }
 
-const failures = (await Promise.all(config.services.map(live))).filter((failure) => failure !== undefined);
+const failures = (await Promise.all(config.services.map(live))).filter(
+  (failure) => failure !== undefined,
+);
 if (failures.length > 0) process.stderr.write(`${failures.join('\n')}\n`);
 process.exit(failures.length > 0 ? 1 : 0);

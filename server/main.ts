@@ -8,6 +8,7 @@ import { exitOnStartupError } from './shared/errors.js';
  * tracing SDK is never loaded.
  */
 const config = exitOnStartupError(() => loadConfig());
-const tracing = config.tracing && (await import('./shared/tracing.js')).startTracing(config.tracing);
+const tracing =
+  config.tracing && (await import('./shared/tracing.js')).startTracing(config.tracing);
 const { run } = await import('./run.js');
 await run(config, tracing);

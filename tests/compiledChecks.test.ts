@@ -14,54 +14,122 @@ import type { Route } from '../server/shared/route.js';
 
 /** The notes services' routes: only their schemas are used, never their store. */
 const unusedStore = {} as Database;
-const routes: Route[] = [...notes8080Routes(unusedStore, loadConfig({}).notes), ...notes8000Routes(unusedStore, loadConfig({}).notes)];
+const routes: Route[] = [
+  ...notes8080Routes(unusedStore, loadConfig({}).notes),
+  ...notes8000Routes(unusedStore, loadConfig({}).notes),
+];
 
 const edgyText = fc.oneof(
   fc.string({ maxLength: 210 }),
   fc.string({ unit: 'grapheme', maxLength: 120 }),
-  fc.string({ unit: fc.constantFrom('a', '\u0000', '\ud800', '\udc00', '😀', 'é'), maxLength: 205 }),
-  fc.constantFrom('', 'x'.repeat(100), 'x'.repeat(101), 'x'.repeat(200), 'x'.repeat(201), '😀'.repeat(100), '😀'.repeat(101), '😀'.repeat(200)),
+  fc.string({
+    unit: fc.constantFrom('a', '\u0000', '\ud800', '\udc00', '😀', 'é'),
+    maxLength: 205,
+  }),
+  fc.constantFrom(
+    '',
+    'x'.repeat(100),
+    'x'.repeat(101),
+    'x'.repeat(200),
+    'x'.repeat(201),
+    '😀'.repeat(100),
+    '😀'.repeat(101),
+    '😀'.repeat(200),
+  ),
 );
 const bodyValue = fc.oneof(
-  fc.record({ title: fc.oneof(edgyText, fc.constant(null), fc.integer()), body: fc.oneof(edgyText, fc.constant(null), fc.boolean()) }, { requiredKeys: [] }),
-  fc.record({ title: fc.oneof(edgyText, fc.constant(null)), content: fc.oneof(edgyText, fc.constant(null), fc.integer()) }, { requiredKeys: [] }),
+  fc.record(
+    {
+      title: fc.oneof(edgyText, fc.constant(null), fc.integer()),
+      body: fc.oneof(edgyText, fc.constant(null), fc.boolean()),
+    },
+    { requiredKeys: [] },
+  ),
+  fc.record(
+    {
+      title: fc.oneof(edgyText, fc.constant(null)),
+      content: fc.oneof(edgyText, fc.constant(null), fc.integer()),
+    },
+    { requiredKeys: [] },
+  ),
   fc.jsonValue(),
 );
 const pathText = fc.oneof(
   fc.string({ unit: fc.constantFrom('0', '1', '9', '_', '.', '-', '+', ' ', 'a'), maxLength: 14 }),
   fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }).map(String),
-  fc.constantFrom('0', '1', '2147483647', '2147483648', '9007199254740993', '1.0', '1.5', ' 7 ', '1_000', '01', 'x'.repeat(5000)),
+  fc.constantFrom(
+    '0',
+    '1',
+    '2147483647',
+    '2147483648',
+    '9007199254740993',
+    '1.0',
+    '1.5',
+    ' 7 ',
+    '1_000',
+    '01',
+    'x'.repeat(5000),
+  ),
 );
 
 /** Every value the compiled check passes, yup passes as well, giving the same value. */
 function agrees(schema: yup.AnyObjectSchema, input: unknown, parse: boolean): void {
   const checked = compileCheck(schema, { parse })?.(input);
   if (!checked) return;
-  expect(() => schema.validateSync(input, { strict: !parse, abortEarly: false }), JSON.stringify(input)).not.toThrow();
+  expect(
+    () => schema.validateSync(input, { strict: !parse, abortEarly: false }),
+    JSON.stringify(input),
+  ).not.toThrow();
   expect(checked).toEqual(schema.validateSync(input, { strict: !parse }));
 }
 
 describe('compiled checks', () => {
   it('are compiled for every body and path schema of the notes services', () => {
     for (const route of routes) {
-      if (route.params) expect(compileCheck(route.params, { parse: true }), `${route.method} ${route.path} params`).toBeDefined();
-      if (route.body) expect(compileCheck(route.body, { parse: false }), `${route.method} ${route.path} body`).toBeDefined();
+      if (route.params)
+        expect(
+          compileCheck(route.params, { parse: true }),
+          `${route.method} ${route.path} params`,
+        ).toBeDefined();
+      if (route.body)
+        expect(
+          compileCheck(route.body, { parse: false }),
+          `${route.method} ${route.path} body`,
+        ).toBeDefined();
     }
   });
 
-  it.each(routes.filter((route) => route.body).map((route) => [`${route.method} ${route.path}`, route] as const))('pass no body yup refuses: %s', (_, route) => {
-    fc.assert(fc.property(bodyValue, (input) => agrees(route.body, input, false)), { numRuns: 3_000 });
+  it.each(
+    routes
+      .filter((route) => route.body)
+      .map((route) => [`${route.method} ${route.path}`, route] as const),
+  )('pass no body yup refuses: %s', (_, route) => {
+    fc.assert(
+      fc.property(bodyValue, (input) => agrees(route.body, input, false)),
+      { numRuns: 3_000 },
+    );
   });
 
-  it.each(routes.filter((route) => route.params).map((route) => [`${route.method} ${route.path}`, route] as const))('pass no path yup refuses: %s', (_, route) => {
+  it.each(
+    routes
+      .filter((route) => route.params)
+      .map((route) => [`${route.method} ${route.path}`, route] as const),
+  )('pass no path yup refuses: %s', (_, route) => {
     const name = Object.keys((route.params as yup.AnyObjectSchema).fields)[0]!;
-    fc.assert(fc.property(pathText, (raw) => agrees(route.params, { [name]: raw }, true)), { numRuns: 3_000 });
+    fc.assert(
+      fc.property(pathText, (raw) => agrees(route.params, { [name]: raw }, true)),
+      { numRuns: 3_000 },
+    );
   });
 
   it('pass what is plainly valid, so that valid requests skip yup', () => {
     const [create8080] = routes.filter((route) => route.method === 'post');
-    expect(compileCheck(create8080!.body, { parse: false })!({ title: 'a note', body: 'text' })).toEqual({ title: 'a note', body: 'text' });
-    const read8080 = routes.find((route) => route.method === 'get' && route.path === '/notes/{id}')!;
+    expect(
+      compileCheck(create8080!.body, { parse: false })!({ title: 'a note', body: 'text' }),
+    ).toEqual({ title: 'a note', body: 'text' });
+    const read8080 = routes.find(
+      (route) => route.method === 'get' && route.path === '/notes/{id}',
+    )!;
     expect(compileCheck(read8080.params, { parse: true })!({ id: '42' })).toEqual({ id: 42 });
   });
 

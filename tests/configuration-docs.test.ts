@@ -19,13 +19,17 @@ function firstCells(markdown: string): string[] {
   const start = lines.indexOf(SECTION);
   if (start === -1) throw new Error(`docs/configuration.md has no "${SECTION}" heading`);
   const end = lines.findIndex((line, index) => index > start && line.startsWith('## '));
-  const rows = lines.slice(start + 1, end === -1 ? undefined : end).filter((line) => line.startsWith('|'));
+  const rows = lines
+    .slice(start + 1, end === -1 ? undefined : end)
+    .filter((line) => line.startsWith('|'));
   // The header row and the separator row come first.
   return rows.slice(2).map((row) => row.split('|')[1]!.trim());
 }
 
 const documentedCells = firstCells(readFileSync(DOCUMENT, 'utf8'));
-const documented = documentedCells.flatMap((cell) => [...cell.matchAll(/`([A-Z0-9_]+)`/g)].map((match) => match[1]!));
+const documented = documentedCells.flatMap((cell) =>
+  [...cell.matchAll(/`([A-Z0-9_]+)`/g)].map((match) => match[1]!),
+);
 
 describe('docs/configuration.md', () => {
   it('has a table of variables, each row naming them in backquotes', () => {

@@ -38,7 +38,11 @@ beforeAll(async () => {
     await startTestService(notes8000, { deps: { config: config.notes } }),
     await startTestService(auth, { deps: { config: config.auth, spa: await builtSpa() } }),
   ];
-  for (const [name, service] of [['notes8080', started[0]], ['notes8000', started[1]], ['auth', started[2]]] as const) {
+  for (const [name, service] of [
+    ['notes8080', started[0]],
+    ['notes8000', started[1]],
+    ['auth', started[2]],
+  ] as const) {
     stops.push(service.close);
     urls.set(name, service.url);
     const response = await fetch(`${service.url}/openapi.json`);
@@ -52,38 +56,69 @@ afterAll(async () => {
 });
 
 describe('the published OpenAPI documents', () => {
-  test.each(['notes8080', 'notes8000', 'auth'])('%s passes `redocly lint` with its recommended rules: no error, no warning but the intended ones', async (name) => {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'openapi-'));
-    try {
-      const file = path.join(dir, `${name}.json`);
-      await fs.writeFile(file, JSON.stringify(documents.get(name)));
-      const cli = path.join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
-      const run = await promisify(execFile)(process.execPath, [cli, 'lint', '--extends=recommended', '--format=json', file], { cwd: dir }).catch(
-        (failure: { stdout: string }) => failure,
-      );
-      const report = JSON.parse(run.stdout) as {
-        totals: { errors: number; warnings: number };
-        problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
-      };
-      const intended = INTENDED_PROBLEMS[name] ?? [];
-      const unintended = report.problems.filter((problem) => !intended.includes(`${problem.ruleId} at ${problem.location[0]?.pointer}`));
-      expect(unintended.map((problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
-      expect(report.problems).toHaveLength(intended.length);
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
-  }, 60_000);
+  test.each(['notes8080', 'notes8000', 'auth'])(
+    '%s passes `redocly lint` with its recommended rules: no error, no warning but the intended ones',
+    async (name) => {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'openapi-'));
+      try {
+        const file = path.join(dir, `${name}.json`);
+        await fs.writeFile(file, JSON.stringify(documents.get(name)));
+        const cli = path.join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
+        const run = await promisify(execFile)(
+          process.execPath,
+          [cli, 'lint', '--extends=recommended', '--format=json', file],
+          { cwd: dir },
+        ).catch((failure: { stdout: string }) => failure);
+        const report = JSON.parse(run.stdout) as {
+          totals: { errors: number; warnings: number };
+          problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
+        };
+        const intended = INTENDED_PROBLEMS[name] ?? [];
+        const unintended = report.problems.filter(
+          (problem) => !intended.includes(`${problem.ruleId} at ${problem.location[0]?.pointer}`),
+        );
+        expect(
+          unintended.map(
+            (problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`,
+          ),
+        ).toEqual([]);
+        expect(report.problems).toHaveLength(intended.length);
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 
   test('are OpenAPI 3.1, and each service documents the operations of its spec', () => {
     const operations = (document: Document) =>
-      Object.entries(document.paths as Document).flatMap(([route, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`));
+      Object.entries(document.paths as Document).flatMap(([route, methods]) =>
+        Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
+      );
     for (const document of documents.values()) expect(document.openapi).toBe('3.1.0');
     expect(operations(documents.get('notes8080')!).sort()).toEqual(
-      ['GET /notes', 'POST /notes', 'GET /notes/{id}', 'PUT /notes/{id}', 'DELETE /notes/{id}', 'GET /ready', 'GET /live'].sort(),
+      [
+        'GET /notes',
+        'POST /notes',
+        'GET /notes/{id}',
+        'PUT /notes/{id}',
+        'DELETE /notes/{id}',
+        'GET /ready',
+        'GET /live',
+      ].sort(),
     );
     expect(operations(documents.get('notes8000')!).sort()).toEqual(
       [
-        ...['GET /health', 'GET /notes', 'POST /notes', 'GET /notes/{note_id}', 'PUT /notes/{note_id}', 'DELETE /notes/{note_id}', 'GET /ready', 'GET /live'],
+        ...[
+          'GET /health',
+          'GET /notes',
+          'POST /notes',
+          'GET /notes/{note_id}',
+          'PUT /notes/{note_id}',
+          'DELETE /notes/{note_id}',
+          'GET /ready',
+          'GET /live',
+        ],
         ...['GET /notes/', 'POST /notes/'],
       ].sort(),
     );
@@ -91,15 +126,28 @@ describe('the published OpenAPI documents', () => {
       [
         ...['POST /api/login', 'GET /api/me', 'POST /api/logout', 'GET /ready', 'GET /live'],
         ...['GET /api/sessions', 'DELETE /api/sessions', 'DELETE /api/sessions/{id}'],
-        ...['GET /api/admin/sessions', 'DELETE /api/admin/sessions/{id}', 'DELETE /api/admin/users/{id}/sessions', 'GET /api/admin/settings'],
-        ...['GET /api/admin/users', 'DELETE /api/admin/users/{id}/throttle', 'GET /api/admin/audit'],
+        ...[
+          'GET /api/admin/sessions',
+          'DELETE /api/admin/sessions/{id}',
+          'DELETE /api/admin/users/{id}/sessions',
+          'GET /api/admin/settings',
+        ],
+        ...[
+          'GET /api/admin/users',
+          'DELETE /api/admin/users/{id}/throttle',
+          'GET /api/admin/audit',
+        ],
       ].sort(),
     );
   });
 
   test('the login service documents its cookie as the security scheme of GET /api/me', () => {
     const document = documents.get('auth')!;
-    expect(document.components.securitySchemes.sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'token' });
+    expect(document.components.securitySchemes.sessionCookie).toMatchObject({
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'token',
+    });
     expect(document.paths['/api/me'].get.security).toEqual([{ sessionCookie: [] }]);
     expect(document.paths['/api/login'].post.security).toEqual([]);
   });
@@ -116,21 +164,59 @@ describe('the published OpenAPI documents', () => {
   });
 
   test('every status a route can answer is documented, those of the shared machinery included', () => {
-    const statuses = (document: Document, route: string, method: string) => Object.keys(document.paths[route][method].responses).sort();
-    expect(statuses(documents.get('notes8080')!, '/notes/{id}', 'put')).toEqual(['200', '400', '404', '412', '413', '415', '429', '431', '500', '507']);
-    expect(statuses(documents.get('notes8000')!, '/notes', 'post')).toEqual(['201', '400', '413', '415', '422', '429', '431', '500', '507']);
-    expect(statuses(documents.get('auth')!, '/api/login', 'post')).toEqual(['200', '400', '401', '403', '413', '415', '429', '431', '500', '503']);
+    const statuses = (document: Document, route: string, method: string) =>
+      Object.keys(document.paths[route][method].responses).sort();
+    expect(statuses(documents.get('notes8080')!, '/notes/{id}', 'put')).toEqual([
+      '200',
+      '400',
+      '404',
+      '412',
+      '413',
+      '415',
+      '429',
+      '431',
+      '500',
+      '507',
+    ]);
+    expect(statuses(documents.get('notes8000')!, '/notes', 'post')).toEqual([
+      '201',
+      '400',
+      '413',
+      '415',
+      '422',
+      '429',
+      '431',
+      '500',
+      '507',
+    ]);
+    expect(statuses(documents.get('auth')!, '/api/login', 'post')).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '413',
+      '415',
+      '429',
+      '431',
+      '500',
+      '503',
+    ]);
     for (const document of documents.values()) {
       expect(Object.keys(document['x-unmatched'])).toEqual(expect.arrayContaining(['404', '405']));
     }
   });
 
-  test('every failure answer has its body schema, but Node\'s 431, which has no body', () => {
+  test("every failure answer has its body schema, but Node's 431, which has no body", () => {
     for (const [name, document] of documents) {
       const untyped = Object.entries(document.paths as Document).flatMap(([route, methods]) =>
         Object.entries(methods as Document).flatMap(([method, operation]) =>
           Object.entries(operation.responses as Document)
-            .filter(([status, response]) => Number(status) >= 400 && status !== '431' && !response.content?.['application/json']?.schema)
+            .filter(
+              ([status, response]) =>
+                Number(status) >= 400 &&
+                status !== '431' &&
+                !response.content?.['application/json']?.schema,
+            )
             .map(([status]) => `${name} ${method} ${route} ${status}`),
         ),
       );
@@ -140,7 +226,9 @@ describe('the published OpenAPI documents', () => {
 
   test('an unknown Content-Encoding is documented as the 415 of every operation with a body, on every service', async () => {
     for (const [name, document] of documents) {
-      const withBody = Object.values(document.paths as Document).flatMap((methods) => Object.values(methods as Document)).filter((operation) => operation.requestBody);
+      const withBody = Object.values(document.paths as Document)
+        .flatMap((methods) => Object.values(methods as Document))
+        .filter((operation) => operation.requestBody);
       expect(withBody.length, name).toBeGreaterThan(0);
       for (const { responses } of withBody) {
         expect(responses['415'].description).toMatch(/Content-Encoding/);
@@ -148,8 +236,16 @@ describe('the published OpenAPI documents', () => {
       }
     }
     // As each service answers it.
-    for (const [name, path] of [['notes8080', '/notes'], ['notes8000', '/notes'], ['auth', '/api/login']] as const) {
-      const response = await fetch(`${urls.get(name)}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' }, body: '{}' });
+    for (const [name, path] of [
+      ['notes8080', '/notes'],
+      ['notes8000', '/notes'],
+      ['auth', '/api/login'],
+    ] as const) {
+      const response = await fetch(`${urls.get(name)}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' },
+        body: '{}',
+      });
       expect(response.status, name).toBe(415);
       expect(JSON.stringify(await response.json())).toContain('Unsupported Content-Encoding: zstd');
     }
@@ -157,34 +253,51 @@ describe('the published OpenAPI documents', () => {
 
   test('the login service documents the cookies its answers set: the session and device cookies, and the deletion on logout', () => {
     const { paths } = documents.get('auth')!;
-    const setCookie = (route: string) => paths[route].post.responses['200'].headers['Set-Cookie'].description as string;
-    expect(setCookie('/api/login')).toContain('`token=<session token>; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax`');
-    expect(setCookie('/api/login')).toContain('`device=<device token>; Max-Age=7776000; Path=/api/login; HttpOnly; SameSite=Lax`');
-    expect(setCookie('/api/logout')).toContain('`token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax`');
+    const setCookie = (route: string) =>
+      paths[route].post.responses['200'].headers['Set-Cookie'].description as string;
+    expect(setCookie('/api/login')).toContain(
+      '`token=<session token>; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax`',
+    );
+    expect(setCookie('/api/login')).toContain(
+      '`device=<device token>; Max-Age=7776000; Path=/api/login; HttpOnly; SameSite=Lax`',
+    );
+    expect(setCookie('/api/logout')).toContain(
+      '`token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax`',
+    );
   });
 });
 
 describe.skipIf(!browserAvailable)('Swagger UI at /docs', () => {
-  test.each(['notes8080', 'notes8000', 'auth'])('%s: lists every operation of its document, from its own files only', async (name) => {
-    const browser = await launchBrowser();
-    try {
-      const page = await browser.newPage();
-      const foreign: string[] = [];
-      page.on('request', (request) => {
-        if (!request.url().startsWith(urls.get(name)!) && !request.url().startsWith('data:')) foreign.push(request.url());
-      });
-      await page.goto(`${urls.get(name)}/docs`);
-      await page.locator('.opblock').first().waitFor();
-      const listed = await page
-        .locator('.opblock')
-        .evaluateAll((blocks) => blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`));
-      const documented = Object.entries(documents.get(name)!.paths as Document).flatMap(([route, methods]) =>
-        Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
-      );
-      expect(listed.sort()).toEqual(documented.sort());
-      expect(foreign).toEqual([]);
-    } finally {
-      await browser.close();
-    }
-  });
+  test.each(['notes8080', 'notes8000', 'auth'])(
+    '%s: lists every operation of its document, from its own files only',
+    async (name) => {
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.newPage();
+        const foreign: string[] = [];
+        page.on('request', (request) => {
+          if (!request.url().startsWith(urls.get(name)!) && !request.url().startsWith('data:'))
+            foreign.push(request.url());
+        });
+        await page.goto(`${urls.get(name)}/docs`);
+        await page.locator('.opblock').first().waitFor();
+        const listed = await page
+          .locator('.opblock')
+          .evaluateAll((blocks) =>
+            blocks.map(
+              (block) =>
+                `${block.querySelector('.opblock-summary-method')?.textContent} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+            ),
+          );
+        const documented = Object.entries(documents.get(name)!.paths as Document).flatMap(
+          ([route, methods]) =>
+            Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
+        );
+        expect(listed.sort()).toEqual(documented.sort());
+        expect(foreign).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });

@@ -26,7 +26,11 @@ const SCENARIOS = path.join(import.meta.dirname, 'generatedClients');
 const SERVICES = ['notes8080', 'notes8000', 'auth'] as const;
 type Name = (typeof SERVICES)[number];
 
-const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', SESSION_STORE: 'postgres' });
+const config = loadConfig({
+  NODE_ENV: 'test',
+  PASSWORD_HASH_COST: '1024',
+  SESSION_STORE: 'postgres',
+});
 const account = (role: 'admin' | 'user') => {
   const { email, password } = config.auth.accounts.find((candidate) => candidate.role === role)!;
   return { email, password };
@@ -48,7 +52,10 @@ beforeAll(async () => {
   stops.push(...Object.values(started).map((service) => service.close));
   argumentsOf.set('notes8080', started.notes8080.url);
   argumentsOf.set('notes8000', started.notes8000.url);
-  argumentsOf.set('auth', JSON.stringify({ baseUrl: started.auth.url, admin: account('admin'), user: account('user') }));
+  argumentsOf.set(
+    'auth',
+    JSON.stringify({ baseUrl: started.auth.url, admin: account('admin'), user: account('user') }),
+  );
 
   // A folder of the client's own, as a user's project: ES modules, the repository's packages.
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'generated-clients-'));
@@ -68,7 +75,8 @@ let compilation: Promise<string> | undefined;
 
 /**
  * Compiles the three programs with their generated types into `out/`, once, as a user's project
- * would: `strict`, ES modules for Node. Resolves with the compiler's errors, formatted ('' when none).
+ * would: `strict`, ES modules for Node. Resolves with the compiler's errors, formatted ('' when
+ * none).
  */
 function compiled(): Promise<string> {
   compilation ??= Promise.resolve().then(() => {
@@ -87,7 +95,11 @@ function compiled(): Promise<string> {
         outDir: path.join(dir, 'out'),
       },
     });
-    const host = { getCanonicalFileName: (file: string) => file, getCurrentDirectory: () => dir, getNewLine: () => '\n' };
+    const host = {
+      getCanonicalFileName: (file: string) => file,
+      getCurrentDirectory: () => dir,
+      getNewLine: () => '\n',
+    };
     const problems = ts.getPreEmitDiagnostics(program);
     return ts.formatDiagnostics(problems.length > 0 ? problems : program.emit().diagnostics, host);
   });
@@ -102,8 +114,15 @@ afterAll(async () => {
 describe('clients generated from the published documents (openapi-typescript, openapi-fetch)', () => {
   test.each(SERVICES)('the %s program calls every operation of its document', async (name) => {
     const source = await fs.readFile(path.join(SCENARIOS, `${name}.ts`), 'utf8');
-    const called = new Set([...source.matchAll(/client\.(GET|POST|PUT|DELETE)\('([^']+)'/g)].map(([, method, route]) => `${method} ${route}`));
-    const documented = Object.entries(documents.get(name)!.paths ?? {}).flatMap(([route, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`));
+    const called = new Set(
+      [...source.matchAll(/client\.(GET|POST|PUT|DELETE)\('([^']+)'/g)].map(
+        ([, method, route]) => `${method} ${route}`,
+      ),
+    );
+    const documented = Object.entries(documents.get(name)!.paths ?? {}).flatMap(
+      ([route, methods]) =>
+        Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
+    );
     expect(documented.filter((operation) => !called.has(operation))).toEqual([]);
   });
 
@@ -111,13 +130,21 @@ describe('clients generated from the published documents (openapi-typescript, op
     expect(await compiled()).toBe('');
   }, 60_000);
 
-  test.each(SERVICES)('the %s program, run against the service, gets the answers it expects', async (name) => {
-    expect(await compiled(), 'the programs compile').toBe('');
-    const program = path.join(dir, 'out', `${name}.js`);
-    const run = await promisify(execFile)(process.execPath, [program, argumentsOf.get(name)!], { timeout: 20_000 }).then(
-      () => ({ code: 0, stderr: '' }),
-      (failure: { code: number | string; stderr: string }) => ({ code: failure.code, stderr: failure.stderr }),
-    );
-    expect(run.code, run.stderr).toBe(0);
-  });
+  test.each(SERVICES)(
+    'the %s program, run against the service, gets the answers it expects',
+    async (name) => {
+      expect(await compiled(), 'the programs compile').toBe('');
+      const program = path.join(dir, 'out', `${name}.js`);
+      const run = await promisify(execFile)(process.execPath, [program, argumentsOf.get(name)!], {
+        timeout: 20_000,
+      }).then(
+        () => ({ code: 0, stderr: '' }),
+        (failure: { code: number | string; stderr: string }) => ({
+          code: failure.code,
+          stderr: failure.stderr,
+        }),
+      );
+      expect(run.code, run.stderr).toBe(0);
+    },
+  );
 });

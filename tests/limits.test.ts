@@ -17,7 +17,10 @@ import { startTestService } from './support/services.js';
 const config = loadConfig({}).notes;
 const started: StartedService<NotesDeps>[] = [];
 
-async function start(descriptor: ServiceDescriptor<NotesDeps>, options: Partial<Parameters<typeof startTestService<NotesDeps>>[1]> = {}) {
+async function start(
+  descriptor: ServiceDescriptor<NotesDeps>,
+  options: Partial<Parameters<typeof startTestService<NotesDeps>>[1]> = {},
+) {
   const service = await startTestService(descriptor, { deps: { config }, ...options });
   started.push(service);
   return service;
@@ -27,238 +30,388 @@ afterEach(async () => {
   await Promise.all(started.splice(0).map((service) => service.close()));
 });
 
-
-
 const count = async (service: StartedService<NotesDeps>, title: string) =>
-  (await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM notes WHERE title = $1', [title])).rows[0]!.n;
+  (
+    await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM notes WHERE title = $1', [
+      title,
+    ])
+  ).rows[0]!.n;
 
-describe.each(NOTES_SERVICES)('$name: Idempotency-Key on POST /notes', ({ descriptor, note, conflict, error }) => {
-  test('a retry with the same key and body gets the original answer and creates nothing', async () => {
-    const service = await start(descriptor);
-    const headers = { 'idempotency-key': 'retry-1' };
-    const first = await service.request('POST', '/notes', { json: note('once'), headers });
-    const again = await service.request('POST', '/notes', { json: note('once'), headers });
-    expect(first.status).toBe(201);
-    expect(again.status).toBe(201);
-    expect(again.json).toEqual(first.json);
-    expect(await count(service, 'once')).toBe(1);
-  });
+describe.each(NOTES_SERVICES)(
+  '$name: Idempotency-Key on POST /notes',
+  ({ descriptor, note, conflict, error }) => {
+    test('a retry with the same key and body gets the original answer and creates nothing', async () => {
+      const service = await start(descriptor);
+      const headers = { 'idempotency-key': 'retry-1' };
+      const first = await service.request('POST', '/notes', { json: note('once'), headers });
+      const again = await service.request('POST', '/notes', { json: note('once'), headers });
+      expect(first.status).toBe(201);
+      expect(again.status).toBe(201);
+      expect(again.json).toEqual(first.json);
+      expect(await count(service, 'once')).toBe(1);
+    });
 
-  test('the same key with another body is refused in the service\'s shape and creates nothing', async () => {
-    const service = await start(descriptor);
-    const headers = { 'idempotency-key': 'retry-2' };
-    expect((await service.request('POST', '/notes', { json: note('first body'), headers })).status).toBe(201);
-    const other = await service.request('POST', '/notes', { json: note('another body'), headers });
-    expect(other.status).toBe(conflict);
-    expect(other.json).toEqual({ [error]: 'This Idempotency-Key was already used with another request body' });
-    expect(await count(service, 'another body')).toBe(0);
-  });
+    test("the same key with another body is refused in the service's shape and creates nothing", async () => {
+      const service = await start(descriptor);
+      const headers = { 'idempotency-key': 'retry-2' };
+      expect(
+        (await service.request('POST', '/notes', { json: note('first body'), headers })).status,
+      ).toBe(201);
+      const other = await service.request('POST', '/notes', {
+        json: note('another body'),
+        headers,
+      });
+      expect(other.status).toBe(conflict);
+      expect(other.json).toEqual({
+        [error]: 'This Idempotency-Key was already used with another request body',
+      });
+      expect(await count(service, 'another body')).toBe(0);
+    });
 
-  test('different keys create different notes; requests without a key are not deduplicated', async () => {
-    const service = await start(descriptor);
-    await service.request('POST', '/notes', { json: note('keyed'), headers: { 'idempotency-key': 'a' } });
-    await service.request('POST', '/notes', { json: note('keyed'), headers: { 'idempotency-key': 'b' } });
-    await service.request('POST', '/notes', { json: note('keyed') });
-    await service.request('POST', '/notes', { json: note('keyed') });
-    expect(await count(service, 'keyed')).toBe(4);
-  });
+    test('different keys create different notes; requests without a key are not deduplicated', async () => {
+      const service = await start(descriptor);
+      await service.request('POST', '/notes', {
+        json: note('keyed'),
+        headers: { 'idempotency-key': 'a' },
+      });
+      await service.request('POST', '/notes', {
+        json: note('keyed'),
+        headers: { 'idempotency-key': 'b' },
+      });
+      await service.request('POST', '/notes', { json: note('keyed') });
+      await service.request('POST', '/notes', { json: note('keyed') });
+      expect(await count(service, 'keyed')).toBe(4);
+    });
 
-  test('parallel requests with one key create one note, and all get its answer', async () => {
-    const service = await start(descriptor);
-    const answers = await Promise.all(
-      Array.from({ length: 8 }, () => service.request('POST', '/notes', { json: note('raced'), headers: { 'idempotency-key': 'race' } })),
-    );
-    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(201));
-    expect(new Set(answers.map((answer) => answer.text)).size).toBe(1);
-    expect(await count(service, 'raced')).toBe(1);
-  });
+    test('parallel requests with one key create one note, and all get its answer', async () => {
+      const service = await start(descriptor);
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          service.request('POST', '/notes', {
+            json: note('raced'),
+            headers: { 'idempotency-key': 'race' },
+          }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(201));
+      expect(new Set(answers.map((answer) => answer.text)).size).toBe(1);
+      expect(await count(service, 'raced')).toBe(1);
+    });
 
-  test('a malformed key is refused with 400 and creates nothing', async () => {
-    const service = await start(descriptor);
-    const answer = await service.request('POST', '/notes', { json: note('bad key'), headers: { 'idempotency-key': 'x'.repeat(256) } });
-    expect(answer.status).toBe(400);
-    expect(answer.json).toEqual({ [error]: 'Idempotency-Key must be 1 to 255 visible ASCII characters' });
-    expect(await count(service, 'bad key')).toBe(0);
-  });
+    test('a malformed key is refused with 400 and creates nothing', async () => {
+      const service = await start(descriptor);
+      const answer = await service.request('POST', '/notes', {
+        json: note('bad key'),
+        headers: { 'idempotency-key': 'x'.repeat(256) },
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.json).toEqual({
+        [error]: 'Idempotency-Key must be 1 to 255 visible ASCII characters',
+      });
+      expect(await count(service, 'bad key')).toBe(0);
+    });
 
-  test('a key is forgotten after IDEMPOTENCY_TTL_SECONDS', async () => {
-    const service = await start(descriptor, { deps: { config: { ...config, idempotencyTtlSeconds: 1 } } });
-    const headers = { 'idempotency-key': 'short-lived' };
-    await service.request('POST', '/notes', { json: note('remembered') , headers });
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    expect((await service.request('POST', '/notes', { json: note('remembered'), headers })).status).toBe(201);
-    expect(await count(service, 'remembered')).toBe(2);
-  });
-});
+    test('a key is forgotten after IDEMPOTENCY_TTL_SECONDS', async () => {
+      const service = await start(descriptor, {
+        deps: { config: { ...config, idempotencyTtlSeconds: 1 } },
+      });
+      const headers = { 'idempotency-key': 'short-lived' };
+      await service.request('POST', '/notes', { json: note('remembered'), headers });
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(
+        (await service.request('POST', '/notes', { json: note('remembered'), headers })).status,
+      ).toBe(201);
+      expect(await count(service, 'remembered')).toBe(2);
+    });
+  },
+);
 
-describe.each(NOTES_SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', ({ descriptor, note, error }) => {
-  const CAP = 10_000;
-  const full = { [error]: 'Storage limit reached: delete notes to make room' };
+describe.each(NOTES_SERVICES)(
+  '$name: the storage cap (NOTES_MAX_BYTES)',
+  ({ descriptor, note, error }) => {
+    const CAP = 10_000;
+    const full = { [error]: 'Storage limit reached: delete notes to make room' };
 
-  test('a create or an update that would pass it answers 507 and stores nothing; deleting makes room again', async () => {
-    const service = await start(descriptor, { pool: { maxBytes: CAP } });
-    const kept = await service.request('POST', '/notes', { json: note('kept', 'k'.repeat(4_000)) });
-    expect(kept.status).toBe(201);
-    const second = await service.request('POST', '/notes', { json: note('second', 's'.repeat(4_000)) });
-    expect(second.status).toBe(201);
+    test('a create or an update that would pass it answers 507 and stores nothing; deleting makes room again', async () => {
+      const service = await start(descriptor, { pool: { maxBytes: CAP } });
+      const kept = await service.request('POST', '/notes', {
+        json: note('kept', 'k'.repeat(4_000)),
+      });
+      expect(kept.status).toBe(201);
+      const second = await service.request('POST', '/notes', {
+        json: note('second', 's'.repeat(4_000)),
+      });
+      expect(second.status).toBe(201);
 
-    const over = await service.request('POST', '/notes', { json: note('over', 'o'.repeat(4_000)) });
-    expect(over.status).toBe(507);
-    expect(over.json).toEqual(full);
-    expect(await count(service, 'over')).toBe(0);
+      const over = await service.request('POST', '/notes', {
+        json: note('over', 'o'.repeat(4_000)),
+      });
+      expect(over.status).toBe(507);
+      expect(over.json).toEqual(full);
+      expect(await count(service, 'over')).toBe(0);
 
-    const { id } = kept.json as { id: number };
-    const grown = await service.request('PUT', `/notes/${id}`, { json: note('kept', 'g'.repeat(9_000)) });
-    expect(grown.status).toBe(507);
-    expect(grown.json).toEqual(full);
-    expect((await service.request('GET', `/notes/${id}`)).json).toMatchObject(note('kept', 'k'.repeat(4_000)));
+      const { id } = kept.json as { id: number };
+      const grown = await service.request('PUT', `/notes/${id}`, {
+        json: note('kept', 'g'.repeat(9_000)),
+      });
+      expect(grown.status).toBe(507);
+      expect(grown.json).toEqual(full);
+      expect((await service.request('GET', `/notes/${id}`)).json).toMatchObject(
+        note('kept', 'k'.repeat(4_000)),
+      );
 
-    expect((await service.request('DELETE', `/notes/${(second.json as { id: number }).id}`)).status).toBeLessThan(300);
-    expect((await service.request('POST', '/notes', { json: note('fits again', 'f'.repeat(4_000)) })).status).toBe(201);
-    // A refusal the service chose is its request line alone: no error-level line, no stack.
-    expect(service.logs.errors()).toEqual([]);
-    expect(service.logs.lines.filter((line) => line.status === 507)).toHaveLength(2);
-  });
+      expect(
+        (await service.request('DELETE', `/notes/${(second.json as { id: number }).id}`)).status,
+      ).toBeLessThan(300);
+      expect(
+        (await service.request('POST', '/notes', { json: note('fits again', 'f'.repeat(4_000)) }))
+          .status,
+      ).toBe(201);
+      // A refusal the service chose is its request line alone: no error-level line, no stack.
+      expect(service.logs.errors()).toEqual([]);
+      expect(service.logs.lines.filter((line) => line.status === 507)).toHaveLength(2);
+    });
 
-  test('answers kept for idempotency keys count too', async () => {
-    const service = await start(descriptor, { pool: { maxBytes: CAP } });
-    const big = 'b'.repeat(4_000);
-    const first = await service.request('POST', '/notes', { json: note('keyed', big), headers: { 'idempotency-key': 'k1' } });
-    expect(first.status).toBe(201);
-    await service.request('DELETE', `/notes/${(first.json as { id: number }).id}`);
-    // The note is gone, but the answer kept for its key still takes its bytes.
-    const second = await service.request('POST', '/notes', { json: note('keyed', big), headers: { 'idempotency-key': 'k2' } });
-    expect(second.status).toBe(507);
-  });
+    test('answers kept for idempotency keys count too', async () => {
+      const service = await start(descriptor, { pool: { maxBytes: CAP } });
+      const big = 'b'.repeat(4_000);
+      const first = await service.request('POST', '/notes', {
+        json: note('keyed', big),
+        headers: { 'idempotency-key': 'k1' },
+      });
+      expect(first.status).toBe(201);
+      await service.request('DELETE', `/notes/${(first.json as { id: number }).id}`);
+      // The note is gone, but the answer kept for its key still takes its bytes.
+      const second = await service.request('POST', '/notes', {
+        json: note('keyed', big),
+        headers: { 'idempotency-key': 'k2' },
+      });
+      expect(second.status).toBe(507);
+    });
 
-  test('counts what a row costs on disk: one-letter notes stop at the computed count, and the count follows PostgreSQL\'s size', async () => {
-    const cap = 100_000;
-    const service = await start(descriptor, { pool: { maxBytes: cap } });
-    const emptySize = await relationSize(service);
-    // A one-letter title and text: 2 bytes of text and 96 for the row (docs/configuration.md).
-    const fitting = Math.floor(cap / (2 + 96));
-    let created = 0;
-    for (;;) {
-      const answer = await service.request('POST', '/notes', { json: note('a', 'b') });
-      if (answer.status === 507) break;
-      expect(answer.status).toBe(201);
-      created++;
-    }
-    expect(created).toBe(fitting);
-    await service.db.query('VACUUM notes');
-    const counted = Number((await service.db.query<{ bytes: string }>('SELECT sum(bytes) AS bytes FROM storage_shards')).rows[0]!.bytes);
-    const onDisk = (await relationSize(service)) - emptySize;
-    expect(counted / onDisk, `${counted} counted, ${onDisk} on disk`).toBeGreaterThan(0.6);
-    expect(counted / onDisk, `${counted} counted, ${onDisk} on disk`).toBeLessThan(1.6);
-  });
+    test("counts what a row costs on disk: one-letter notes stop at the computed count, and the count follows PostgreSQL's size", async () => {
+      const cap = 100_000;
+      const service = await start(descriptor, { pool: { maxBytes: cap } });
+      const emptySize = await relationSize(service);
+      // A one-letter title and text: 2 bytes of text and 96 for the row (docs/configuration.md).
+      const fitting = Math.floor(cap / (2 + 96));
+      let created = 0;
+      for (;;) {
+        const answer = await service.request('POST', '/notes', { json: note('a', 'b') });
+        if (answer.status === 507) break;
+        expect(answer.status).toBe(201);
+        created++;
+      }
+      expect(created).toBe(fitting);
+      await service.db.query('VACUUM notes');
+      const counted = Number(
+        (
+          await service.db.query<{ bytes: string }>(
+            'SELECT sum(bytes) AS bytes FROM storage_shards',
+          )
+        ).rows[0]!.bytes,
+      );
+      const onDisk = (await relationSize(service)) - emptySize;
+      expect(counted / onDisk, `${counted} counted, ${onDisk} on disk`).toBeGreaterThan(0.6);
+      expect(counted / onDisk, `${counted} counted, ${onDisk} on disk`).toBeLessThan(1.6);
+    });
 
-  test('writes running together never pass it, and the reserves they leave unspent are taken back', async () => {
-    const cap = 60_000;
-    const service = await start(descriptor, { pool: { maxBytes: cap, poolMax: 10 } });
-    // A title and text of 904 bytes, and 96 for the row: 60 notes fit.
-    const fitting = Math.floor(cap / (4 + 900 + 96));
-    const answers: number[] = [];
-    for (let wave = 0; wave < 4; wave++) {
-      const sent = Array.from({ length: 40 }, (_, i) => service.request('POST', '/notes', { json: note(`w${String(wave * 40 + i).padStart(3, '0')}`, 'x'.repeat(900)) }));
-      answers.push(...(await Promise.all(sent)).map((answer) => answer.status));
-    }
-    expect(new Set(answers)).toEqual(new Set([201, 507]));
-    const stored = answers.filter((status) => status === 201).length;
-    // What other writes held while one was refused may be left over, never more than fits.
-    expect(stored).toBeLessThanOrEqual(fitting);
-    expect(stored).toBeGreaterThan(fitting - 4);
-    const counted = Number((await service.db.query<{ bytes: string }>('SELECT sum(bytes) AS bytes FROM storage_shards')).rows[0]!.bytes);
-    expect(counted).toBe(stored * 1_000);
-    // One at a time, every byte left is given out: the last note that fits is stored.
-    for (let more = stored; more < fitting; more++) expect((await service.request('POST', '/notes', { json: note(`m${more}`.padEnd(4, '-'), 'x'.repeat(900)) })).status).toBe(201);
-    expect((await service.request('POST', '/notes', { json: note('over', 'x'.repeat(900)) })).status).toBe(507);
-  });
+    test('writes running together never pass it, and the reserves they leave unspent are taken back', async () => {
+      const cap = 60_000;
+      const service = await start(descriptor, { pool: { maxBytes: cap, poolMax: 10 } });
+      // A title and text of 904 bytes, and 96 for the row: 60 notes fit.
+      const fitting = Math.floor(cap / (4 + 900 + 96));
+      const answers: number[] = [];
+      for (let wave = 0; wave < 4; wave++) {
+        const sent = Array.from({ length: 40 }, (_, i) =>
+          service.request('POST', '/notes', {
+            json: note(`w${String(wave * 40 + i).padStart(3, '0')}`, 'x'.repeat(900)),
+          }),
+        );
+        answers.push(...(await Promise.all(sent)).map((answer) => answer.status));
+      }
+      expect(new Set(answers)).toEqual(new Set([201, 507]));
+      const stored = answers.filter((status) => status === 201).length;
+      // What other writes held while one was refused may be left over, never more than fits.
+      expect(stored).toBeLessThanOrEqual(fitting);
+      expect(stored).toBeGreaterThan(fitting - 4);
+      const counted = Number(
+        (
+          await service.db.query<{ bytes: string }>(
+            'SELECT sum(bytes) AS bytes FROM storage_shards',
+          )
+        ).rows[0]!.bytes,
+      );
+      expect(counted).toBe(stored * 1_000);
+      // One at a time, every byte left is given out: the last note that fits is stored.
+      for (let more = stored; more < fitting; more++)
+        expect(
+          (
+            await service.request('POST', '/notes', {
+              json: note(`m${more}`.padEnd(4, '-'), 'x'.repeat(900)),
+            })
+          ).status,
+        ).toBe(201);
+      expect(
+        (await service.request('POST', '/notes', { json: note('over', 'x'.repeat(900)) })).status,
+      ).toBe(507);
+    });
 
-  test('the migration to reserves keeps the count of a table filled by the previous schema', async () => {
-    const database = await serviceDatabase(descriptor);
-    try {
-      await migrateBefore(database.url, database.schema, descriptor.database!.migrations, '20261127000000_storage_reserves.ts');
-      const db = database.connect();
-      const text = Object.keys(note('x')).find((key) => key !== 'title')!;
-      await db.query(`INSERT INTO notes (title, ${text}) SELECT 'n' || g, repeat('x', g) FROM generate_series(1, 50) AS g`);
-      const countedBefore = await counted(db);
-      // Titles n1…n50, texts of 1 to 50 bytes, and 96 bytes a row.
-      expect(countedBefore).toBe(9 * 2 + 41 * 3 + 1_275 + 50 * 96);
+    test('the migration to reserves keeps the count of a table filled by the previous schema', async () => {
+      const database = await serviceDatabase(descriptor);
+      try {
+        await migrateBefore(
+          database.url,
+          database.schema,
+          descriptor.database!.migrations,
+          '20261127000000_storage_reserves.ts',
+        );
+        const db = database.connect();
+        const text = Object.keys(note('x')).find((key) => key !== 'title')!;
+        await db.query(
+          `INSERT INTO notes (title, ${text}) SELECT 'n' || g, repeat('x', g) FROM generate_series(1, 50) AS g`,
+        );
+        const countedBefore = await counted(db);
+        // Titles n1…n50, texts of 1 to 50 bytes, and 96 bytes a row.
+        expect(countedBefore).toBe(9 * 2 + 41 * 3 + 1_275 + 50 * 96);
 
-      await database.migrate();
-      expect(await counted(db)).toBe(countedBefore);
-      const service = await start(descriptor, { db });
-      const [newest] = (await service.request('GET', '/notes')).json as { id: number }[];
-      await service.request('DELETE', `/notes/${newest!.id}`);
-      expect(await counted(db)).toBe(countedBefore - (3 + 50 + 96));
-    } finally {
-      await database.drop();
-    }
-  });
-});
+        await database.migrate();
+        expect(await counted(db)).toBe(countedBefore);
+        const service = await start(descriptor, { db });
+        const [newest] = (await service.request('GET', '/notes')).json as { id: number }[];
+        await service.request('DELETE', `/notes/${newest!.id}`);
+        expect(await counted(db)).toBe(countedBefore - (3 + 50 + 96));
+      } finally {
+        await database.drop();
+      }
+    });
+  },
+);
 
 /** The bytes the count holds. */
-const counted = async (db: Database) => Number((await db.query<{ bytes: string }>('SELECT sum(bytes) AS bytes FROM storage_shards')).rows[0]!.bytes);
+const counted = async (db: Database) =>
+  Number(
+    (await db.query<{ bytes: string }>('SELECT sum(bytes) AS bytes FROM storage_shards')).rows[0]!
+      .bytes,
+  );
 
 /** What the notes and the kept answers take on disk, indexes included. */
 const relationSize = async (service: StartedService<NotesDeps>) =>
-  Number((await service.db.query<{ bytes: string }>("SELECT pg_total_relation_size('notes') + pg_total_relation_size('idempotency_keys') AS bytes")).rows[0]!.bytes);
+  Number(
+    (
+      await service.db.query<{ bytes: string }>(
+        "SELECT pg_total_relation_size('notes') + pg_total_relation_size('idempotency_keys') AS bytes",
+      )
+    ).rows[0]!.bytes,
+  );
 
-describe.each(NOTES_SERVICES)('$name: the write budget of a client address (NOTES_WRITE_BYTES_PER_MINUTE)', ({ descriptor, note, error }) => {
-  test('one address writing 1 MiB notes meets 429 with Retry-After, storing nothing, while another address still writes', async () => {
-    const budget = 4 * 2 ** 20;
-    const service = await start(descriptor, { deps: { config: { ...config, writeBytesPerMinute: budget } } });
-    const big = (title: string) => note(title, 'x'.repeat(1_000_000));
-    const answers: number[] = [];
-    for (let i = 0; i < 6; i++) answers.push((await service.request('POST', '/notes', { json: big(`flood ${i}`), localAddress: '127.0.0.2' })).status);
-    expect(answers).toEqual([201, 201, 201, 201, 429, 429]);
-    const refused = await service.request('POST', '/notes', { json: big('refused'), localAddress: '127.0.0.2' });
-    expect(refused.status).toBe(429);
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-    expect(refused.json).toEqual({ [error]: expect.stringContaining('NOTES_WRITE_BYTES_PER_MINUTE') });
-    expect(await count(service, 'refused')).toBe(0);
-    const [newest] = (await service.request('GET', '/notes')).json as [{ id: number }];
-    const update = await service.request('PUT', `/notes/${newest.id}`, { json: big('updated'), localAddress: '127.0.0.2' });
-    expect(update.status).toBe(429);
-    expect(Number(update.headers['retry-after'])).toBeGreaterThan(0);
-    expect((await service.request('GET', `/notes/${newest.id}`)).json).toEqual(newest);
-    expect((await service.request('POST', '/notes', { json: big('another client'), localAddress: '127.0.0.3' })).status).toBe(201);
-  });
+describe.each(NOTES_SERVICES)(
+  '$name: the write budget of a client address (NOTES_WRITE_BYTES_PER_MINUTE)',
+  ({ descriptor, note, error }) => {
+    test('one address writing 1 MiB notes meets 429 with Retry-After, storing nothing, while another address still writes', async () => {
+      const budget = 4 * 2 ** 20;
+      const service = await start(descriptor, {
+        deps: { config: { ...config, writeBytesPerMinute: budget } },
+      });
+      const big = (title: string) => note(title, 'x'.repeat(1_000_000));
+      const answers: number[] = [];
+      for (let i = 0; i < 6; i++)
+        answers.push(
+          (
+            await service.request('POST', '/notes', {
+              json: big(`flood ${i}`),
+              localAddress: '127.0.0.2',
+            })
+          ).status,
+        );
+      expect(answers).toEqual([201, 201, 201, 201, 429, 429]);
+      const refused = await service.request('POST', '/notes', {
+        json: big('refused'),
+        localAddress: '127.0.0.2',
+      });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.json).toEqual({
+        [error]: expect.stringContaining('NOTES_WRITE_BYTES_PER_MINUTE'),
+      });
+      expect(await count(service, 'refused')).toBe(0);
+      const [newest] = (await service.request('GET', '/notes')).json as [{ id: number }];
+      const update = await service.request('PUT', `/notes/${newest.id}`, {
+        json: big('updated'),
+        localAddress: '127.0.0.2',
+      });
+      expect(update.status).toBe(429);
+      expect(Number(update.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await service.request('GET', `/notes/${newest.id}`)).json).toEqual(newest);
+      expect(
+        (
+          await service.request('POST', '/notes', {
+            json: big('another client'),
+            localAddress: '127.0.0.3',
+          })
+        ).status,
+      ).toBe(201);
+    });
 
-  test('a create spends what it adds to the storage count, not its text alone: one-letter notes (and their Idempotency-Keys) meet 429 at the computed count', async () => {
-    const budget = 10_000;
-    const service = await start(descriptor, { deps: { config: { ...config, writeBytesPerMinute: budget } } });
-    /** How many creates from `address` answer 201 before the first 429, and how many bytes the bucket refilled meanwhile. */
-    const createsUntilRefused = async (address: string, headers: (i: number) => Record<string, string>) => {
-      const started = performance.now();
-      for (let i = 0; ; i++) {
-        const answer = await service.request('POST', '/notes', { json: note('a', 'b'), headers: headers(i), localAddress: address });
-        if (answer.status === 429) return { created: i, refilled: ((performance.now() - started) / 60_000) * budget };
-        expect(answer.status).toBe(201);
-      }
-    };
-    // Its texts (2 bytes) and what its row takes besides them (96).
-    const plain = await createsUntilRefused('127.0.0.4', () => ({}));
-    expect(plain.created).toBeGreaterThanOrEqual(Math.floor(budget / 98));
-    expect(plain.created).toBeLessThanOrEqual(Math.floor((budget + plain.refilled) / 98));
-    // With a 100-character key, its record too: the key twice, the fingerprint (43), the answer (taken as the texts) and 120.
-    const keyed = await createsUntilRefused('127.0.0.5', (i) => ({ 'idempotency-key': `${i}`.padStart(100, 'k') }));
-    const perKeyed = 98 + 200 + 43 + 2 + 120;
-    expect(keyed.created).toBeGreaterThanOrEqual(Math.floor(budget / perKeyed));
-    expect(keyed.created).toBeLessThanOrEqual(Math.floor((budget + keyed.refilled) / perKeyed));
-  });
+    test('a create spends what it adds to the storage count, not its text alone: one-letter notes (and their Idempotency-Keys) meet 429 at the computed count', async () => {
+      const budget = 10_000;
+      const service = await start(descriptor, {
+        deps: { config: { ...config, writeBytesPerMinute: budget } },
+      });
+      /**
+       * How many creates from `address` answer 201 before the first 429, and how many bytes the
+       * bucket refilled meanwhile.
+       */
+      const createsUntilRefused = async (
+        address: string,
+        headers: (i: number) => Record<string, string>,
+      ) => {
+        const started = performance.now();
+        for (let i = 0; ; i++) {
+          const answer = await service.request('POST', '/notes', {
+            json: note('a', 'b'),
+            headers: headers(i),
+            localAddress: address,
+          });
+          if (answer.status === 429)
+            return { created: i, refilled: ((performance.now() - started) / 60_000) * budget };
+          expect(answer.status).toBe(201);
+        }
+      };
+      // Its texts (2 bytes) and what its row takes besides them (96).
+      const plain = await createsUntilRefused('127.0.0.4', () => ({}));
+      expect(plain.created).toBeGreaterThanOrEqual(Math.floor(budget / 98));
+      expect(plain.created).toBeLessThanOrEqual(Math.floor((budget + plain.refilled) / 98));
+      // With a 100-character key, its record too: the key twice, the fingerprint (43), the answer
+      // (taken as the texts) and 120.
+      const keyed = await createsUntilRefused('127.0.0.5', (i) => ({
+        'idempotency-key': `${i}`.padStart(100, 'k'),
+      }));
+      const perKeyed = 98 + 200 + 43 + 2 + 120;
+      expect(keyed.created).toBeGreaterThanOrEqual(Math.floor(budget / perKeyed));
+      expect(keyed.created).toBeLessThanOrEqual(Math.floor((budget + keyed.refilled) / perKeyed));
+    });
 
-  test('a budget too small for one create of the largest body stops the start with a line saying so', () => {
-    expect(() => loadConfig({ BODY_LIMIT_BYTES: '1000', NOTES_WRITE_BYTES_PER_MINUTE: '3000' })).toThrow(
-      new ConfigError('NOTES_WRITE_BYTES_PER_MINUTE=3000 is too small: a create of a body of BODY_LIMIT_BYTES=1000 may spend 3024, and would never be written; set it to at least that'),
-    );
-    expect(() => loadConfig({ BODY_LIMIT_BYTES: '1000', NOTES_WRITE_BYTES_PER_MINUTE: '3024' })).not.toThrow();
-  });
-});
+    test('a budget too small for one create of the largest body stops the start with a line saying so', () => {
+      expect(() =>
+        loadConfig({ BODY_LIMIT_BYTES: '1000', NOTES_WRITE_BYTES_PER_MINUTE: '3000' }),
+      ).toThrow(
+        new ConfigError(
+          'NOTES_WRITE_BYTES_PER_MINUTE=3000 is too small: a create of a body of BODY_LIMIT_BYTES=1000 may spend 3024, and would never be written; set it to at least that',
+        ),
+      );
+      expect(() =>
+        loadConfig({ BODY_LIMIT_BYTES: '1000', NOTES_WRITE_BYTES_PER_MINUTE: '3024' }),
+      ).not.toThrow();
+    });
+  },
+);
 
 describe('connections', () => {
   test('past the budget the oldest idle connection is closed, and a new client is served', async () => {
-    const service = await start(notes8080, { limits: { maxConnections: 20, idleTimeoutMs: 30_000, headersTimeoutMs: 10_000 } });
+    const service = await start(notes8080, {
+      limits: { maxConnections: 20, idleTimeoutMs: 30_000, headersTimeoutMs: 10_000 },
+    });
     const { port } = new URL(service.url);
     const idle = await Promise.all(Array.from({ length: 40 }, () => openIdle(Number(port))));
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -277,10 +430,14 @@ describe('connections', () => {
 
   test('a connection that sends nothing is closed after the header timeout, and at most a look of the server later', async () => {
     const headersTimeoutMs = 1_500;
-    const service = await start(notes8080, { limits: { maxConnections: 100, idleTimeoutMs: 30_000, headersTimeoutMs } });
+    const service = await start(notes8080, {
+      limits: { maxConnections: 100, idleTimeoutMs: 30_000, headersTimeoutMs },
+    });
     const socket = await openIdle(Number(new URL(service.url).port));
     const opened = performance.now();
-    const closedAfter = await new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now() - opened)));
+    const closedAfter = await new Promise<number>((resolve) =>
+      socket.once('close', () => resolve(performance.now() - opened)),
+    );
     // Not before the timeout (the half second: the server counts from its own accept)…
     expect(closedAfter).toBeGreaterThan(headersTimeoutMs - 500);
     // …and not left open: closed at the first look past it.
@@ -289,11 +446,17 @@ describe('connections', () => {
 
   test('a client that stops sending its body is cut off after the idle timeout, long before the request timeout', async () => {
     const idleTimeoutMs = 3_000;
-    const service = await start(notes8080, { limits: { maxConnections: 100, idleTimeoutMs, headersTimeoutMs: 10_000 } });
+    const service = await start(notes8080, {
+      limits: { maxConnections: 100, idleTimeoutMs, headersTimeoutMs: 10_000 },
+    });
     const socket = await openIdle(Number(new URL(service.url).port));
-    socket.write('POST /notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title": "');
+    socket.write(
+      'POST /notes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title": "',
+    );
     const sent = performance.now();
-    const closedAfter = await new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now() - sent)));
+    const closedAfter = await new Promise<number>((resolve) =>
+      socket.once('close', () => resolve(performance.now() - sent)),
+    );
     expect(closedAfter).toBeGreaterThan(idleTimeoutMs - 500);
     // The request timeout is 30 s: the stall is what ended it.
     expect(closedAfter).toBeLessThan(idleTimeoutMs + 2 * CHECK_EVERY_MS + LOADED_MACHINE_MS);
@@ -302,19 +465,29 @@ describe('connections', () => {
 
   test('a client that stops reading a long answer is cut off after the idle timeout, not twice it', async () => {
     const idleTimeoutMs = 5_000;
-    const service = await start(notes8080, { limits: { maxConnections: 100, idleTimeoutMs, headersTimeoutMs: 10_000 } });
-    await service.db.query(`INSERT INTO notes (title, body) SELECT 'n' || i, repeat('x', 50000) FROM generate_series(1, 400) AS i`);
+    const service = await start(notes8080, {
+      limits: { maxConnections: 100, idleTimeoutMs, headersTimeoutMs: 10_000 },
+    });
+    await service.db.query(
+      `INSERT INTO notes (title, body) SELECT 'n' || i, repeat('x', 50000) FROM generate_series(1, 400) AS i`,
+    );
     const port = Number(new URL(service.url).port);
     const socket = await openIdle(port);
     socket.pause();
     socket.write(`GET /notes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     // Not reading while the server's side of the connection is watched in the kernel's table,
     // from the last byte the server put into it until it closes it (or twice the timeout).
-    const { lastSentAt, closedAt } = await watchUntilClosed(port, socket.localPort!, 2 * idleTimeoutMs);
+    const { lastSentAt, closedAt } = await watchUntilClosed(
+      port,
+      socket.localPort!,
+      2 * idleTimeoutMs,
+    );
     expect(closedAt, 'the server closed the connection').toBeDefined();
     // The server's first look that sees the stall comes up to a second after it began, and the look
     // that should end it may fall a hair short of the timeout and leave it to the next one.
-    expect(closedAt! - lastSentAt).toBeLessThan(idleTimeoutMs + 2 * CHECK_EVERY_MS + LOADED_MACHINE_MS);
+    expect(closedAt! - lastSentAt).toBeLessThan(
+      idleTimeoutMs + 2 * CHECK_EVERY_MS + LOADED_MACHINE_MS,
+    );
     // What the cut connection still carries is far less than the 20 MB the list takes.
     let received = 0;
     socket.on('data', (chunk: Buffer) => (received += chunk.length));

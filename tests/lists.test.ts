@@ -9,8 +9,21 @@ import { startTestService } from './support/services.js';
 // a batch of more than 128 KiB of text, the next comes as bytes (COPY): every note's text must
 // arrive as stored, whatever it holds.
 
-/** Texts that a copy of bytes could get wrong: JSON's escapes, control characters (COPY's separators among them), UTF-8 of every length. */
-const TEXTS = ['quote " backslash \\ slash /', 'new\nline\r\ttab', '\u0001\u0002\u001f\u007f', 'é ü 日本語 😀', '</script><!--', ',', ']', '\\.', ''];
+/**
+ * Texts that a copy of bytes could get wrong: JSON's escapes, control characters (COPY's separators
+ * among them), UTF-8 of every length.
+ */
+const TEXTS = [
+  'quote " backslash \\ slash /',
+  'new\nline\r\ttab',
+  '\u0001\u0002\u001f\u007f',
+  'é ü 日本語 😀',
+  '</script><!--',
+  ',',
+  ']',
+  '\\.',
+  '',
+];
 const NOTES = 700;
 
 describe.each(NOTES_SERVICES)('$name: GET /notes of several batches', ({ name, descriptor }) => {
@@ -19,14 +32,25 @@ describe.each(NOTES_SERVICES)('$name: GET /notes of several batches', ({ name, d
   beforeAll(async () => {
     service = await startTestService(descriptor, { deps: { config: loadConfig({}).notes } });
     await service.db.query('DELETE FROM notes');
-    const texts = Array.from({ length: NOTES }, (_, index) => `${TEXTS[index % TEXTS.length]}${index}`);
-    await service.db.query(`INSERT INTO notes (title, ${textColumn}) SELECT left(text, 100), repeat(reverse(text) || ' ', 60) FROM unnest($1::text[]) WITH ORDINALITY AS given(text, place) ORDER BY place`, [texts]);
+    const texts = Array.from(
+      { length: NOTES },
+      (_, index) => `${TEXTS[index % TEXTS.length]}${index}`,
+    );
+    await service.db.query(
+      `INSERT INTO notes (title, ${textColumn}) SELECT left(text, 100), repeat(reverse(text) || ' ', 60) FROM unnest($1::text[]) WITH ORDINALITY AS given(text, place) ORDER BY place`,
+      [texts],
+    );
   });
   afterAll(() => service?.close());
 
   /** The stored notes newest first, as the list shows their id, title and text. */
   const stored = async (below = Number.MAX_SAFE_INTEGER) =>
-    (await service.db.query<{ id: string; title: string; text: string }>(`SELECT id, title, ${textColumn} AS text FROM notes WHERE id < $1 ORDER BY id DESC`, [below])).rows.map((row) => ({
+    (
+      await service.db.query<{ id: string; title: string; text: string }>(
+        `SELECT id, title, ${textColumn} AS text FROM notes WHERE id < $1 ORDER BY id DESC`,
+        [below],
+      )
+    ).rows.map((row) => ({
       id: Number(row.id),
       title: row.title,
       [textColumn]: row.text,
@@ -34,7 +58,11 @@ describe.each(NOTES_SERVICES)('$name: GET /notes of several batches', ({ name, d
   const listed = async (path: string) => {
     const answer = await service.request('GET', path);
     expect(answer.status).toBe(200);
-    return (answer.json as Record<string, unknown>[]).map((note) => ({ id: note.id, title: note.title, [textColumn]: note[textColumn] }));
+    return (answer.json as Record<string, unknown>[]).map((note) => ({
+      id: note.id,
+      title: note.title,
+      [textColumn]: note[textColumn],
+    }));
   };
 
   it('the whole list: every note once, newest first, its text as stored', async () => {

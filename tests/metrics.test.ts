@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { send, type Reply } from '../harness/http.js';
-import { listeningPorts, removeDataDir, startProcess, temporaryDataDir, type ProcessOptions, type RunningProcess } from '../harness/processes.js';
+import {
+  listeningPorts,
+  removeDataDir,
+  startProcess,
+  temporaryDataDir,
+  type ProcessOptions,
+  type RunningProcess,
+} from '../harness/processes.js';
 import { ConfigError, loadConfig } from '../server/shared/config.js';
 import { createTestDatabase } from './support/services.js';
 
@@ -15,7 +22,11 @@ async function start(env: Record<string, string>): Promise<RunningProcess> {
   cleanups.push(() => removeDataDir(dataDir));
   const database = await createTestDatabase();
   cleanups.push(database.drop);
-  const options: ProcessOptions = { form: 'compiled', dataDir, env: { DATABASE_URL: database.url, PASSWORD_HASH_COST: '2', ...env } };
+  const options: ProcessOptions = {
+    form: 'compiled',
+    dataDir,
+    env: { DATABASE_URL: database.url, PASSWORD_HASH_COST: '2', ...env },
+  };
   const started = await startProcess(options);
   running.push(started);
   return started;
@@ -38,15 +49,28 @@ function samplesOf(text: string): Sample[] {
     .split('\n')
     .filter((line) => line !== '' && !line.startsWith('#'))
     .map((line) => {
-      const [, name, labels = '', value] = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line) ?? [];
+      const [, name, labels = '', value] =
+        /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line) ?? [];
       if (!name) throw new Error(`not a sample: ${line}`);
-      return { name, labels: Object.fromEntries([...labels.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map(([, key, text]) => [key!, text!])), value: Number(value) };
+      return {
+        name,
+        labels: Object.fromEntries(
+          [...labels.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map(([, key, text]) => [key!, text!]),
+        ),
+        value: Number(value),
+      };
     });
 }
 
 /** The values of the samples named `name` that carry at least these labels. */
 const valuesOf = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
-  samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value)).map((sample) => sample.value);
+  samples
+    .filter(
+      (sample) =>
+        sample.name === name &&
+        Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+    )
+    .map((sample) => sample.value);
 
 async function scrape(server: RunningProcess): Promise<{ reply: Reply; samples: Sample[] }> {
   const reply = await send(server.metricsUrl!, { method: 'GET', path: '/metrics' });
@@ -55,15 +79,26 @@ async function scrape(server: RunningProcess): Promise<{ reply: Reply; samples: 
 }
 
 const login = (server: RunningProcess, password: string) =>
-  send(server.urls.auth, { method: 'POST', path: '/api/login', json: { email: 'user@example.com', password } });
+  send(server.urls.auth, {
+    method: 'POST',
+    path: '/api/login',
+    json: { email: 'user@example.com', password },
+  });
 
-/** A note whose title and body take 1,001 bytes: 1,097 as the storage count counts it (96 more for the row). */
+/**
+ * A note whose title and body take 1,001 bytes: 1,097 as the storage count counts it (96 more for
+ * the row).
+ */
 const NOTE = { title: 'm', body: 'x'.repeat(1000) };
 const NOTE_BYTES = 1097;
 
-const requestCount = (samples: Sample[], labels: Record<string, string>) => valuesOf(samples, 'http_request_duration_seconds_count', labels);
+const requestCount = (samples: Sample[], labels: Record<string, string>) =>
+  valuesOf(samples, 'http_request_duration_seconds_count', labels);
 
-/** The requests of these labels answered between two scrapes (the harness asks each service's `/` while it waits for the ports). */
+/**
+ * The requests of these labels answered between two scrapes (the harness asks each service's `/`
+ * while it waits for the ports).
+ */
 const answeredSince = (before: Sample[], after: Sample[], labels: Record<string, string>) =>
   (requestCount(after, labels)[0] ?? 0) - (requestCount(before, labels)[0] ?? 0);
 
@@ -72,7 +107,9 @@ describe('METRICS_PORT', () => {
     const server = await start({ METRICS_PORT: '0' });
     const metricsPort = Number(new URL(server.metricsUrl!).port);
     expect(new URL(server.metricsUrl!).hostname).toBe('127.0.0.1');
-    expect(Object.values(server.urls).map((url) => Number(new URL(url).port))).not.toContain(metricsPort);
+    expect(Object.values(server.urls).map((url) => Number(new URL(url).port))).not.toContain(
+      metricsPort,
+    );
 
     const before = (await scrape(server)).samples;
     const notes = server.urls.notes8080;
@@ -100,17 +137,60 @@ describe('METRICS_PORT', () => {
       expect(answeredSince(before, samples, labels), JSON.stringify(labels)).toBe(1);
     }
     // The seconds it took, and a bucket for each bound.
-    expect(valuesOf(samples, 'http_request_duration_seconds_sum', { ...notesRequests, status: '200' })[0]).toBeGreaterThan(0);
-    expect(valuesOf(samples, 'http_request_duration_seconds_bucket', { ...notesRequests, status: '200', le: '+Inf' })).toEqual([1]);
+    expect(
+      valuesOf(samples, 'http_request_duration_seconds_sum', {
+        ...notesRequests,
+        status: '200',
+      })[0],
+    ).toBeGreaterThan(0);
+    expect(
+      valuesOf(samples, 'http_request_duration_seconds_bucket', {
+        ...notesRequests,
+        status: '200',
+        le: '+Inf',
+      }),
+    ).toEqual([1]);
     expect(reply.text).toContain('# TYPE http_request_duration_seconds histogram');
     // Buckets as Prometheus reads them: cumulative, from the smallest bound, the last at +Inf.
-    const buckets = samples.filter((sample) => sample.name === 'http_request_duration_seconds_bucket' && sample.labels.route === '/notes' && sample.labels.method === 'POST');
-    expect(buckets.map((sample) => sample.labels.le)).toEqual(['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf']);
-    expect(buckets.map((sample) => sample.value)).toEqual([...buckets.map((sample) => sample.value)].sort((a, b) => a - b));
+    const buckets = samples.filter(
+      (sample) =>
+        sample.name === 'http_request_duration_seconds_bucket' &&
+        sample.labels.route === '/notes' &&
+        sample.labels.method === 'POST',
+    );
+    expect(buckets.map((sample) => sample.labels.le)).toEqual([
+      '0.0005',
+      '0.001',
+      '0.0025',
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.25',
+      '0.5',
+      '1',
+      '2.5',
+      '5',
+      '10',
+      '+Inf',
+    ]);
+    expect(buckets.map((sample) => sample.value)).toEqual(
+      [...buckets.map((sample) => sample.value)].sort((a, b) => a - b),
+    );
     expect(buckets.at(-1)!.value).toBe(1);
     // No path a client sent is a label.
-    for (const raw of ['/notes/123', `/notes/${id}`, '98765']) expect(reply.text).not.toContain(raw);
-    const routes = new Set(samples.filter((sample) => sample.name === 'http_request_duration_seconds_count' && sample.labels.service === 'notes8080').map((sample) => sample.labels.route));
+    for (const raw of ['/notes/123', `/notes/${id}`, '98765'])
+      expect(reply.text).not.toContain(raw);
+    const routes = new Set(
+      samples
+        .filter(
+          (sample) =>
+            sample.name === 'http_request_duration_seconds_count' &&
+            sample.labels.service === 'notes8080',
+        )
+        .map((sample) => sample.labels.route),
+    );
     expect([...routes].sort()).toEqual(['/notes', '/notes/{id}', 'unmatched']);
 
     expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'failed' })).toEqual([1]);
@@ -135,28 +215,46 @@ describe('METRICS_PORT', () => {
     expect(valuesOf(samples, 'process_cpu_user_seconds_total')[0]).toBeGreaterThan(0);
     expect(valuesOf(samples, 'nodejs_heap_size_used_bytes')[0]).toBeGreaterThan(0);
 
-    // Only GET /metrics is answered; the metrics port serves nothing else, and no service serves them.
-    for (const [method, path] of [['GET', '/'], ['GET', '/metrics/'], ['POST', '/metrics']] as const) {
-      expect((await send(server.metricsUrl!, { method, path })).status, `${method} ${path}`).toBe(404);
+    // Only GET /metrics is answered; the metrics port serves nothing else, and no service serves
+    // them.
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['GET', '/metrics/'],
+      ['POST', '/metrics'],
+    ] as const) {
+      expect((await send(server.metricsUrl!, { method, path })).status, `${method} ${path}`).toBe(
+        404,
+      );
     }
     expect((await send(notes, { method: 'GET', path: '/metrics' })).status).toBe(404);
   });
 
-  test('WORKERS=2: the primary serves the sum of its workers, and the database\'s counts once', async () => {
+  test("WORKERS=2: the primary serves the sum of its workers, and the database's counts once", async () => {
     const server = await start({ METRICS_PORT: '0', WORKERS: '2', SESSION_STORE: 'postgres' });
     const notes = server.urls.notes8080;
     expect((await send(notes, { method: 'POST', path: '/notes', json: NOTE })).status).toBe(201);
-    // Each request on a connection of its own: the primary hands connections to the workers in turn.
+    // Each request on a connection of its own: the primary hands connections to the workers in
+    // turn.
     const reads = 20;
-    for (let i = 0; i < reads; i++) expect((await send(notes, { method: 'GET', path: '/notes/123' })).status).toBe(404);
+    for (let i = 0; i < reads; i++)
+      expect((await send(notes, { method: 'GET', path: '/notes/123' })).status).toBe(404);
     for (let i = 0; i < 2; i++) expect((await login(server, 'wrong password')).status).toBe(401);
     expect((await login(server, 'user-password')).status).toBe(200);
 
     const { samples } = await scrape(server);
-    expect(requestCount(samples, { service: 'notes8080', method: 'GET', route: '/notes/{id}', status: '404' })).toEqual([reads]);
+    expect(
+      requestCount(samples, {
+        service: 'notes8080',
+        method: 'GET',
+        route: '/notes/{id}',
+        status: '404',
+      }),
+    ).toEqual([reads]);
     expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'failed' })).toEqual([2]);
     // Each worker has a pool of its own, which has opened a connection at least.
-    expect(valuesOf(samples, 'db_pool_connections', { service: 'notes8080', state: 'total' })[0]).toBeGreaterThanOrEqual(2);
+    expect(
+      valuesOf(samples, 'db_pool_connections', { service: 'notes8080', state: 'total' })[0],
+    ).toBeGreaterThanOrEqual(2);
     // What the database counts, every worker reads alike: shown once, not once per worker.
     expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8080' })).toEqual([NOTE_BYTES]);
     expect(valuesOf(samples, 'auth_sessions', { store: 'postgres' })).toEqual([1]);
@@ -169,16 +267,30 @@ describe('METRICS_PORT', () => {
 
   test('scrapes that come together share one gathering (the database asked once at a time); a later scrape sees later requests', async () => {
     const server = await start({ METRICS_PORT: '0', SESSION_STORE: 'postgres' });
-    const replies = await Promise.all(Array.from({ length: 20 }, () => send(server.metricsUrl!, { method: 'GET', path: '/metrics' })));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        send(server.metricsUrl!, { method: 'GET', path: '/metrics' }),
+      ),
+    );
     expect(replies.map((reply) => reply.status)).toEqual(Array(20).fill(200));
-    // Each gathering reads the process's CPU time and heap afresh: gatherings of their own would give 20 texts.
+    // Each gathering reads the process's CPU time and heap afresh: gatherings of their own would
+    // give 20 texts.
     expect(new Set(replies.map((reply) => reply.text)).size).toBeLessThanOrEqual(5);
     const { samples: before } = await scrape(server);
-    expect((await send(server.urls.notes8080, { method: 'GET', path: '/notes/123' })).status).toBe(404);
-    expect(answeredSince(before, (await scrape(server)).samples, { service: 'notes8080', method: 'GET', route: '/notes/{id}', status: '404' })).toBe(1);
+    expect((await send(server.urls.notes8080, { method: 'GET', path: '/notes/123' })).status).toBe(
+      404,
+    );
+    expect(
+      answeredSince(before, (await scrape(server)).samples, {
+        service: 'notes8080',
+        method: 'GET',
+        route: '/notes/{id}',
+        status: '404',
+      }),
+    ).toBe(1);
   });
 
-  test('unset: nothing listens beyond the services\' ports, and no metrics are announced', async () => {
+  test("unset: nothing listens beyond the services' ports, and no metrics are announced", async () => {
     const server = await start({});
     expect(server.metricsUrl).toBeUndefined();
     const servicePorts = Object.values(server.urls).map((url) => Number(new URL(url).port));
@@ -186,12 +298,27 @@ describe('METRICS_PORT', () => {
     expect(server.output()).not.toContain('metrics listening');
   });
 
-  test('a METRICS_PORT that is a service\'s port, or not a port, stops the start in one line', () => {
-    expect(() => loadConfig({ METRICS_PORT: '3000' })).toThrow(new ConfigError("METRICS_PORT=3000 is AUTH_PORT's: the metrics need a port of their own"));
-    expect(() => loadConfig({ METRICS_PORT: '9464', SERVICES: 'notes8080', NOTES8080_PORT: '9464' })).toThrow(new ConfigError("METRICS_PORT=9464 is NOTES8080_PORT's: the metrics need a port of their own"));
-    expect(() => loadConfig({ METRICS_PORT: 'prometheus' })).toThrow(new ConfigError('METRICS_PORT="prometheus" is not valid: expected a port number from 0 to 65535'));
+  test("a METRICS_PORT that is a service's port, or not a port, stops the start in one line", () => {
+    expect(() => loadConfig({ METRICS_PORT: '3000' })).toThrow(
+      new ConfigError("METRICS_PORT=3000 is AUTH_PORT's: the metrics need a port of their own"),
+    );
+    expect(() =>
+      loadConfig({ METRICS_PORT: '9464', SERVICES: 'notes8080', NOTES8080_PORT: '9464' }),
+    ).toThrow(
+      new ConfigError(
+        "METRICS_PORT=9464 is NOTES8080_PORT's: the metrics need a port of their own",
+      ),
+    );
+    expect(() => loadConfig({ METRICS_PORT: 'prometheus' })).toThrow(
+      new ConfigError(
+        'METRICS_PORT="prometheus" is not valid: expected a port number from 0 to 65535',
+      ),
+    );
     // A port of a service this process does not run is free for the metrics.
-    expect(loadConfig({ METRICS_PORT: '3000', SERVICES: 'notes8080' }).metrics).toEqual({ host: '127.0.0.1', port: 3000 });
+    expect(loadConfig({ METRICS_PORT: '3000', SERVICES: 'notes8080' }).metrics).toEqual({
+      host: '127.0.0.1',
+      port: 3000,
+    });
     expect(loadConfig({}).metrics).toBeUndefined();
   });
 });

@@ -53,7 +53,10 @@ afterEach(async () => {
 
 const EMBEDDED = { DATABASE_URL: '' };
 
-/** Every process of the run: the spawned one, what it started, and the PostgreSQL of its data folder. */
+/**
+ * Every process of the run: the spawned one, what it started, and the PostgreSQL of its data
+ * folder.
+ */
 async function processesOf(server: RunningProcess, dir: string): Promise<number[]> {
   return [...(await descendants(server.child.pid!)), ...(await postgresProcessesFor(dir))];
 }
@@ -77,7 +80,11 @@ const isGone = (pid: number) => {
 };
 
 async function createNote(server: RunningProcess, title: string): Promise<number> {
-  const created = await send(server.urls.notes8080, { method: 'POST', path: '/notes', json: { title } });
+  const created = await send(server.urls.notes8080, {
+    method: 'POST',
+    path: '/notes',
+    json: { title },
+  });
   expect(created.status).toBe(201);
   return (created.json as { id: number }).id;
 }
@@ -95,21 +102,32 @@ describe('one instance per data folder', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`pid ${first.pid}`);
     expect(lines[0]).toContain(`DATA_DIR=${dir}`);
-    expect(lines[0]).toMatch(/another DATA_DIR and other ports \(NOTES8080_PORT, NOTES8000_PORT, AUTH_PORT\)/);
+    expect(lines[0]).toMatch(
+      /another DATA_DIR and other ports \(NOTES8080_PORT, NOTES8000_PORT, AUTH_PORT\)/,
+    );
 
     expect(await postgresProcessesFor(dir)).toEqual(before);
     const id = await createNote(first, 'still served');
-    expect((await send(first.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).status).toBe(200);
+    expect((await send(first.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).status).toBe(
+      200,
+    );
   });
 
   test('of two starts at the same moment, exactly one runs and the other gets the same line', async () => {
     const dir = await dataDir();
-    const outcomes = await Promise.allSettled([start({ dataDir: dir, env: EMBEDDED }), start({ dataDir: dir, env: EMBEDDED })]);
+    const outcomes = await Promise.allSettled([
+      start({ dataDir: dir, env: EMBEDDED }),
+      start({ dataDir: dir, env: EMBEDDED }),
+    ]);
     const winners = outcomes.filter((outcome) => outcome.status === 'fulfilled');
-    const losers = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    const losers = outcomes.filter(
+      (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
+    );
     expect(winners).toHaveLength(1);
     expect(losers).toHaveLength(1);
-    expect(String(losers[0]!.reason)).toMatch(/Another instance \(pid \d+, running since .*\) is using DATA_DIR=/);
+    expect(String(losers[0]!.reason)).toMatch(
+      /Another instance \(pid \d+, running since .*\) is using DATA_DIR=/,
+    );
     expect(String(losers[0]!.reason)).not.toMatch(/\n\s+at /);
   });
 
@@ -122,28 +140,43 @@ describe('one instance per data folder', () => {
     expect((await postgresProcessesFor(dir)).length).toBeGreaterThan(0);
 
     const next = await start({ dataDir: dir, env: EMBEDDED });
-    expect((await send(next.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).json).toMatchObject({ title: 'before the kill' });
+    expect(
+      (await send(next.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).json,
+    ).toMatchObject({ title: 'before the kill' });
   });
 });
 
 describe('signals', () => {
-  test.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)('%s to the process group of `npm start` stops everything within 10 s', async (signal) => {
-    const dir = await dataDir();
-    const server = await start({ dataDir: dir, env: EMBEDDED, form: 'npm', ownGroup: true });
-    const all = await processesOf(server, dir);
-    process.kill(-server.child.pid!, signal);
-    await waitUntil(async () => all.every(isGone), 10_000);
-    expect(server.output()).toContain('stopped');
-  });
+  test.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)(
+    '%s to the process group of `npm start` stops everything within 10 s',
+    async (signal) => {
+      const dir = await dataDir();
+      const server = await start({ dataDir: dir, env: EMBEDDED, form: 'npm', ownGroup: true });
+      const all = await processesOf(server, dir);
+      process.kill(-server.child.pid!, signal);
+      await waitUntil(async () => all.every(isGone), 10_000);
+      expect(server.output()).toContain('stopped');
+    },
+  );
 
   test('Ctrl-C reaches the whole process group, yet the embedded database stops last: it still answers while the services drain', async () => {
     const dir = await dataDir();
-    const server = await start({ dataDir: dir, env: { ...EMBEDDED, SHUTDOWN_DRAIN_MS: '3000' }, form: 'npm', ownGroup: true });
+    const server = await start({
+      dataDir: dir,
+      env: { ...EMBEDDED, SHUTDOWN_DRAIN_MS: '3000' },
+      form: 'npm',
+      ownGroup: true,
+    });
     const id = await createNote(server, 'read during the drain');
     process.kill(-server.child.pid!, 'SIGINT');
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'shutting down' } });
-    expect(await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).toMatchObject({ status: 200, json: { title: 'read during the drain' } });
+    expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({
+      status: 503,
+      json: { error: 'shutting down' },
+    });
+    expect(
+      await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}` }),
+    ).toMatchObject({ status: 200, json: { title: 'read during the drain' } });
     await server.exited;
     const lines = logLines(server.output());
     expect(lines.map((line) => line.msg)).toContain('stopped');
@@ -174,58 +207,113 @@ describe('a supervised embedded database', () => {
     const dir = await dataDir();
     const server = await start({ dataDir: dir, env: EMBEDDED, form: 'source', ownGroup: false });
     const id = await createNote(server, 'acknowledged before the crash');
-    expect((await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).json).toEqual({ status: 'ready' });
+    expect((await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).json).toEqual({
+      status: 'ready',
+    });
 
-    const postmaster = Number((await fs.readFile(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const postmaster = Number(
+      (await fs.readFile(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+    );
     process.kill(postmaster, 'SIGKILL');
-    const during = await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}`, timeoutMs: 10_000 });
+    const during = await send(server.urls.notes8080, {
+      method: 'GET',
+      path: `/notes/${id}`,
+      timeoutMs: 10_000,
+    });
     expect([200, 500]).toContain(during.status);
     expect(during.ms).toBeLessThan(5_000);
 
-    const back = await waitUntil(async () => (await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).status === 200, 5_000);
+    const back = await waitUntil(
+      async () =>
+        (await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).status === 200,
+      5_000,
+    );
     expect(back).toBeLessThan(5_000);
-    expect((await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).json).toMatchObject({ title: 'acknowledged before the crash' });
-    expect(logLines(server.output()).some((line) => line.msg === 'embedded PostgreSQL exited unexpectedly; starting it again')).toBe(true);
+    expect(
+      (await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}` })).json,
+    ).toMatchObject({ title: 'acknowledged before the crash' });
+    expect(
+      logLines(server.output()).some(
+        (line) => line.msg === 'embedded PostgreSQL exited unexpectedly; starting it again',
+      ),
+    ).toBe(true);
   });
 
-  test('GET /ready answers 503 in each service\'s shape while the database is cut off or frozen (sessions in it included); /live and /health still say the process runs', async () => {
+  test("GET /ready answers 503 in each service's shape while the database is cut off or frozen (sessions in it included); /live and /health still say the process runs", async () => {
     const database = await createTestDatabase();
-    // A relay in front of the database that can be cut or frozen, as a network or a database outage does.
+    // A relay in front of the database that can be cut or frozen, as a network or a database outage
+    // does.
     const target = new URL(database.url);
     const relay = await startTcpRelay({ host: target.hostname, port: Number(target.port) });
     try {
-      const server = await start({ dataDir: await dataDir(), env: { DATABASE_URL: relay.through(database.url), DB_TIMEOUT_MS: '500', SESSION_STORE: 'postgres' } });
+      const server = await start({
+        dataDir: await dataDir(),
+        env: {
+          DATABASE_URL: relay.through(database.url),
+          DB_TIMEOUT_MS: '500',
+          SESSION_STORE: 'postgres',
+        },
+      });
       for (const url of [server.urls.notes8080, server.urls.notes8000, server.urls.auth]) {
-        expect((await send(url, { method: 'GET', path: '/ready' })).json).toEqual({ status: 'ready' });
+        expect((await send(url, { method: 'GET', path: '/ready' })).json).toEqual({
+          status: 'ready',
+        });
       }
       relay.cut();
-      expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'database unavailable' } });
-      expect(await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { detail: 'database unavailable' } });
-      expect(await send(server.urls.auth, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'database unavailable' } });
-      expect((await send(server.urls.notes8000, { method: 'GET', path: '/health' })).json).toEqual({ status: 'healthy' });
+      expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({
+        status: 503,
+        json: { error: 'database unavailable' },
+      });
+      expect(await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).toMatchObject({
+        status: 503,
+        json: { detail: 'database unavailable' },
+      });
+      expect(await send(server.urls.auth, { method: 'GET', path: '/ready' })).toMatchObject({
+        status: 503,
+        json: { error: 'database unavailable' },
+      });
+      expect((await send(server.urls.notes8000, { method: 'GET', path: '/health' })).json).toEqual({
+        status: 'healthy',
+      });
       for (const url of [server.urls.notes8080, server.urls.notes8000, server.urls.auth]) {
-        expect(await send(url, { method: 'GET', path: '/live' })).toMatchObject({ status: 200, json: { status: 'live' } });
+        expect(await send(url, { method: 'GET', path: '/live' })).toMatchObject({
+          status: 200,
+          json: { status: 'live' },
+        });
       }
 
       relay.restore();
       const urls = [server.urls.notes8080, server.urls.notes8000, server.urls.auth];
-      const readiness = () => Promise.all(urls.map((url) => send(url, { method: 'GET', path: '/ready' }).then((reply) => reply.status)));
-      for (const started = Date.now(); (await readiness()).some((status) => status !== 200); ) {
-        expect(Date.now() - started, 'ready again after the relay is restored').toBeLessThan(10_000);
+      const readiness = () =>
+        Promise.all(
+          urls.map((url) =>
+            send(url, { method: 'GET', path: '/ready' }).then((reply) => reply.status),
+          ),
+        );
+      for (const started = Date.now(); (await readiness()).some((status) => status !== 200);) {
+        expect(Date.now() - started, 'ready again after the relay is restored').toBeLessThan(
+          10_000,
+        );
         await sleep(100);
       }
       // Frozen: connections held, no byte answered. Each check gives up after DB_TIMEOUT_MS (a
       // pooled connection's wait, then the statement's), not after the test's patience.
       relay.freeze();
       const frozenAt = performance.now();
-      const answers = await Promise.all(urls.map((url) => send(url, { method: 'GET', path: '/ready', timeoutMs: 5_000 })));
+      const answers = await Promise.all(
+        urls.map((url) => send(url, { method: 'GET', path: '/ready', timeoutMs: 5_000 })),
+      );
       expect(performance.now() - frozenAt).toBeLessThan(2 * 500 + 1_500);
       expect(answers.map(({ status, json }) => ({ status, json }))).toEqual([
         { status: 503, json: { error: 'database unavailable' } },
         { status: 503, json: { detail: 'database unavailable' } },
         { status: 503, json: { error: 'database unavailable' } },
       ]);
-      for (const url of urls) expect(await send(url, { method: 'GET', path: '/live' })).toMatchObject({ status: 200, json: { status: 'live' } });
+      for (const url of urls)
+        expect(await send(url, { method: 'GET', path: '/live' })).toMatchObject({
+          status: 200,
+          json: { status: 'live' },
+        });
     } finally {
       await relay.close();
       await database.drop();
@@ -235,15 +323,33 @@ describe('a supervised embedded database', () => {
   test('a stopping process answers GET /ready with 503 while it still serves for SHUTDOWN_DRAIN_MS, then stops cleanly', async () => {
     const database = await createTestDatabase();
     try {
-      const server = await start({ dataDir: await dataDir(), env: { DATABASE_URL: database.url, SHUTDOWN_DRAIN_MS: '3000' } });
-      expect((await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).status).toBe(200);
+      const server = await start({
+        dataDir: await dataDir(),
+        env: { DATABASE_URL: database.url, SHUTDOWN_DRAIN_MS: '3000' },
+      });
+      expect((await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).status).toBe(
+        200,
+      );
       const stopped = server.stop();
       await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'shutting down' } });
-      expect(await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { detail: 'shutting down' } });
-      expect(await send(server.urls.auth, { method: 'GET', path: '/ready' })).toMatchObject({ status: 503, json: { error: 'shutting down' } });
-      expect((await send(server.urls.notes8080, { method: 'GET', path: '/notes' })).status).toBe(200);
-      expect((await send(server.urls.notes8080, { method: 'GET', path: '/live' })).status).toBe(200);
+      expect(await send(server.urls.notes8080, { method: 'GET', path: '/ready' })).toMatchObject({
+        status: 503,
+        json: { error: 'shutting down' },
+      });
+      expect(await send(server.urls.notes8000, { method: 'GET', path: '/ready' })).toMatchObject({
+        status: 503,
+        json: { detail: 'shutting down' },
+      });
+      expect(await send(server.urls.auth, { method: 'GET', path: '/ready' })).toMatchObject({
+        status: 503,
+        json: { error: 'shutting down' },
+      });
+      expect((await send(server.urls.notes8080, { method: 'GET', path: '/notes' })).status).toBe(
+        200,
+      );
+      expect((await send(server.urls.notes8080, { method: 'GET', path: '/live' })).status).toBe(
+        200,
+      );
       expect(await stopped).toBe(0);
     } finally {
       await database.drop();
@@ -255,7 +361,13 @@ describe('start-up errors a person can read', () => {
   test('invalid variables: one line each (name, value, what is expected), secrets not repeated, exit 1, no stack', async () => {
     const result = await runUntilExit({
       dataDir: await dataDir(),
-      env: { NOTES8080_PORT: 'eighty', DB_POOL_MAX: '0', LOG_LEVEL: 'loud', AUTH_ADMIN_PASSWORD: 'secret-value', PASSWORD_HASH_COST: '1000' },
+      env: {
+        NOTES8080_PORT: 'eighty',
+        DB_POOL_MAX: '0',
+        LOG_LEVEL: 'loud',
+        AUTH_ADMIN_PASSWORD: 'secret-value',
+        PASSWORD_HASH_COST: '1000',
+      },
     });
     expect(result.code).toBe(1);
     expect(result.output.trim().split('\n').sort()).toEqual([
@@ -269,11 +381,21 @@ describe('start-up errors a person can read', () => {
   test('a DATABASE_URL naming a database that does not exist fails in under 5 s with one line', async () => {
     const url = new URL(postgresUrl());
     url.pathname = '/no_such_database';
-    const result = await runUntilExit({ dataDir: await dataDir(), env: { DATABASE_URL: url.toString() } });
+    const result = await runUntilExit({
+      dataDir: await dataDir(),
+      env: { DATABASE_URL: url.toString() },
+    });
     expect(result.code).toBe(1);
     expect(result.ms).toBeLessThan(5_000);
-    const printed = result.output.trim().split('\n').filter((line) => !line.startsWith('{'));
-    expect(printed).toEqual([expect.stringMatching(/^Cannot use the database no_such_database at 127\.0\.0\.1:\d+ \(DATABASE_URL\): database "no_such_database" does not exist$/)]);
+    const printed = result.output
+      .trim()
+      .split('\n')
+      .filter((line) => !line.startsWith('{'));
+    expect(printed).toEqual([
+      expect.stringMatching(
+        /^Cannot use the database no_such_database at 127\.0\.0\.1:\d+ \(DATABASE_URL\): database "no_such_database" does not exist$/,
+      ),
+    ]);
     expect(result.output).not.toMatch(/\n\s+at /);
     expect(result.output).not.toContain(url.password || 'no password');
   });
@@ -283,9 +405,15 @@ describe('start-up errors a person can read', () => {
     const busy = net.createServer();
     const port = await listenOnFreePort(busy, '127.0.0.1');
     try {
-      const result = await runUntilExit({ dataDir: await dataDir(), env: { ...EMBEDDED, NOTES8000_PORT: String(port) }, form: 'compiled' });
+      const result = await runUntilExit({
+        dataDir: await dataDir(),
+        env: { ...EMBEDDED, NOTES8000_PORT: String(port) },
+        form: 'compiled',
+      });
       expect(result.code).toBe(1);
-      expect(result.output).toContain(`notes8000 cannot listen on 127.0.0.1:${port} (NOTES8000_HOST, NOTES8000_PORT): the address is already in use`);
+      expect(result.output).toContain(
+        `notes8000 cannot listen on 127.0.0.1:${port} (NOTES8000_HOST, NOTES8000_PORT): the address is already in use`,
+      );
       expect(result.output).not.toContain('listening on');
       expect(result.output).not.toMatch(/\n\s+at /);
     } finally {
@@ -296,11 +424,18 @@ describe('start-up errors a person can read', () => {
   test('production mode with a weak password refuses in one line naming the variable', async () => {
     const result = await runUntilExit({
       dataDir: await dataDir(),
-      env: { ...EMBEDDED, NODE_ENV: 'production', AUTH_USER_PASSWORD: 'admin-password', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' },
+      env: {
+        ...EMBEDDED,
+        NODE_ENV: 'production',
+        AUTH_USER_PASSWORD: 'admin-password',
+        AUTH_ADMIN_PASSWORD: 'a-long-secret-2',
+      },
       form: 'compiled',
     });
     expect(result.code).toBe(1);
-    expect(result.output.trim()).toBe('AUTH_USER_PASSWORD is a documented default password: production mode needs one of your own');
+    expect(result.output.trim()).toBe(
+      'AUTH_USER_PASSWORD is a documented default password: production mode needs one of your own',
+    );
   });
 });
 
@@ -309,32 +444,48 @@ describe('scaling', () => {
   async function workersOf(server: RunningProcess): Promise<number[]> {
     const children = await descendants(server.child.pid!);
     const workers: number[] = [];
-    for (const pid of children) if ((await commandLine(pid)).some((part) => part.endsWith('main.js'))) workers.push(pid);
+    for (const pid of children)
+      if ((await commandLine(pid)).some((part) => part.endsWith('main.js'))) workers.push(pid);
     return workers;
   }
 
   test('WORKERS=2: a killed worker is replaced while requests keep being answered; SIGTERM drains all', async () => {
     const database = await createTestDatabase();
     try {
-      const server = await start({ dataDir: await dataDir(), env: { DATABASE_URL: database.url, WORKERS: '2', SESSION_STORE: 'postgres' } });
+      const server = await start({
+        dataDir: await dataDir(),
+        env: { DATABASE_URL: database.url, WORKERS: '2', SESSION_STORE: 'postgres' },
+      });
       const [victim, survivor] = await workersOf(server);
       expect(survivor).toBeDefined();
       // A session made through one worker holds on the other: they share the PostgreSQL store.
-      const login = await send(server.urls.auth, { method: 'POST', path: '/api/login', json: { email: 'user@example.com', password: 'user-password' } });
+      const login = await send(server.urls.auth, {
+        method: 'POST',
+        path: '/api/login',
+        json: { email: 'user@example.com', password: 'user-password' },
+      });
       const cookie = String(login.headers['set-cookie']).split(';')[0]!;
       const answers: (number | string)[] = [];
       let stop = false;
       const client = (async () => {
         // A new connection for every request, so that both workers are asked.
         while (!stop) {
-          const reply = await send(server.urls.auth, { method: 'GET', path: '/api/me', headers: { cookie, connection: 'close' }, timeoutMs: 3_000 }).catch((error: Error) => error.message);
+          const reply = await send(server.urls.auth, {
+            method: 'GET',
+            path: '/api/me',
+            headers: { cookie, connection: 'close' },
+            timeoutMs: 3_000,
+          }).catch((error: Error) => error.message);
           answers.push(typeof reply === 'string' ? reply : reply.status);
         }
       })();
       await waitUntil(async () => answers.length >= 50, 10_000);
       process.kill(victim!, 'SIGKILL');
       const before = answers.length;
-      const replacedIn = await waitUntil(async () => (await workersOf(server)).filter((pid) => pid !== victim).length === 2, 10_000);
+      const replacedIn = await waitUntil(
+        async () => (await workersOf(server)).filter((pid) => pid !== victim).length === 2,
+        10_000,
+      );
       await waitUntil(async () => answers.length >= before + 100, 10_000);
       stop = true;
       await client;
@@ -344,7 +495,9 @@ describe('scaling', () => {
       expect(after.filter((answer) => answer !== 200).length).toBeLessThanOrEqual(2);
       expect(answers.slice(0, before).every((answer) => answer === 200)).toBe(true);
       expect(replacedIn).toBeLessThan(5_000);
-      expect(logLines(server.output()).some((line) => line.msg === 'a worker died; starting another')).toBe(true);
+      expect(
+        logLines(server.output()).some((line) => line.msg === 'a worker died; starting another'),
+      ).toBe(true);
 
       const workers = await workersOf(server);
       expect(await server.stop()).toBe(0);
@@ -355,7 +508,11 @@ describe('scaling', () => {
   });
 
   test('WORKERS=2 with sessions in memory refuses in one line', async () => {
-    const result = await runUntilExit({ dataDir: await dataDir(), env: { ...EMBEDDED, WORKERS: '2' }, form: 'compiled' });
+    const result = await runUntilExit({
+      dataDir: await dataDir(),
+      env: { ...EMBEDDED, WORKERS: '2' },
+      form: 'compiled',
+    });
     expect(result.code).toBe(1);
     expect(result.output.trim()).toBe(
       'WORKERS=2 needs SESSION_STORE=postgres: with sessions in memory each worker would know only its own logins (or leave auth out of SERVICES)',
@@ -365,12 +522,23 @@ describe('scaling', () => {
   test('SERVICES runs only the services named; the others do not listen and their schemas are untouched', async () => {
     const database = await createTestDatabase();
     try {
-      const server = await start({ dataDir: await dataDir(), env: { DATABASE_URL: database.url, SERVICES: 'notes8000' } });
+      const server = await start({
+        dataDir: await dataDir(),
+        env: { DATABASE_URL: database.url, SERVICES: 'notes8000' },
+      });
       expect(Object.keys(server.urls)).toEqual(['notes8000']);
-      expect((await send(server.urls.notes8000, { method: 'GET', path: '/health' })).status).toBe(200);
-      expect(await listeningPorts(server.pid)).toEqual([Number(new URL(server.urls.notes8000).port)]);
+      expect((await send(server.urls.notes8000, { method: 'GET', path: '/health' })).status).toBe(
+        200,
+      );
+      expect(await listeningPorts(server.pid)).toEqual([
+        Number(new URL(server.urls.notes8000).port),
+      ]);
       const schemas = await withClient(database.url, async (client) =>
-        (await client.query<{ name: string }>("SELECT schema_name AS name FROM information_schema.schemata WHERE schema_name IN ('notes8080', 'notes8000', 'auth')")).rows.map((row) => row.name),
+        (
+          await client.query<{ name: string }>(
+            "SELECT schema_name AS name FROM information_schema.schemata WHERE schema_name IN ('notes8080', 'notes8000', 'auth')",
+          )
+        ).rows.map((row) => row.name),
       );
       expect(schemas).toEqual(['notes8000']);
     } finally {
@@ -391,17 +559,28 @@ describe('the container image', () => {
 
 describe('npm run migrate', () => {
   const migrate = (env: Record<string, string>, ...args: string[]) =>
-    promisify(execFile)('npm', ['run', '--silent', 'migrate', ...(args.length ? ['--', ...args] : [])], { cwd: ROOT, env: { ...process.env, ...env } }).then(
+    promisify(execFile)(
+      'npm',
+      ['run', '--silent', 'migrate', ...(args.length ? ['--', ...args] : [])],
+      { cwd: ROOT, env: { ...process.env, ...env } },
+    ).then(
       ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
-      (failure: { code: number; stdout: string; stderr: string }) => ({ code: failure.code, output: failure.stdout + failure.stderr }),
+      (failure: { code: number; stdout: string; stderr: string }) => ({
+        code: failure.code,
+        output: failure.stdout + failure.stderr,
+      }),
     );
 
   test('says plainly that it needs DATABASE_URL', async () => {
     const result = await migrate({ DATABASE_URL: '' });
-    expect(result).toEqual({ code: 1, output: 'npm run migrate needs DATABASE_URL, the postgres:// URL of the database to migrate\n' });
+    expect(result).toEqual({
+      code: 1,
+      output:
+        'npm run migrate needs DATABASE_URL, the postgres:// URL of the database to migrate\n',
+    });
   });
 
-  test('with no flags migrates every service\'s schema; --env picks one', async () => {
+  test("with no flags migrates every service's schema; --env picks one", async () => {
     const database = await createTestDatabase();
     try {
       expect(await migrate({ DATABASE_URL: database.url }, '--env', 'notes8000')).toEqual({
@@ -412,7 +591,9 @@ describe('npm run migrate', () => {
       expect(all.code).toBe(0);
       expect(all.output).toContain('notes8080: schema notes8080 is at its latest migration');
       const tables = await withClient(database.url, (client) =>
-        client.query<{ table_schema: string }>(`SELECT table_schema FROM information_schema.tables WHERE table_name = 'notes' ORDER BY 1`),
+        client.query<{ table_schema: string }>(
+          `SELECT table_schema FROM information_schema.tables WHERE table_name = 'notes' ORDER BY 1`,
+        ),
       );
       expect(tables.rows.map((row) => row.table_schema)).toEqual(['notes8000', 'notes8080']);
     } finally {
@@ -427,7 +608,10 @@ describe('logs', () => {
     const lines = json.output().trim().split('\n');
     expect(lines.every((line) => line.startsWith('{'))).toBe(true);
 
-    const pretty = await start({ dataDir: await dataDir(), env: { ...EMBEDDED, LOG_FORMAT: 'pretty' } });
+    const pretty = await start({
+      dataDir: await dataDir(),
+      env: { ...EMBEDDED, LOG_FORMAT: 'pretty' },
+    });
     expect(pretty.output()).toMatch(/INFO.*notes8080 listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(pretty.output()).not.toMatch(/^\{/m);
   });
@@ -438,9 +622,14 @@ describe('npm run dev', () => {
     const busy = net.createServer();
     const port = await listenOnFreePort(busy);
     try {
-      const result = await runUntilExit({ dataDir: await dataDir(), env: { ...EMBEDDED, SPA_MODE: 'vite', HMR_PORT: String(port) } });
+      const result = await runUntilExit({
+        dataDir: await dataDir(),
+        env: { ...EMBEDDED, SPA_MODE: 'vite', HMR_PORT: String(port) },
+      });
       expect(result.code).toBe(1);
-      expect(result.output).toContain(`HMR_PORT=${port} is already in use (another npm run dev?): set HMR_PORT to a free port`);
+      expect(result.output).toContain(
+        `HMR_PORT=${port} is already in use (another npm run dev?): set HMR_PORT to a free port`,
+      );
     } finally {
       busy.close();
     }
@@ -453,9 +642,13 @@ describe('memory', () => {
     await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
     const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'first-start-'));
     try {
-      // dist/server is a relative link into dist/builds, where the compiled migrations sit beside it.
+      // dist/server is a relative link into dist/builds, where the compiled migrations sit beside
+      // it.
       for (const entry of ['package.json', 'vite.config.ts', 'web', 'dist/builds', 'dist/server']) {
-        await fs.cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true, verbatimSymlinks: true });
+        await fs.cp(path.join(ROOT, entry), path.join(copy, entry), {
+          recursive: true,
+          verbatimSymlinks: true,
+        });
       }
       await fs.symlink(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
       const dir = await dataDir();

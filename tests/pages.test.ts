@@ -22,8 +22,13 @@ const notesServices: StartedService<NotesDeps>[] = [];
 beforeAll(async () => {
   await ensureSpaBuilt();
   spa = await builtSpa();
-  service = await startService(auth, { deps: { config: loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth, spa } });
-  for (const descriptor of [notes8080, notes8000]) notesServices.push(await startTestService(descriptor, { deps: { config: loadConfig({}).notes } }));
+  service = await startService(auth, {
+    deps: { config: loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth, spa },
+  });
+  for (const descriptor of [notes8080, notes8000])
+    notesServices.push(
+      await startTestService(descriptor, { deps: { config: loadConfig({}).notes } }),
+    );
 });
 afterAll(async () => {
   await Promise.all([service, ...notesServices].map((started) => started?.close()));
@@ -31,7 +36,8 @@ afterAll(async () => {
   expect(service.logs.errors()).toEqual([]);
 });
 
-const get = (path: string, headers: Record<string, string> = {}, url = service.url) => send(url, { method: 'GET', path, headers });
+const get = (path: string, headers: Record<string, string> = {}, url = service.url) =>
+  send(url, { method: 'GET', path, headers });
 
 async function sessionCookie(credentials: typeof USER): Promise<string> {
   const reply = await service.request('POST', '/api/login', { json: credentials });
@@ -41,7 +47,12 @@ async function sessionCookie(credentials: typeof USER): Promise<string> {
 /** The body as the browser reads it, whatever its encoding. */
 function decoded(reply: Reply): string {
   const encoding = reply.headers['content-encoding'];
-  const body = encoding === 'br' ? brotliDecompressSync(reply.body) : encoding === 'gzip' ? gunzipSync(reply.body) : reply.body;
+  const body =
+    encoding === 'br'
+      ? brotliDecompressSync(reply.body)
+      : encoding === 'gzip'
+        ? gunzipSync(reply.body)
+        : reply.body;
   return body.toString('utf8');
 }
 
@@ -66,7 +77,10 @@ describe('pages rendered on the server', () => {
   });
 
   it('sends /login with its form in the HTML, the same for every visitor', async () => {
-    const [first, second] = [await get('/login'), await get('/login', { cookie: await sessionCookie(USER) })];
+    const [first, second] = [
+      await get('/login'),
+      await get('/login', { cookie: await sessionCookie(USER) }),
+    ];
     expect(first.text).toBe(second.text);
     expect(first.text).toContain('<title>ログイン</title>');
     expect(first.text).toMatch(/<form[\s>]/);
@@ -80,7 +94,9 @@ describe('pages rendered on the server', () => {
     expect(login).toMatch(/<meta name="description" content="[^"]+"/);
     const cookie = await sessionCookie(ADMIN);
     for (const path of ['/dashboard', '/admin/users', '/admin/settings']) {
-      expect((await get(path, { cookie })).text, path).toMatch(/<meta name="robots" content="noindex"/);
+      expect((await get(path, { cookie })).text, path).toMatch(
+        /<meta name="robots" content="noindex"/,
+      );
     }
     const forbidden = await get('/admin/users', { cookie: await sessionCookie(USER) });
     expect(forbidden.status).toBe(403);
@@ -88,36 +104,48 @@ describe('pages rendered on the server', () => {
   });
 
   it('keeps a value that could close the state’s script element escaped', async () => {
-    const { renderDocument } = (await import('../web/src/server.js')) as typeof import('../web/src/server.js');
-    const html = renderDocument('<!--page-head--><div id="root"><!--page-markup--></div><!--page-state-->', '/dashboard', {
-      page: 'dashboard',
-      user: { id: '1', email: '</script><script>alert(1)</script>@example.com', role: 'user' },
-    });
+    const { renderDocument } =
+      (await import('../web/src/server.js')) as typeof import('../web/src/server.js');
+    const html = renderDocument(
+      '<!--page-head--><div id="root"><!--page-markup--></div><!--page-state-->',
+      '/dashboard',
+      {
+        page: 'dashboard',
+        user: { id: '1', email: '</script><script>alert(1)</script>@example.com', role: 'user' },
+      },
+    );
     expect(html).not.toContain('</script><script>');
     expect(html.match(/<script/g)).toHaveLength(1);
   });
 });
 
 describe('compression', () => {
-  const assetsOf = async (html: string) => [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
+  const assetsOf = async (html: string) =>
+    [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
 
   it.each([
     ['br', 'br'],
     ['gzip', 'gzip'],
     ['gzip, deflate, br, zstd', 'br'],
-  ])('sends the hashed assets compressed at build time for Accept-Encoding %s (%s), varying on it', async (accepted, expected) => {
-    const assets = await assetsOf((await get('/login')).text);
-    expect(assets.length).toBeGreaterThanOrEqual(1);
-    for (const asset of assets) {
-      const [raw, compressed] = [await get(asset), await get(asset, { 'accept-encoding': accepted })];
-      expect(raw.headers['content-encoding']).toBeUndefined();
-      expect(compressed.headers['content-encoding'], asset).toBe(expected);
-      expect(compressed.headers.vary).toMatch(/Accept-Encoding/i);
-      expect(compressed.headers['cache-control']).toContain('immutable');
-      expect(compressed.body.length).toBeLessThan(raw.body.length / 2);
-      expect(decoded(compressed)).toBe(raw.text);
-    }
-  });
+  ])(
+    'sends the hashed assets compressed at build time for Accept-Encoding %s (%s), varying on it',
+    async (accepted, expected) => {
+      const assets = await assetsOf((await get('/login')).text);
+      expect(assets.length).toBeGreaterThanOrEqual(1);
+      for (const asset of assets) {
+        const [raw, compressed] = [
+          await get(asset),
+          await get(asset, { 'accept-encoding': accepted }),
+        ];
+        expect(raw.headers['content-encoding']).toBeUndefined();
+        expect(compressed.headers['content-encoding'], asset).toBe(expected);
+        expect(compressed.headers.vary).toMatch(/Accept-Encoding/i);
+        expect(compressed.headers['cache-control']).toContain('immutable');
+        expect(compressed.body.length).toBeLessThan(raw.body.length / 2);
+        expect(decoded(compressed)).toBe(raw.text);
+      }
+    },
+  );
 
   it('sends the pages compressed', async () => {
     const cookie = await sessionCookie(ADMIN);
@@ -128,7 +156,9 @@ describe('compression', () => {
       expect(reply.headers.vary).toMatch(/Accept-Encoding/i);
       expect(decoded(reply)).toContain('<div id="root"><');
     }
-    expect((await get('/login', { 'accept-encoding': 'gzip' })).headers['content-encoding']).toBe('gzip');
+    expect((await get('/login', { 'accept-encoding': 'gzip' })).headers['content-encoding']).toBe(
+      'gzip',
+    );
     // The same for every visitor: compressed once and sent with its length.
     const login = await get('/login', { 'accept-encoding': 'br' });
     expect(Number(login.headers['content-length'])).toBe(login.body.length);
@@ -140,21 +170,29 @@ describe('compression', () => {
       expect(document.headers['content-encoding']).toBe('br');
       expect(JSON.parse(decoded(document))).toHaveProperty('openapi');
 
-      const files = [...(await get('/docs', {}, url)).text.matchAll(/(?:src|href)="(\/docs\/[^"]+)"/g)].map((match) => match[1]!);
+      const files = [
+        ...(await get('/docs', {}, url)).text.matchAll(/(?:src|href)="(\/docs\/[^"]+)"/g),
+      ].map((match) => match[1]!);
       expect(files.length).toBeGreaterThanOrEqual(3);
       for (const file of files) {
         const reply = await get(file, { 'accept-encoding': 'br, gzip' }, url);
         expect(reply.status, file).toBe(200);
         expect(reply.headers['cache-control'], file).toBe('public, max-age=31536000, immutable');
         // Swagger UI itself; its few hundred bytes of set-up gain nothing from compression.
-        if (/swagger-ui(-bundle)?\.(css|js)\?/.test(file)) expect(reply.headers['content-encoding'], file).toBe('br');
+        if (/swagger-ui(-bundle)?\.(css|js)\?/.test(file))
+          expect(reply.headers['content-encoding'], file).toBe('br');
       }
       // Another URL of the same file may serve other bytes some day: checked again each time.
-      expect((await get('/docs/swagger-ui.css', {}, url)).headers['cache-control']).toBe('no-cache');
+      expect((await get('/docs/swagger-ui.css', {}, url)).headers['cache-control']).toBe(
+        'no-cache',
+      );
     }
   });
 
-  const docsFiles = async (url: string) => [...(await get('/docs', {}, url)).text.matchAll(/(?:src|href)="(\/docs\/[^"]+)"/g)].map((match) => match[1]!);
+  const docsFiles = async (url: string) =>
+    [...(await get('/docs', {}, url)).text.matchAll(/(?:src|href)="(\/docs\/[^"]+)"/g)].map(
+      (match) => match[1]!,
+    );
 
   it.each([
     ['br', 'br'],
@@ -164,21 +202,34 @@ describe('compression', () => {
     ['br;q=0.5, gzip', 'gzip'],
     ['identity', undefined],
     ['', undefined],
-  ])('sends the documents and Swagger UI’s files with their length, the same bytes for Accept-Encoding “%s” (%s)', async (accepted, expected) => {
-    const url = notesServices[0]!.url;
-    for (const path of ['/docs', '/openapi.json', ...(await docsFiles(url))]) {
-      const [plain, reply] = [await get(path, {}, url), await get(path, accepted ? { 'accept-encoding': accepted } : {}, url)];
-      expect(plain.headers['content-encoding'], path).toBeUndefined();
-      expect(Number(reply.headers['content-length']), path).toBe(reply.body.length);
-      expect(reply.headers.vary, path).toMatch(/Accept-Encoding/i);
-      const encoding = reply.headers['content-encoding'];
-      // Text of a kilobyte or more is compressed; the set-up's few hundred bytes and the icon are not.
-      if (plain.body.length >= 1024 && !plain.headers['content-type']!.startsWith('image/')) expect(encoding, path).toBe(expected);
-      else expect(encoding, path).toBeUndefined();
-      const body = encoding === 'br' ? brotliDecompressSync(reply.body) : encoding === 'gzip' ? gunzipSync(reply.body) : reply.body;
-      expect(body.equals(plain.body), path).toBe(true);
-    }
-  });
+  ])(
+    'sends the documents and Swagger UI’s files with their length, the same bytes for Accept-Encoding “%s” (%s)',
+    async (accepted, expected) => {
+      const url = notesServices[0]!.url;
+      for (const path of ['/docs', '/openapi.json', ...(await docsFiles(url))]) {
+        const [plain, reply] = [
+          await get(path, {}, url),
+          await get(path, accepted ? { 'accept-encoding': accepted } : {}, url),
+        ];
+        expect(plain.headers['content-encoding'], path).toBeUndefined();
+        expect(Number(reply.headers['content-length']), path).toBe(reply.body.length);
+        expect(reply.headers.vary, path).toMatch(/Accept-Encoding/i);
+        const encoding = reply.headers['content-encoding'];
+        // Text of a kilobyte or more is compressed; the set-up's few hundred bytes and the icon are
+        // not.
+        if (plain.body.length >= 1024 && !plain.headers['content-type']!.startsWith('image/'))
+          expect(encoding, path).toBe(expected);
+        else expect(encoding, path).toBeUndefined();
+        const body =
+          encoding === 'br'
+            ? brotliDecompressSync(reply.body)
+            : encoding === 'gzip'
+              ? gunzipSync(reply.body)
+              : reply.body;
+        expect(body.equals(plain.body), path).toBe(true);
+      }
+    },
+  );
 
   it('compresses Swagger UI’s bundle once: a client asking for it again and again spends almost no CPU', async () => {
     const url = notesServices[1]!.url;
@@ -188,7 +239,8 @@ describe('compression', () => {
     const replies = await Promise.all(
       Array.from({ length: 8 }, async () => {
         const bodies = [];
-        for (let index = 0; index < 5; index++) bodies.push((await get(bundle, { 'accept-encoding': 'br' }, url)).body);
+        for (let index = 0; index < 5; index++)
+          bodies.push((await get(bundle, { 'accept-encoding': 'br' }, url)).body);
         return bodies;
       }),
     );
@@ -199,7 +251,10 @@ describe('compression', () => {
   });
 
   it('leaves the API’s JSON answers as they are, whatever the request accepts', async () => {
-    const reply = await get('/api/me', { 'accept-encoding': 'br, gzip', cookie: await sessionCookie(USER) });
+    const reply = await get('/api/me', {
+      'accept-encoding': 'br, gzip',
+      cookie: await sessionCookie(USER),
+    });
     expect(reply.status).toBe(200);
     expect(reply.headers['content-encoding']).toBeUndefined();
     expect(reply.headers.vary).toBeUndefined();

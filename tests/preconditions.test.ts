@@ -21,17 +21,22 @@ describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, n
     expect(created.status).toBe(201);
     return { id: (created.json as { id: number }).id, etag: String(created.headers.etag) };
   };
-  const stored = async (id: number) => (await service.db.query('SELECT title, version FROM notes WHERE id = $1', [id])).rows[0];
+  const stored = async (id: number) =>
+    (await service.db.query('SELECT title, version FROM notes WHERE id = $1', [id])).rows[0];
 
   it('gives a strong ETag on create, read and update, which changes with every change and only then', async () => {
     const { id, etag } = await create('versioned');
     expect(etag).toMatch(/^"[^"]+"$/);
     const read = await service.request('GET', `/notes/${id}`);
     expect(read.headers.etag).toBe(etag);
-    const changed = await service.request('PUT', `/notes/${id}`, { json: note('versioned, edited', 'first') });
+    const changed = await service.request('PUT', `/notes/${id}`, {
+      json: note('versioned, edited', 'first'),
+    });
     expect(changed.status).toBe(200);
     expect(changed.headers.etag).not.toBe(etag);
-    const same = await service.request('PUT', `/notes/${id}`, { json: note('versioned, edited', 'first') });
+    const same = await service.request('PUT', `/notes/${id}`, {
+      json: note('versioned, edited', 'first'),
+    });
     expect(same.headers.etag).toBe(changed.headers.etag);
     expect((await service.request('GET', `/notes/${id}`)).headers.etag).toBe(changed.headers.etag);
   });
@@ -39,40 +44,68 @@ describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, n
   it('answers 304 without a body when If-None-Match names the current version (weak or strong, or *), 200 otherwise', async () => {
     const { id, etag } = await create('cached');
     for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
-      const cached = await service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': header } });
+      const cached = await service.request('GET', `/notes/${id}`, {
+        headers: { 'if-none-match': header },
+      });
       expect(cached.status, header).toBe(304);
       expect(cached.body.length).toBe(0);
       expect(cached.headers.etag).toBe(etag);
     }
     await service.request('PUT', `/notes/${id}`, { json: note('cached, edited') });
-    const stale = await service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': etag } });
+    const stale = await service.request('GET', `/notes/${id}`, {
+      headers: { 'if-none-match': etag },
+    });
     expect(stale.status).toBe(200);
     expect(stale.json).toMatchObject({ title: 'cached, edited' });
   });
 
   it('refuses a PUT or DELETE whose If-Match names an older version with 412, changing nothing', async () => {
     const { id, etag } = await create('contested');
-    const first = await service.request('PUT', `/notes/${id}`, { json: note('the first save'), headers: { 'if-match': etag } });
+    const first = await service.request('PUT', `/notes/${id}`, {
+      json: note('the first save'),
+      headers: { 'if-match': etag },
+    });
     expect(first.status).toBe(200);
     const before = await stored(id);
-    const second = await service.request('PUT', `/notes/${id}`, { json: note('the second save'), headers: { 'if-match': etag } });
+    const second = await service.request('PUT', `/notes/${id}`, {
+      json: note('the second save'),
+      headers: { 'if-match': etag },
+    });
     expect(second.status).toBe(412);
     expect(second.json).toEqual({ [error]: expect.stringContaining('If-Match') });
-    const stale = await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': etag } });
+    const stale = await service.request('DELETE', `/notes/${id}`, {
+      headers: { 'if-match': etag },
+    });
     expect(stale.status).toBe(412);
     expect(await stored(id)).toEqual(before);
-    expect((await service.request('GET', `/notes/${id}`)).json).toMatchObject({ title: 'the first save' });
+    expect((await service.request('GET', `/notes/${id}`)).json).toMatchObject({
+      title: 'the first save',
+    });
     // A list that names the current version among others lets the write through.
-    const listed = await service.request('PUT', `/notes/${id}`, { json: note('a listed save'), headers: { 'if-match': `"0", ${etag}, ${first.headers.etag}` } });
+    const listed = await service.request('PUT', `/notes/${id}`, {
+      json: note('a listed save'),
+      headers: { 'if-match': `"0", ${etag}, ${first.headers.etag}` },
+    });
     expect(listed.status).toBe(200);
-    expect((await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': `${etag}, ${listed.headers.etag}` } })).status).toBeLessThan(300);
+    expect(
+      (
+        await service.request('DELETE', `/notes/${id}`, {
+          headers: { 'if-match': `${etag}, ${listed.headers.etag}` },
+        })
+      ).status,
+    ).toBeLessThan(300);
   });
 
   it('lets exactly one of two concurrent PUTs with the same ETag through', async () => {
     for (let round = 0; round < 5; round++) {
       const { id, etag } = await create(`race ${round}`);
       const answers = await Promise.all(
-        ['left', 'right'].map((side) => service.request('PUT', `/notes/${id}`, { json: note(`${side} ${round}`), headers: { 'if-match': etag } })),
+        ['left', 'right'].map((side) =>
+          service.request('PUT', `/notes/${id}`, {
+            json: note(`${side} ${round}`),
+            headers: { 'if-match': etag },
+          }),
+        ),
       );
       expect(answers.map((answer) => answer.status).sort()).toEqual([200, 412]);
       const winner = answers.find((answer) => answer.status === 200)!;
@@ -82,19 +115,63 @@ describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, n
 
   it('treats * as any current note, and a named version of a deleted note as a change (412); * on a missing note is 404', async () => {
     const { id, etag } = await create('gone soon');
-    expect((await service.request('PUT', `/notes/${id}`, { json: note('still here'), headers: { 'if-match': '*' } })).status).toBe(200);
+    expect(
+      (
+        await service.request('PUT', `/notes/${id}`, {
+          json: note('still here'),
+          headers: { 'if-match': '*' },
+        })
+      ).status,
+    ).toBe(200);
     expect((await service.request('DELETE', `/notes/${id}`)).status).toBeLessThan(300);
-    expect((await service.request('PUT', `/notes/${id}`, { json: note('too late'), headers: { 'if-match': etag } })).status).toBe(412);
-    expect((await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': etag } })).status).toBe(412);
-    expect((await service.request('PUT', `/notes/${id}`, { json: note('too late'), headers: { 'if-match': '*' } })).status).toBe(404);
-    expect((await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': '*' } })).status).toBe(404);
-    expect((await service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': '*' } })).status).toBe(404);
+    expect(
+      (
+        await service.request('PUT', `/notes/${id}`, {
+          json: note('too late'),
+          headers: { 'if-match': etag },
+        })
+      ).status,
+    ).toBe(412);
+    expect(
+      (await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': etag } })).status,
+    ).toBe(412);
+    expect(
+      (
+        await service.request('PUT', `/notes/${id}`, {
+          json: note('too late'),
+          headers: { 'if-match': '*' },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': '*' } })).status,
+    ).toBe(404);
+    expect(
+      (await service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': '*' } })).status,
+    ).toBe(404);
   });
 
   it('never matches a weak tag for a write, and ignores a malformed header by matching nothing', async () => {
     const { id, etag } = await create('strict');
-    expect((await service.request('PUT', `/notes/${id}`, { json: note('weak'), headers: { 'if-match': `W/${etag}` } })).status).toBe(412);
-    expect((await service.request('PUT', `/notes/${id}`, { json: note('garbled'), headers: { 'if-match': 'not-a-tag' } })).status).toBe(412);
-    expect((await service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': 'not-a-tag' } })).status).toBe(200);
+    expect(
+      (
+        await service.request('PUT', `/notes/${id}`, {
+          json: note('weak'),
+          headers: { 'if-match': `W/${etag}` },
+        })
+      ).status,
+    ).toBe(412);
+    expect(
+      (
+        await service.request('PUT', `/notes/${id}`, {
+          json: note('garbled'),
+          headers: { 'if-match': 'not-a-tag' },
+        })
+      ).status,
+    ).toBe(412);
+    expect(
+      (await service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': 'not-a-tag' } }))
+        .status,
+    ).toBe(200);
   });
 });

@@ -16,24 +16,36 @@ const auth = useAuthService();
 const notes: Record<string, StartedService<NotesDeps>> = {};
 
 beforeAll(async () => {
-  for (const descriptor of [notes8080, notes8000]) notes[descriptor.name] = await startTestService(descriptor, { deps: { config: loadConfig({}).notes } });
+  for (const descriptor of [notes8080, notes8000])
+    notes[descriptor.name] = await startTestService(descriptor, {
+      deps: { config: loadConfig({}).notes },
+    });
 });
 afterAll(async () => {
   for (const service of Object.values(notes)) await service.close();
 });
 
 /** The request line the service wrote for the answer with this id. */
-const lineOf = (service: { logs: StartedService<NotesDeps>['logs'] }, reply: Reply) => service.logs.lines.find((line) => line.reqId === reply.headers['x-request-id']);
+const lineOf = (service: { logs: StartedService<NotesDeps>['logs'] }, reply: Reply) =>
+  service.logs.lines.find((line) => line.reqId === reply.headers['x-request-id']);
 
 describe.each(['notes8080', 'notes8000'])('%s request ids', (name) => {
   it('gives every answer a new id when the client sent none, and logs its line with it', async () => {
     const service = notes[name]!;
-    const replies = [await service.request('GET', '/notes'), await service.request('GET', '/notes/999999'), await service.request('DELETE', '/notes')];
+    const replies = [
+      await service.request('GET', '/notes'),
+      await service.request('GET', '/notes/999999'),
+      await service.request('DELETE', '/notes'),
+    ];
     const ids = replies.map((reply) => String(reply.headers['x-request-id']));
     for (const id of ids) expect(id).toMatch(UUID);
     expect(new Set(ids).size).toBe(3);
     for (const reply of replies) {
-      expect(lineOf(service, reply)).toMatchObject({ status: reply.status, method: expect.any(String), address: '127.0.0.1' });
+      expect(lineOf(service, reply)).toMatchObject({
+        status: reply.status,
+        method: expect.any(String),
+        address: '127.0.0.1',
+      });
     }
   });
 
@@ -48,7 +60,11 @@ describe.each(['notes8080', 'notes8000'])('%s request ids', (name) => {
       expect(replaced.headers['x-request-id'], JSON.stringify(bad)).toMatch(UUID);
     }
     const longest = 'y'.repeat(128);
-    expect((await service.request('GET', '/notes', { headers: { 'x-request-id': longest } })).headers['x-request-id']).toBe(longest);
+    expect(
+      (await service.request('GET', '/notes', { headers: { 'x-request-id': longest } })).headers[
+        'x-request-id'
+      ],
+    ).toBe(longest);
   });
 });
 
@@ -56,10 +72,18 @@ describe('auth request ids', () => {
   it('names the signed-in user in the request line, and the pages carry the id too', async () => {
     const service = await auth.start();
     const token = await signIn(service);
-    const me = await service.request('GET', '/api/me', { headers: { cookie: `token=${token}`, 'x-request-id': 'me-1' } });
+    const me = await service.request('GET', '/api/me', {
+      headers: { cookie: `token=${token}`, 'x-request-id': 'me-1' },
+    });
     expect(me.headers['x-request-id']).toBe('me-1');
-    expect(service.logs.lines.find((line) => line.reqId === 'me-1')).toMatchObject({ path: '/api/me', status: 200, userId: '1' });
-    const anonymous = await service.request('GET', '/api/me', { headers: { 'x-request-id': 'me-2' } });
+    expect(service.logs.lines.find((line) => line.reqId === 'me-1')).toMatchObject({
+      path: '/api/me',
+      status: 200,
+      userId: '1',
+    });
+    const anonymous = await service.request('GET', '/api/me', {
+      headers: { 'x-request-id': 'me-2' },
+    });
     expect(anonymous.status).toBe(401);
     expect(service.logs.lines.find((line) => line.reqId === 'me-2')).not.toHaveProperty('userId');
     const page = await service.page('/login', { 'x-request-id': 'page-1' });

@@ -2,10 +2,19 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../server/auth/accounts.js';
-import { MemoryGenerations, PostgresGenerations, type CredentialGenerations } from '../server/auth/generations.js';
+import {
+  MemoryGenerations,
+  PostgresGenerations,
+  type CredentialGenerations,
+} from '../server/auth/generations.js';
 import { auth } from '../server/auth/index.js';
 import { PostgresSessionStore } from '../server/auth/postgresSessions.js';
-import { MemorySessionStore, type Client, type SessionLimits, type SessionStore } from '../server/auth/sessions.js';
+import {
+  MemorySessionStore,
+  type Client,
+  type SessionLimits,
+  type SessionStore,
+} from '../server/auth/sessions.js';
 import type { Database } from '../server/shared/database.js';
 import { serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
 
@@ -24,7 +33,10 @@ beforeAll(async () => {
 });
 afterAll(() => database?.drop());
 
-/** A store whose sessions are made with their account's current credential generation, as a login makes them. */
+/**
+ * A store whose sessions are made with their account's current credential generation, as a login
+ * makes them.
+ */
 type TestStore = Omit<SessionStore, 'create'> & {
   create(user: User, client: Client): Promise<string>;
   /** The same, with what the caps ended to make room. */
@@ -35,7 +47,8 @@ type TestStore = Omit<SessionStore, 'create'> & {
 
 function testStore(store: SessionStore, generations: CredentialGenerations): TestStore {
   return {
-    create: async (user, at) => (await store.create(user, at, (await generations.current(user.id))!)).token,
+    create: async (user, at) =>
+      (await store.create(user, at, (await generations.current(user.id))!)).token,
     login: async (user, at) => store.create(user, at, (await generations.current(user.id))!),
     renew: (userId) => generations.renew(userId),
     find: (token) => store.find(token),
@@ -47,9 +60,16 @@ function testStore(store: SessionStore, generations: CredentialGenerations): Tes
   };
 }
 
-/** The generations of the two accounts in PostgreSQL, stored as an instance stores them at its start. */
+/**
+ * The generations of the two accounts in PostgreSQL, stored as an instance stores them at its
+ * start.
+ */
 async function postgresGenerations(): Promise<PostgresGenerations> {
-  const generations = new PostgresGenerations(db, [alice, bob].map(({ id, email }) => ({ id, email, password: `${email} password` })), 2);
+  const generations = new PostgresGenerations(
+    db,
+    [alice, bob].map(({ id, email }) => ({ id, email, password: `${email} password` })),
+    2,
+  );
   await generations.checked();
   return generations;
 }
@@ -58,18 +78,32 @@ async function postgresGenerations(): Promise<PostgresGenerations> {
 const stores: Record<string, (limits?: Partial<SessionLimits>) => Promise<TestStore>> = {
   memory: async (limits) => {
     const generations = new MemoryGenerations();
-    return testStore(new MemorySessionStore({ ...LIMITS, ...limits, now: Date.now, generationOf: (userId) => generations.of(userId) }), generations);
+    return testStore(
+      new MemorySessionStore({
+        ...LIMITS,
+        ...limits,
+        now: Date.now,
+        generationOf: (userId) => generations.of(userId),
+      }),
+      generations,
+    );
   },
   postgres: async (limits) => {
     await db.query('TRUNCATE sessions');
-    return testStore(new PostgresSessionStore(db, { ...LIMITS, ...limits }, async () => undefined), await postgresGenerations());
+    return testStore(
+      new PostgresSessionStore(db, { ...LIMITS, ...limits }, async () => undefined),
+      await postgresGenerations(),
+    );
   },
 };
 
 const idOf = async (store: TestStore, token: string) => (await store.find(token))!.id;
 
 /** What every session store promises, whichever keeps the sessions. */
-const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<TestStore>) => Promise<void>][] = [
+const contract: [
+  string,
+  (make: (limits?: Partial<SessionLimits>) => Promise<TestStore>) => Promise<void>,
+][] = [
   [
     'a token names its session until it is removed; an unknown token names none',
     async (make) => {
@@ -98,7 +132,8 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
     async (make) => {
       const store = await make({ max: 3, maxPerUser: 2 });
       const capped = [];
-      for (const user of [alice, alice, alice, bob, bob]) capped.push((await store.login(user, client)).capped);
+      for (const user of [alice, alice, alice, bob, bob])
+        capped.push((await store.login(user, client)).capped);
       expect(capped).toEqual([
         [],
         [],
@@ -112,20 +147,35 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
     'lookups sent at once each name their own session, however many, repeated, ended or unknown',
     async (make) => {
       const store = await make();
-      const [aliceToken, bobToken, ended] = [await store.create(alice, client), await store.create(bob, client), await store.create(alice, client)];
+      const [aliceToken, bobToken, ended] = [
+        await store.create(alice, client),
+        await store.create(bob, client),
+        await store.create(alice, client),
+      ];
       await store.remove(ended);
       const [aliceId, bobId] = [await idOf(store, aliceToken), await idOf(store, bobToken)];
-      const expected = new Map<string, unknown>([[aliceToken, { id: aliceId, userId: alice.id }], [bobToken, { id: bobId, userId: bob.id }], [ended, undefined]]);
-      const tokens = Array.from({ length: 600 }, (_, i) => [aliceToken, bobToken, ended, randomUUID()][i % 4]!);
+      const expected = new Map<string, unknown>([
+        [aliceToken, { id: aliceId, userId: alice.id }],
+        [bobToken, { id: bobId, userId: bob.id }],
+        [ended, undefined],
+      ]);
+      const tokens = Array.from(
+        { length: 600 },
+        (_, i) => [aliceToken, bobToken, ended, randomUUID()][i % 4]!,
+      );
       const found = await Promise.all(tokens.map((token) => store.find(token)));
       expect(found).toEqual(tokens.map((token) => expected.get(token)));
     },
   ],
   [
-    'lists live sessions oldest first, each account\'s on demand, with who opened them and never a token',
+    "lists live sessions oldest first, each account's on demand, with who opened them and never a token",
     async (make) => {
       const store = await make();
-      const tokens = [await store.create(alice, client), await store.create(bob, { address: '198.51.100.2', userAgent: 'curl/8' }), await store.create(alice, client)];
+      const tokens = [
+        await store.create(alice, client),
+        await store.create(bob, { address: '198.51.100.2', userAgent: 'curl/8' }),
+        await store.create(alice, client),
+      ];
       const ids = await Promise.all(tokens.map((token) => idOf(store, token)));
       const all = await store.list();
       expect(all.map((session) => session.id)).toEqual(ids);
@@ -138,14 +188,17 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
         lastSeenAt: expect.any(String),
         expiresAt: expect.any(String),
       });
-      expect(Date.parse(all[1]!.expiresAt) - Date.parse(all[1]!.createdAt)).toBeCloseTo(3600_000, -2);
+      expect(Date.parse(all[1]!.expiresAt) - Date.parse(all[1]!.createdAt)).toBeCloseTo(
+        3600_000,
+        -2,
+      );
       expect((await store.list(alice.id)).map((session) => session.id)).toEqual([ids[0], ids[2]]);
       expect(await store.list('no such account')).toEqual([]);
       for (const token of tokens) expect(JSON.stringify(all)).not.toContain(token);
     },
   ],
   [
-    'ends a session by its id, and only the owner\'s when an owner is named',
+    "ends a session by its id, and only the owner's when an owner is named",
     async (make) => {
       const store = await make();
       const aliceToken = await store.create(alice, client);
@@ -163,7 +216,7 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
     },
   ],
   [
-    'ends every session of an account but the one kept, and no other account\'s',
+    "ends every session of an account but the one kept, and no other account's",
     async (make) => {
       const store = await make();
       const kept = await store.create(alice, client);
@@ -178,13 +231,15 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
     },
   ],
   [
-    'keeps at most maxPerUser sessions per account, ending that account\'s oldest, never another\'s',
+    "keeps at most maxPerUser sessions per account, ending that account's oldest, never another's",
     async (make) => {
       const store = await make({ maxPerUser: 3 });
       const bobs = await store.create(bob, client);
       const tokens: string[] = [];
       for (let login = 0; login < 5; login++) tokens.push(await store.create(alice, client));
-      expect(await Promise.all(tokens.map(async (token) => (await store.find(token)) !== undefined))).toEqual([false, false, true, true, true]);
+      expect(
+        await Promise.all(tokens.map(async (token) => (await store.find(token)) !== undefined)),
+      ).toEqual([false, false, true, true, true]);
       expect(await store.find(bobs)).toBeDefined();
     },
   ],
@@ -193,8 +248,11 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
     async (make) => {
       const store = await make({ max: 3 });
       const tokens: string[] = [];
-      for (let login = 0; login < 5; login++) tokens.push(await store.create(login % 2 ? bob : alice, client));
-      expect(await Promise.all(tokens.map(async (token) => (await store.find(token)) !== undefined))).toEqual([false, false, true, true, true]);
+      for (let login = 0; login < 5; login++)
+        tokens.push(await store.create(login % 2 ? bob : alice, client));
+      expect(
+        await Promise.all(tokens.map(async (token) => (await store.find(token)) !== undefined)),
+      ).toEqual([false, false, true, true, true]);
       expect(await store.list()).toHaveLength(3);
     },
   ],
@@ -202,7 +260,9 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
     'holds both caps for logins arriving together',
     async (make) => {
       const store = await make({ max: 6, maxPerUser: 4 });
-      await Promise.all(Array.from({ length: 24 }, (_, login) => store.create(login % 3 ? alice : bob, client)));
+      await Promise.all(
+        Array.from({ length: 24 }, (_, login) => store.create(login % 3 ? alice : bob, client)),
+      );
       const all = await store.list();
       expect(all.length).toBeLessThanOrEqual(6);
       expect(all.filter((session) => session.userId === alice.id).length).toBeLessThanOrEqual(4);
@@ -233,7 +293,10 @@ const contract: [string, (make: (limits?: Partial<SessionLimits>) => Promise<Tes
       expect(await store.find(before)).toBeUndefined();
       expect(await store.find(after)).toBeDefined();
       expect(await store.find(bobs)).toBeDefined();
-      expect((await store.list()).map((session) => session.userId).sort()).toEqual([alice.id, bob.id]);
+      expect((await store.list()).map((session) => session.userId).sort()).toEqual([
+        alice.id,
+        bob.id,
+      ]);
     },
   ],
 ];
@@ -259,7 +322,13 @@ describe('the PostgreSQL session store', () => {
     const used = await store.create(alice, client);
     await store.create(bob, client);
     await db.query("UPDATE sessions SET last_seen_at = now() - interval '2 minutes'");
-    const lastSeen = async () => new Map((await store.list()).map((session) => [session.userId, Date.now() - Date.parse(session.lastSeenAt)]));
+    const lastSeen = async () =>
+      new Map(
+        (await store.list()).map((session) => [
+          session.userId,
+          Date.now() - Date.parse(session.lastSeenAt),
+        ]),
+      );
     expect(await store.find(used)).toBeDefined();
     await vi.waitFor(async () => expect((await lastSeen()).get(alice.id)).toBeLessThan(10_000));
     expect((await lastSeen()).get(bob.id)).toBeGreaterThan(110_000);
@@ -270,7 +339,11 @@ describe('the PostgreSQL session store', () => {
     const short = new PostgresSessionStore(db, { ...LIMITS, ttlSeconds: 1 }, async () => undefined);
     await db.query('TRUNCATE sessions');
     await short.create(alice, client, (await generations.current(alice.id))!);
-    const { token: live } = await new PostgresSessionStore(db, LIMITS, async () => undefined).create(bob, client, (await generations.current(bob.id))!);
+    const { token: live } = await new PostgresSessionStore(
+      db,
+      LIMITS,
+      async () => undefined,
+    ).create(bob, client, (await generations.current(bob.id))!);
     await sleep(1_100);
     expect(await short.sweep()).toBe(1);
     expect(await short.sweep()).toBe(0);
@@ -280,13 +353,19 @@ describe('the PostgreSQL session store', () => {
 });
 
 describe('credential generations in PostgreSQL', () => {
-  const credentials = (password: string, email = alice.email) => [{ id: alice.id, email, password }];
+  const credentials = (password: string, email = alice.email) => [
+    { id: alice.id, email, password },
+  ];
 
   it('keeps the generation across a start with the same email and password, in whatever letter case the email comes', async () => {
     await db.query('TRUNCATE credentials, sessions');
     const first = new PostgresGenerations(db, credentials('first password'), 2);
     const generation = await first.current(alice.id);
-    const again = new PostgresGenerations(db, credentials('first password', alice.email.toUpperCase()), 2);
+    const again = new PostgresGenerations(
+      db,
+      credentials('first password', alice.email.toUpperCase()),
+      2,
+    );
     expect(await again.current(alice.id)).toBe(generation);
     expect(await first.current(alice.id)).toBe(generation);
   });
@@ -302,14 +381,21 @@ describe('credential generations in PostgreSQL', () => {
     expect(await store.find(token)).toBeUndefined();
     expect((await db.query('SELECT count(*)::int AS count FROM sessions')).rows[0].count).toBe(0);
     expect(await first.current(alice.id)).toBeUndefined();
-    const otherEmail = new PostgresGenerations(db, credentials('second password', 'alice@elsewhere.example'), 2);
+    const otherEmail = new PostgresGenerations(
+      db,
+      credentials('second password', 'alice@elsewhere.example'),
+      2,
+    );
     expect(await otherEmail.current(alice.id)).toBeGreaterThan(renewed!);
   });
 
   it('instances starting together with a new password agree on one new generation', async () => {
     await db.query('TRUNCATE credentials, sessions');
     await new PostgresGenerations(db, credentials('first password'), 2).checked();
-    const together = Array.from({ length: 4 }, () => new PostgresGenerations(db, credentials('second password'), 2));
+    const together = Array.from(
+      { length: 4 },
+      () => new PostgresGenerations(db, credentials('second password'), 2),
+    );
     const generations = await Promise.all(together.map((instance) => instance.current(alice.id)));
     expect(new Set(generations).size).toBe(1);
     expect(generations[0]).toBeDefined();

@@ -14,7 +14,8 @@ describe('npm start with the embedded PostgreSQL', () => {
     running.push(started);
     return started;
   };
-  // A test that fails half-way leaves no server behind for the next one (stop() is a no-op once it has ended).
+  // A test that fails half-way leaves no server behind for the next one (stop() is a no-op once it
+  // has ended).
   afterEach(async () => {
     await Promise.all(running.splice(0).map((server) => server.stop(5_000)));
   });
@@ -27,7 +28,11 @@ describe('npm start with the embedded PostgreSQL', () => {
     expect(first.output()).toMatch(/notes8000 listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(first.output()).toMatch(/auth listening on http:\/\/127\.0\.0\.1:\d+/);
 
-    const created = await send(first.urls.notes8080, { method: 'POST', path: '/notes', json: { title: 'kept', body: 'across restarts' } });
+    const created = await send(first.urls.notes8080, {
+      method: 'POST',
+      path: '/notes',
+      json: { title: 'kept', body: 'across restarts' },
+    });
     expect(created.status).toBe(201);
     const note = created.json as { id: number };
     const health = await send(first.urls.notes8000, { method: 'GET', path: '/health' });
@@ -52,7 +57,11 @@ describe('npm start with the embedded PostgreSQL', () => {
 
   test('starts cleanly over a PostgreSQL left running by a killed process', async () => {
     const killed = await start('source');
-    const created = await send(killed.urls.notes8000, { method: 'POST', path: '/notes', json: { title: 'before the kill', content: 'x' } });
+    const created = await send(killed.urls.notes8000, {
+      method: 'POST',
+      path: '/notes',
+      json: { title: 'before the kill', content: 'x' },
+    });
     expect(created.status).toBe(201);
     const note = created.json as { id: number };
     killed.child.kill('SIGKILL');

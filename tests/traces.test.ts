@@ -5,7 +5,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../harness/http.js';
 import { logLines } from '../harness/logs.js';
-import { removeDataDir, startProcess, temporaryDataDir, type RunningProcess } from '../harness/processes.js';
+import {
+  removeDataDir,
+  startProcess,
+  temporaryDataDir,
+  type RunningProcess,
+} from '../harness/processes.js';
 import { loadConfig } from '../server/shared/config.js';
 import { createTestDatabase } from './support/services.js';
 
@@ -43,7 +48,13 @@ interface Received {
 const SERVER = 2;
 const CLIENT = 3;
 
-const attributesOf = (attributes: Attribute[]) => Object.fromEntries(attributes.map(({ key, value }) => [key, value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue))]));
+const attributesOf = (attributes: Attribute[]) =>
+  Object.fromEntries(
+    attributes.map(({ key, value }) => [
+      key,
+      value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)),
+    ]),
+  );
 
 const received: Received[] = [];
 const paths: string[] = [];
@@ -59,7 +70,13 @@ beforeAll(async () => {
       paths.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest;
       for (const { resource, scopeSpans } of body.resourceSpans) {
-        for (const { spans } of scopeSpans) for (const span of spans) received.push({ span, attributes: attributesOf(span.attributes), resource: attributesOf(resource.attributes) });
+        for (const { spans } of scopeSpans)
+          for (const span of spans)
+            received.push({
+              span,
+              attributes: attributesOf(span.attributes),
+              resource: attributesOf(resource.attributes),
+            });
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
@@ -100,22 +117,45 @@ async function spansWhere(match: (span: Received) => boolean): Promise<Received[
 
 describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   test('a request is a trace: its server span named after the route template, its statements as pg spans, and its log line carries the trace id', async () => {
-    const created = await send(server.urls.notes8080, { method: 'POST', path: '/notes', json: { title: 'traced', body: 'b' } });
+    const created = await send(server.urls.notes8080, {
+      method: 'POST',
+      path: '/notes',
+      json: { title: 'traced', body: 'b' },
+    });
     expect(created.status).toBe(201);
     const id = (created.json as { id: number }).id;
-    const reply = await send(server.urls.notes8080, { method: 'GET', path: `/notes/${id}`, headers: { 'x-request-id': 'traced-read' } });
+    const reply = await send(server.urls.notes8080, {
+      method: 'GET',
+      path: `/notes/${id}`,
+      headers: { 'x-request-id': 'traced-read' },
+    });
     expect(reply.status).toBe(200);
 
-    const [read] = await spansWhere(({ span, attributes }) => span.kind === SERVER && attributes['url.path'] === `/notes/${id}`);
+    const [read] = await spansWhere(
+      ({ span, attributes }) => span.kind === SERVER && attributes['url.path'] === `/notes/${id}`,
+    );
     expect(read).toBeDefined();
     expect(read!.span.name).toBe('GET /notes/{id}');
-    expect(read!.attributes).toMatchObject({ 'http.route': '/notes/{id}', 'http.request.method': 'GET', 'http.response.status_code': 200, 'app.service': 'notes8080' });
+    expect(read!.attributes).toMatchObject({
+      'http.route': '/notes/{id}',
+      'http.request.method': 'GET',
+      'http.response.status_code': 200,
+      'app.service': 'notes8080',
+    });
     // The process runs three services: the trace's service is all of them, the span says which.
     expect(read!.resource['service.name']).toBe('notes8080,notes8000,auth');
 
     const { traceId } = read!.span;
-    const statements = await spansWhere(({ span, attributes }) => span.traceId === traceId && span.kind === CLIENT && attributes['db.system.name'] === 'postgresql' && attributes['db.query.text'] !== undefined);
-    expect(statements.map(({ attributes }) => attributes['db.query.text'])).toContainEqual(expect.stringMatching(/^SELECT .* FROM notes WHERE id = \$1$/s));
+    const statements = await spansWhere(
+      ({ span, attributes }) =>
+        span.traceId === traceId &&
+        span.kind === CLIENT &&
+        attributes['db.system.name'] === 'postgresql' &&
+        attributes['db.query.text'] !== undefined,
+    );
+    expect(statements.map(({ attributes }) => attributes['db.query.text'])).toContainEqual(
+      expect.stringMatching(/^SELECT .* FROM notes WHERE id = \$1$/s),
+    );
 
     const line = logLines(server.output()).find((logged) => logged.reqId === 'traced-read');
     expect(line).toMatchObject({ path: `/notes/${id}`, status: 200, trace_id: traceId });
@@ -126,11 +166,17 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   test('a request no route takes keeps a server span of its own, without a route', async () => {
     const reply = await send(server.urls.notes8080, { method: 'GET', path: '/no-such-path-4321' });
     expect(reply.status).toBe(404);
-    const [span] = await spansWhere(({ span, attributes }) => span.kind === SERVER && attributes['url.path'] === '/no-such-path-4321');
+    const [span] = await spansWhere(
+      ({ span, attributes }) =>
+        span.kind === SERVER && attributes['url.path'] === '/no-such-path-4321',
+    );
     expect(span).toBeDefined();
     expect(span!.span.name).toBe('GET');
     expect(span!.attributes['http.route']).toBeUndefined();
-    expect(span!.attributes).toMatchObject({ 'http.response.status_code': 404, 'app.service': 'notes8080' });
+    expect(span!.attributes).toMatchObject({
+      'http.response.status_code': 404,
+      'app.service': 'notes8080',
+    });
   });
 
   test('unset, the tracing SDK is not even loaded: the process imports none of it (set, the same process imports it)', async () => {
@@ -143,9 +189,24 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       const dataDir = await temporaryDataDir();
       cleanups.push(() => removeDataDir(dataDir));
       const file = path.join(dataDir, 'loaded-modules.txt');
-      const env = { DATABASE_URL: database.url, LOADED_MODULES_FILE: file, SERVICES: 'notes8080', ...(traced && { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }) };
-      const started = await startProcess({ form: 'compiled', dataDir, env, nodeFlags: ['--import', hook] });
-      expect((await send(started.urls.notes8080, { method: 'GET', path: '/notes' })).status).toBe(200);
+      const env = {
+        DATABASE_URL: database.url,
+        LOADED_MODULES_FILE: file,
+        SERVICES: 'notes8080',
+        ...(traced && {
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        }),
+      };
+      const started = await startProcess({
+        form: 'compiled',
+        dataDir,
+        env,
+        nodeFlags: ['--import', hook],
+      });
+      expect((await send(started.urls.notes8080, { method: 'GET', path: '/notes' })).status).toBe(
+        200,
+      );
       await started.stop(5_000);
       const modules = await fs.readFile(file, 'utf8');
       expect(modules).toContain('/server/run.js');
@@ -154,10 +215,20 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(loaded).toEqual({ false: false, true: true });
   });
 
-  test('OTEL_SERVICE_NAME names the traces\' service; an endpoint that is not an http(s) URL stops the start', () => {
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'notes' }).tracing).toEqual({ serviceName: 'notes' });
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', SERVICES: 'auth' }).tracing).toEqual({ serviceName: 'auth' });
+  test("OTEL_SERVICE_NAME names the traces' service; an endpoint that is not an http(s) URL stops the start", () => {
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_SERVICE_NAME: 'notes',
+      }).tracing,
+    ).toEqual({ serviceName: 'notes' });
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', SERVICES: 'auth' })
+        .tracing,
+    ).toEqual({ serviceName: 'auth' });
     expect(loadConfig({}).tracing).toBeUndefined();
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow('OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is not valid: expected an http:// or https:// URL');
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      'OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is not valid: expected an http:// or https:// URL',
+    );
   });
 });

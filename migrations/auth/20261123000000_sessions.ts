@@ -20,10 +20,14 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('CREATE INDEX sessions_by_user ON sessions (user_id, created_at)');
   await knex.raw('CREATE INDEX sessions_by_age ON sessions (created_at)');
   await knex.raw('CREATE INDEX sessions_by_expiry ON sessions (expires_at)');
-  await knex.raw('CREATE TABLE login_failures (key text NOT NULL, at timestamptz NOT NULL DEFAULT now())');
+  await knex.raw(
+    'CREATE TABLE login_failures (key text NOT NULL, at timestamptz NOT NULL DEFAULT now())',
+  );
   await knex.raw('CREATE INDEX login_failures_by_key ON login_failures (key, at)');
   await knex.raw('CREATE INDEX login_failures_by_age ON login_failures (at)');
-  await knex.raw('CREATE TABLE device_key (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), key bytea NOT NULL)');
+  await knex.raw(
+    'CREATE TABLE device_key (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), key bytea NOT NULL)',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -2,15 +2,18 @@ import type { Knex } from 'knex';
 
 /**
  * The `notes` table is created if it does not exist; an existing table only gets its missing
- * columns added, and nothing it already has is changed (docs/specs/notes-service-8080.md, section 1). Unqualified: the
- * connection's search_path is the service's schema.
+ * columns added, and nothing it already has is changed (docs/specs/notes-service-8080.md, section
+ * 1). Unqualified: the connection's search_path is the service's schema.
  */
 const COLUMNS: Record<string, (table: Knex.AlterTableBuilder, knex: Knex) => void> = {
   id: (table) => table.increments('id'),
   title: (table) => table.string('title', 200).notNullable(),
   body: (table) => table.text('body').notNullable().defaultTo(''),
   created_at: (table, knex) =>
-    table.timestamp('created_at', { useTz: true, precision: 3 }).notNullable().defaultTo(knex.fn.now()),
+    table
+      .timestamp('created_at', { useTz: true, precision: 3 })
+      .notNullable()
+      .defaultTo(knex.fn.now()),
 };
 
 export async function up(knex: Knex): Promise<void> {
@@ -20,7 +23,8 @@ export async function up(knex: Knex): Promise<void> {
     if (!exists || !(await knex.schema.hasColumn('notes', column))) missing.push(column);
   }
   if (missing.length === 0) return;
-  const build = (table: Knex.AlterTableBuilder) => missing.forEach((column) => COLUMNS[column](table, knex));
+  const build = (table: Knex.AlterTableBuilder) =>
+    missing.forEach((column) => COLUMNS[column](table, knex));
   await (exists ? knex.schema.alterTable('notes', build) : knex.schema.createTable('notes', build));
 }
 

@@ -26,7 +26,10 @@ export interface Accounts {
 // Decision: emails match whatever their letter case, as people type them.
 export const normalizeEmail = (email: string) => email.toLowerCase();
 
-/** The fixed accounts, each password held only as a salted scrypt hash. Throws ConfigError for two accounts with one email. */
+/**
+ * The fixed accounts, each password held only as a salted scrypt hash. Throws ConfigError for two
+ * accounts with one email.
+ */
 export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Accounts {
   const byEmail = new Map<string, { user: User; hash: PasswordHash }>();
   accounts.forEach(({ email, password, role }, index) => {
@@ -72,7 +75,12 @@ export interface PasswordHash {
 function options(cost: number): ScryptOptions {
   // scrypt needs about 128 * N * r bytes; leave headroom so a higher cost never trips the limit,
   // and keep Node's default (32 MiB) as the floor so the smallest costs are not refused either.
-  return { N: cost, r: BLOCK_SIZE, p: 1, maxmem: Math.max(32 * 1024 * 1024, 256 * cost * BLOCK_SIZE) };
+  return {
+    N: cost,
+    r: BLOCK_SIZE,
+    p: 1,
+    maxmem: Math.max(32 * 1024 * 1024, 256 * cost * BLOCK_SIZE),
+  };
 }
 
 /** Synchronous: only used at start-up for the fixed accounts, never while serving requests. */

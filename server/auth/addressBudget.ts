@@ -1,6 +1,13 @@
 import type { Database } from '../shared/database.js';
 import { TurnsByKey } from './turnsByKey.js';
-import { FailureLog, PostgresCountsRememberingBlocks, PostgresFailureCounts, type Admission, type FailureCounts, type Outcome } from './failureCounts.js';
+import {
+  FailureLog,
+  PostgresCountsRememberingBlocks,
+  PostgresFailureCounts,
+  type Admission,
+  type FailureCounts,
+  type Outcome,
+} from './failureCounts.js';
 
 /** What one client address may do, whatever the accounts and emails it tries. */
 export interface AddressLimits {
@@ -11,7 +18,11 @@ export interface AddressLimits {
   atOnce: number;
 }
 
-export const ADDRESS_LIMITS: AddressLimits = { perAddress: 50, windowMs: 15 * 60 * 1000, atOnce: 2 };
+export const ADDRESS_LIMITS: AddressLimits = {
+  perAddress: 50,
+  windowMs: 15 * 60 * 1000,
+  atOnce: 2,
+};
 
 /**
  * Client addresses the memory table holds at most. Each holds at least one failure, and failures
@@ -48,13 +59,27 @@ export class AddressBudget {
     readonly sweep: () => Promise<void> = async () => undefined,
   ) {}
 
-  static inMemory(now: () => number, limits = ADDRESS_LIMITS, maxAddresses = MAX_TRACKED_ADDRESSES): AddressBudget {
-    return new AddressBudget(new FailureLog(limits.perAddress, limits.windowMs, now, maxAddresses), limits);
+  static inMemory(
+    now: () => number,
+    limits = ADDRESS_LIMITS,
+    maxAddresses = MAX_TRACKED_ADDRESSES,
+  ): AddressBudget {
+    return new AddressBudget(
+      new FailureLog(limits.perAddress, limits.windowMs, now, maxAddresses),
+      limits,
+    );
   }
 
-  /** Counts shared by every instance; a blocked address that keeps trying costs no statement until its wait ends. */
+  /**
+   * Counts shared by every instance; a blocked address that keeps trying costs no statement until
+   * its wait ends.
+   */
   static inPostgres(db: Database, now: () => number, limits = ADDRESS_LIMITS): AddressBudget {
-    const counts = new PostgresCountsRememberingBlocks(new PostgresFailureCounts(db, 'address', limits.perAddress, limits.windowMs), limits.perAddress, now);
+    const counts = new PostgresCountsRememberingBlocks(
+      new PostgresFailureCounts(db, 'address', limits.perAddress, limits.windowMs),
+      limits.perAddress,
+      now,
+    );
     return new AddressBudget(counts, limits, () => counts.sweep());
   }
 
@@ -70,7 +95,8 @@ export class AddressBudget {
     const noRoom = newcomer ? await this.counts.waitForRoom(address, this.#newcomers) : undefined;
     if (noRoom !== undefined) return { retryAfterSeconds: noRoom, limit: 'address' };
     const flying = this.#inFlight.get(address) ?? 0;
-    if (failures + flying >= this.limits.perAddress) return { retryAfterSeconds: 1, limit: 'address' };
+    if (failures + flying >= this.limits.perAddress)
+      return { retryAfterSeconds: 1, limit: 'address' };
     this.#inFlight.set(address, flying + 1);
     if (newcomer) this.#newcomers++;
     return { settle: (outcome) => this.#settle(address, outcome, newcomer) };

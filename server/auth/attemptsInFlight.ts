@@ -9,7 +9,9 @@ export class AttemptsInFlight {
 
   constructor(private readonly perClient: number) {}
 
-  /** Takes a place for an attempt of `client`: false when it has `perClient` in progress already. */
+  /**
+   * Takes a place for an attempt of `client`: false when it has `perClient` in progress already.
+   */
   take(client: string): boolean {
     const count = this.#counts.get(client) ?? 0;
     if (count >= this.perClient) return false;

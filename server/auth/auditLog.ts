@@ -12,15 +12,21 @@ export type { AuditEventType };
 /** Each type of security event, and what makes it. */
 export const AUDIT_EVENT_TYPES: Record<AuditEventType, string> = {
   'login.succeeded': 'A login was admitted and its session made',
-  'login.failed': 'A login was refused after its password check: a wrong password, an unknown email, or a credential another instance has replaced',
-  'login.throttled': 'A login was refused by a limit before any password check (`detail.limit`: attempts at once, address, pair or account)',
+  'login.failed':
+    'A login was refused after its password check: a wrong password, an unknown email, or a credential another instance has replaced',
+  'login.throttled':
+    'A login was refused by a limit before any password check (`detail.limit`: attempts at once, address, pair or account)',
   'login.busy': 'A login was refused because too many password checks were waiting (503)',
   logout: 'A session was ended by logging out',
-  'session.ended': 'Sessions were ended (`detail.by`: owner, admin, cap, or login when a new login in the same browser replaced one)',
+  'session.ended':
+    'Sessions were ended (`detail.by`: owner, admin, cap, or login when a new login in the same browser replaced one)',
   'account.unlocked': "An administrator cleared an account's login throttling",
 };
 
-/** What an event says of itself: the reason of a refusal, how many sessions ended, who ended them. Never a secret. */
+/**
+ * What an event says of itself: the reason of a refusal, how many sessions ended, who ended them.
+ * Never a secret.
+ */
 export type EventDetail = AuditEvent['detail'];
 
 /** A security event, as administrators read it: the shape the admin pages read too. */
@@ -28,7 +34,10 @@ export type AuditEvent = AuditEventView;
 
 export type NewAuditEvent = Omit<AuditEvent, 'id'>;
 
-/** Which events to read: newest first, at most `limit`, older than the event `before`, of one type, of one email. */
+/**
+ * Which events to read: newest first, at most `limit`, older than the event `before`, of one type,
+ * of one email.
+ */
 export interface AuditQuery {
   limit: number;
   before?: number;
@@ -36,14 +45,22 @@ export interface AuditQuery {
   email?: string;
 }
 
-/** For how many days, and how many events at most, the trail is kept (AUDIT_RETENTION_DAYS, AUDIT_MAX_EVENTS). */
+/**
+ * For how many days, and how many events at most, the trail is kept (AUDIT_RETENTION_DAYS,
+ * AUDIT_MAX_EVENTS).
+ */
 export type AuditLimits = AuthConfig['audit'];
 
 /** Where events are kept: this process's ring (AuditRing), or PostgreSQL (PostgresAuditLog). */
 export interface AuditKeeper {
-  /** Takes events to keep, in the order they happened. Never waits and never throws: a failure to store them is logged. */
+  /**
+   * Takes events to keep, in the order they happened. Never waits and never throws: a failure to
+   * store them is logged.
+   */
   keep(events: NewAuditEvent[]): void;
-  /** Events kept within the limits, newest first, those this process took before the call included. */
+  /**
+   * Events kept within the limits, newest first, those this process took before the call included.
+   */
   list(query: AuditQuery): Promise<AuditEvent[]>;
 }
 
@@ -52,17 +69,29 @@ export interface RequestFacts extends Client {
   requestId: string;
 }
 
-export const requestFacts = (ctx: Context): RequestFacts => ({ ...clientOf(ctx), requestId: ctx.state.requestId });
+export const requestFacts = (ctx: Context): RequestFacts => ({
+  ...clientOf(ctx),
+  requestId: ctx.state.requestId,
+});
 
-/** Whom an event is about: the email a login tried (none before its body is read), or an account. */
+/**
+ * Whom an event is about: the email a login tried (none before its body is read), or an account.
+ */
 export type Subject = { email?: string } | { userId: string };
 
 const DAY_MS = 24 * 3600 * 1000;
 
-/** The time before which events are past the retention, as events write their time (ISO strings of one form compare as times do). */
-export const retentionStart = (limits: AuditLimits, now: number) => new Date(now - limits.retentionDays * DAY_MS).toISOString();
+/**
+ * The time before which events are past the retention, as events write their time (ISO strings of
+ * one form compare as times do).
+ */
+export const retentionStart = (limits: AuditLimits, now: number) =>
+  new Date(now - limits.retentionDays * DAY_MS).toISOString();
 
-/** The most bytes of the email and address a log line repeats, so that a line stays under 500 bytes whatever the client sent. */
+/**
+ * The most bytes of the email and address a log line repeats, so that a line stays under 500 bytes
+ * whatever the client sent.
+ */
 const LOGGED_BYTES = 48;
 
 /**
@@ -86,7 +115,12 @@ export class AuditTrail {
     this.#rate = new EventRate(rate, now);
   }
 
-  record(type: AuditEventType, request: RequestFacts, subject: Subject, detail: EventDetail = {}): void {
+  record(
+    type: AuditEventType,
+    request: RequestFacts,
+    subject: Subject,
+    detail: EventDetail = {},
+  ): void {
     this.recorded?.(type);
     const event: NewAuditEvent = {
       time: new Date(this.now()).toISOString(),
@@ -103,7 +137,11 @@ export class AuditTrail {
   /** A page of events, newest first, and the `before` of the next page (null: none). */
   async list(query: AuditQuery): Promise<{ events: AuditEvent[]; next: number | null }> {
     this.keepEnded();
-    const events = await this.keeper.list({ ...query, limit: query.limit + 1, email: query.email === undefined ? undefined : normalizeEmail(query.email) });
+    const events = await this.keeper.list({
+      ...query,
+      limit: query.limit + 1,
+      email: query.email === undefined ? undefined : normalizeEmail(query.email),
+    });
     const page = events.slice(0, query.limit);
     return { events: page, next: events.length > query.limit ? page[page.length - 1]!.id : null };
   }
@@ -119,7 +157,9 @@ export class AuditTrail {
     this.keeper.keep(events);
   }
 
-  /** The event's line: short, without the browser's name (kept with the event), refusals at warn. */
+  /**
+   * The event's line: short, without the browser's name (kept with the event), refusals at warn.
+   */
   #log({ type, email, userId, address, requestId, detail }: NewAuditEvent): void {
     const level = type === 'login.throttled' || type === 'login.busy' ? 'warn' : 'info';
     this.logger[level]({
@@ -139,11 +179,16 @@ export class AuditTrail {
       return { email: account ? normalizeEmail(account.email) : null, userId: subject.userId };
     }
     if (subject.email === undefined) return { email: null, userId: null };
-    return { email: storable(normalizeEmail(subject.email)), userId: this.accounts.idOf(subject.email) ?? null };
+    return {
+      email: storable(normalizeEmail(subject.email)),
+      userId: this.accounts.idOf(subject.email) ?? null,
+    };
   }
 }
 
-/** A client's text as PostgreSQL can store it: U+0000 and halves of surrogate pairs become U+FFFD. */
+/**
+ * A client's text as PostgreSQL can store it: U+0000 and halves of surrogate pairs become U+FFFD.
+ */
 const storable = (text: string) => text.replace(/\u0000|\p{Cs}/gu, '\uFFFD');
 
 const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
@@ -166,7 +211,9 @@ function cut(text: string, bytes: number): string {
  * `maxEvents` of them, oldest dropped first. Ids grow with each event kept, from 1 at each start.
  */
 export class AuditRing implements AuditKeeper {
-  /** Oldest first; the slots before #head are dropped events, released until the array is compacted. */
+  /**
+   * Oldest first; the slots before #head are dropped events, released until the array is compacted.
+   */
   #events: (AuditEvent | undefined)[] = [];
   #head = 0;
   #lastId = 0;
@@ -186,7 +233,11 @@ export class AuditRing implements AuditKeeper {
     const found: AuditEvent[] = [];
     for (let at = this.#below(before) - 1; at >= this.#head && found.length < limit; at--) {
       const event = this.#events[at]!;
-      if ((type === undefined || event.type === type) && (email === undefined || event.email === email)) found.push(event);
+      if (
+        (type === undefined || event.type === type) &&
+        (email === undefined || event.email === email)
+      )
+        found.push(event);
     }
     return found;
   }
@@ -195,7 +246,10 @@ export class AuditRing implements AuditKeeper {
     return this.#events.length - this.#head;
   }
 
-  /** The index just past the newest event whose id is below `before` (all of them without it): ids grow along the array. */
+  /**
+   * The index just past the newest event whose id is below `before` (all of them without it): ids
+   * grow along the array.
+   */
   #below(before: number | undefined): number {
     let [low, high] = [this.#head, this.#events.length];
     if (before === undefined) return high;
@@ -207,11 +261,18 @@ export class AuditRing implements AuditKeeper {
     return low;
   }
 
-  /** Drops what is past the count or the retention; the array is compacted once half of it is dropped slots. */
+  /**
+   * Drops what is past the count or the retention; the array is compacted once half of it is
+   * dropped slots.
+   */
   #trim(): void {
     const oldest = retentionStart(this.limits, this.now());
     const past = this.#events.length - this.limits.maxEvents;
-    while (this.#head < this.#events.length && (this.#head < past || this.#events[this.#head]!.time < oldest)) this.#events[this.#head++] = undefined;
+    while (
+      this.#head < this.#events.length &&
+      (this.#head < past || this.#events[this.#head]!.time < oldest)
+    )
+      this.#events[this.#head++] = undefined;
     if (this.#head * 2 >= this.#events.length) {
       this.#events = this.#events.slice(this.#head);
       this.#head = 0;

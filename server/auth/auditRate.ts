@@ -5,7 +5,10 @@ export interface AuditRate {
   /** Events of one type from one client (see clientKey) kept one by one per window. */
   perClient: number;
   windowMs: number;
-  /** Pairs of a type and a client tracked per window; the events of any other client are counted together, per type. */
+  /**
+   * Pairs of a type and a client tracked per window; the events of any other client are counted
+   * together, per type.
+   */
   maxClients: number;
 }
 
@@ -43,7 +46,10 @@ export class EventRate {
     private readonly now: () => number,
   ) {}
 
-  /** What to keep for `event` of `client`: the summaries of a window that has ended, then the event itself unless it is counted. */
+  /**
+   * What to keep for `event` of `client`: the summaries of a window that has ended, then the event
+   * itself unless it is counted.
+   */
   take(event: NewAuditEvent, client: string): NewAuditEvent[] {
     const kept = this.ended();
     const tally = this.#tallyOf(event.type, client);
@@ -51,7 +57,12 @@ export class EventRate {
       tally.kept++;
       kept.push(event);
     } else if (tally.summary) tally.summary.detail.count++;
-    else tally.summary = { ...event, address: tally.address ?? event.address, detail: { ...event.detail, count: 1 } };
+    else
+      tally.summary = {
+        ...event,
+        address: tally.address ?? event.address,
+        detail: { ...event.detail, count: 1 },
+      };
     return kept;
   }
 
@@ -60,7 +71,9 @@ export class EventRate {
     const window = Math.floor(this.now() / this.rate.windowMs);
     if (window === this.#window) return [];
     this.#window = window;
-    const summaries = [...this.#tallies.values()].flatMap((tally) => (tally.summary ? [tally.summary] : []));
+    const summaries = [...this.#tallies.values()].flatMap((tally) =>
+      tally.summary ? [tally.summary] : [],
+    );
     this.#tallies.clear();
     return summaries;
   }
@@ -70,7 +83,12 @@ export class EventRate {
     const known = this.#tallies.get(key);
     if (known) return known;
     const full = this.#tallies.size >= this.rate.maxClients;
-    const tally: Tally = full ? (this.#tallies.get(`${type}\n${MANY_ADDRESSES}`) ?? { kept: Infinity, address: MANY_ADDRESSES }) : { kept: 0 };
+    const tally: Tally = full
+      ? (this.#tallies.get(`${type}\n${MANY_ADDRESSES}`) ?? {
+          kept: Infinity,
+          address: MANY_ADDRESSES,
+        })
+      : { kept: 0 };
     this.#tallies.set(full ? `${type}\n${MANY_ADDRESSES}` : key, tally);
     return tally;
   }

@@ -12,7 +12,11 @@ export interface CookieOptions {
  * ctx.cookies: that would add an Expires attribute the spec does not list, and refuse `Secure`
  * when TLS ends at a proxy in front.
  */
-export function cookie(name: string, value: string, { maxAgeSeconds, secure, path = '/' }: CookieOptions): string {
+export function cookie(
+  name: string,
+  value: string,
+  { maxAgeSeconds, secure, path = '/' }: CookieOptions,
+): string {
   return `${name}=${value}; Max-Age=${maxAgeSeconds}; Path=${path}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
 

@@ -36,7 +36,9 @@ export class DeviceTrust {
   /** The key every instance on the database signs with: made by the first that needs it. */
   static inPostgres(db: Database, options: DeviceTrustOptions): DeviceTrust {
     return new DeviceTrust(async () => {
-      await db.query('INSERT INTO device_key (key) VALUES ($1) ON CONFLICT DO NOTHING', [randomBytes(32)]);
+      await db.query('INSERT INTO device_key (key) VALUES ($1) ON CONFLICT DO NOTHING', [
+        randomBytes(32),
+      ]);
       return (await db.query<{ key: Buffer }>('SELECT key FROM device_key')).rows[0]!.key;
     }, options);
   }
@@ -67,16 +69,32 @@ export class DeviceTrust {
     return undefined;
   }
 
-  /** What a token says, when its signature is the service's, it names `userId`, and its age is within the trust. */
-  async #verified(token: string, userId: string): Promise<{ generation: number; device: string } | undefined> {
+  /**
+   * What a token says, when its signature is the service's, it names `userId`, and its age is
+   * within the trust.
+   */
+  async #verified(
+    token: string,
+    userId: string,
+  ): Promise<{ generation: number; device: string } | undefined> {
     const parts = token.split('.');
     if (parts.length !== 5) return undefined;
-    const [id, generation, issuedAt, device, signature] = parts as [string, string, string, string, string];
-    if (id !== userId || !/^\d+$/.test(generation) || !/^\d+$/.test(issuedAt) || !device) return undefined;
-    if (Number(issuedAt) * 1000 + this.options.trustDays * DAY_MS <= this.options.now()) return undefined;
+    const [id, generation, issuedAt, device, signature] = parts as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    if (id !== userId || !/^\d+$/.test(generation) || !/^\d+$/.test(issuedAt) || !device)
+      return undefined;
+    if (Number(issuedAt) * 1000 + this.options.trustDays * DAY_MS <= this.options.now())
+      return undefined;
     const expected = Buffer.from(await this.#sign(parts.slice(0, 4).join('.')));
     const given = Buffer.from(signature);
-    return given.length === expected.length && timingSafeEqual(given, expected) ? { generation: Number(generation), device } : undefined;
+    return given.length === expected.length && timingSafeEqual(given, expected)
+      ? { generation: Number(generation), device }
+      : undefined;
   }
 
   /** The key, loaded once; a load that failed (the database was away) is tried again next time. */
@@ -89,6 +107,8 @@ export class DeviceTrust {
   }
 
   async #sign(claims: string): Promise<string> {
-    return createHmac('sha256', await this.#signingKey()).update(claims).digest('base64url');
+    return createHmac('sha256', await this.#signingKey())
+      .update(claims)
+      .digest('base64url');
   }
 }

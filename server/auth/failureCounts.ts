@@ -3,11 +3,18 @@ import type { Database } from '../shared/database.js';
 /** How an admitted login attempt ended: only a checked wrong password counts as a failure. */
 export type Outcome = 'succeeded' | 'failed' | 'unchecked';
 
-/** The login limits, by what they count (docs/security.md, Login throttling): which one refused an attempt. */
+/**
+ * The login limits, by what they count (docs/security.md, Login throttling): which one refused an
+ * attempt.
+ */
 export type LoginLimit = 'attempts at once' | 'address' | 'pair' | 'account';
 
-/** A limit's answer to an attempt: wait that many seconds (and which limit says so), or go on and report how it ended. */
-export type Admission = { retryAfterSeconds: number; limit: LoginLimit } | { settle(outcome: Outcome): Promise<void> };
+/**
+ * A limit's answer to an attempt: wait that many seconds (and which limit says so), or go on and
+ * report how it ended.
+ */
+export type Admission =
+  { retryAfterSeconds: number; limit: LoginLimit } | { settle(outcome: Outcome): Promise<void> };
 
 /** What a key's failures within its sliding window say. */
 export interface FailureState {
@@ -43,8 +50,12 @@ export interface ResettableFailureCounts extends FailureCounts {
 
 const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));
 
-/** A key's state from its failures counted up to `limit`, and the seconds until the oldest of them leaves the window. */
-const stateOf = (failures: number, wait: number, limit: number): FailureState => (failures < limit ? { failures } : { failures, retryAfterSeconds: wait });
+/**
+ * A key's state from its failures counted up to `limit`, and the seconds until the oldest of them
+ * leaves the window.
+ */
+const stateOf = (failures: number, wait: number, limit: number): FailureState =>
+  failures < limit ? { failures } : { failures, retryAfterSeconds: wait };
 
 /**
  * Failures per key in this process, each key keeping at most `limit` timestamps. The Map is kept
@@ -65,12 +76,19 @@ export class FailureLog implements ResettableFailureCounts {
   state(key: string): FailureState {
     const recent = this.#recent(key);
     if (recent.length < this.limit) return { failures: recent.length };
-    return { failures: recent.length, retryAfterSeconds: secondsUntil(recent[recent.length - this.limit]! + this.windowMs, this.now()) };
+    return {
+      failures: recent.length,
+      retryAfterSeconds: secondsUntil(
+        recent[recent.length - this.limit]! + this.windowMs,
+        this.now(),
+      ),
+    };
   }
 
   waitForRoom(key: string, alsoComing: number): number | undefined {
     this.#sweep();
-    if (this.#failures.has(key) || this.#failures.size + alsoComing < this.maxKeys) return undefined;
+    if (this.#failures.has(key) || this.#failures.size + alsoComing < this.maxKeys)
+      return undefined;
     const [oldest] = this.#failures.values();
     // Full of newcomers still on their way: one of them will have answered within a second.
     return oldest ? secondsUntil(oldest[oldest.length - 1]! + this.windowMs, this.now()) : 1;
@@ -99,7 +117,8 @@ export class FailureLog implements ResettableFailureCounts {
 
   resetFrom(prefix: string): Map<string, FailureState> {
     const states = this.statesFrom(prefix);
-    for (const key of [...this.#failures.keys()]) if (key.startsWith(prefix)) this.#failures.delete(key);
+    for (const key of [...this.#failures.keys()])
+      if (key.startsWith(prefix)) this.#failures.delete(key);
     return states;
   }
 
@@ -121,8 +140,12 @@ export class FailureLog implements ResettableFailureCounts {
   }
 }
 
-/** Seconds until the oldest of the failures counted (`at`, within the window of `$2` seconds) leaves the window. */
-const WAIT = 'greatest(1, ceil(extract(epoch FROM min(at) + make_interval(secs => $2) - now())))::int';
+/**
+ * Seconds until the oldest of the failures counted (`at`, within the window of `$2` seconds) leaves
+ * the window.
+ */
+const WAIT =
+  'greatest(1, ceil(extract(epoch FROM min(at) + make_interval(secs => $2) - now())))::int';
 
 /**
  * Each key of `source` (rows of `key` and `at`) that matches the pattern `$1` and has failures in
@@ -148,7 +171,8 @@ export class PostgresFailureCounts implements ResettableFailureCounts {
   ) {}
 
   async state(key: string): Promise<FailureState> {
-    // The `limit` most recent failures within the window: when there are that many, the key waits until the oldest of them leaves it.
+    // The `limit` most recent failures within the window: when there are that many, the key waits
+    // until the oldest of them leaves it.
     const { rows } = await this.db.query<{ failures: number; wait: number }>(
       `SELECT count(*)::int AS failures, ${WAIT} AS wait
        FROM (SELECT at FROM login_failures WHERE key = $1 AND at > now() - make_interval(secs => $2) ORDER BY at DESC LIMIT $3) AS recent`,
@@ -163,13 +187,24 @@ export class PostgresFailureCounts implements ResettableFailureCounts {
   }
 
   async resetFrom(prefix: string): Promise<Map<string, FailureState>> {
-    return this.#states(`WITH gone AS (DELETE FROM login_failures WHERE key LIKE $1 RETURNING key, at) ${statesOfKeys('gone')}`, prefix);
+    return this.#states(
+      `WITH gone AS (DELETE FROM login_failures WHERE key LIKE $1 RETURNING key, at) ${statesOfKeys('gone')}`,
+      prefix,
+    );
   }
 
   async #states(statement: string, prefix: string): Promise<Map<string, FailureState>> {
     const pattern = `${this.#key(prefix).replace(/[\\%_]/g, '\\$&')}%`;
-    const { rows } = await this.db.query<{ key: string; failures: number; wait: number }>(statement, [pattern, this.windowMs / 1000, this.limit]);
-    return new Map(rows.map(({ key, failures, wait }) => [key.slice(this.scope.length + 1), stateOf(failures, wait, this.limit)]));
+    const { rows } = await this.db.query<{ key: string; failures: number; wait: number }>(
+      statement,
+      [pattern, this.windowMs / 1000, this.limit],
+    );
+    return new Map(
+      rows.map(({ key, failures, wait }) => [
+        key.slice(this.scope.length + 1),
+        stateOf(failures, wait, this.limit),
+      ]),
+    );
   }
 
   waitForRoom(): undefined {
@@ -186,7 +221,10 @@ export class PostgresFailureCounts implements ResettableFailureCounts {
 
   /** Deletes the failures that have left the window. */
   async sweep(): Promise<void> {
-    await this.db.query('DELETE FROM login_failures WHERE key LIKE $1 AND at <= now() - make_interval(secs => $2)', [`${this.scope}:%`, this.windowMs / 1000]);
+    await this.db.query(
+      'DELETE FROM login_failures WHERE key LIKE $1 AND at <= now() - make_interval(secs => $2)',
+      [`${this.scope}:%`, this.windowMs / 1000],
+    );
   }
 
   #key(key: string): string {
@@ -212,7 +250,8 @@ export class PostgresCountsRememberingBlocks implements FailureCounts {
 
   async state(key: string): Promise<FailureState> {
     const until = this.#blockedUntil.get(key);
-    if (until !== undefined && until > this.now()) return { failures: this.limit, retryAfterSeconds: secondsUntil(until, this.now()) };
+    if (until !== undefined && until > this.now())
+      return { failures: this.limit, retryAfterSeconds: secondsUntil(until, this.now()) };
     const state = await this.counts.state(key);
     if (state.retryAfterSeconds === undefined) this.#blockedUntil.delete(key);
     else this.#blockedUntil.set(key, this.now() + state.retryAfterSeconds * 1000);

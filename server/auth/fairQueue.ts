@@ -24,12 +24,17 @@ export class QueueFullError extends HttpError {
 export class FairQueue {
   #running = 0;
   #waitingCount = 0;
-  /** Each waiting client's queue, in the order the clients take turns (a Map keeps insertion order). */
+  /**
+   * Each waiting client's queue, in the order the clients take turns (a Map keeps insertion order).
+   */
   readonly #waiting = new Map<string, (() => void)[]>();
 
   constructor(private readonly limits: FairQueueLimits) {}
 
-  /** Runs `check` for `client` when its turn comes; throws 503 (`Retry-After: 1`) when too many wait already. */
+  /**
+   * Runs `check` for `client` when its turn comes; throws 503 (`Retry-After: 1`) when too many wait
+   * already.
+   */
   async run<T>(client: string, check: () => Promise<T>): Promise<T> {
     if (this.#running < this.limits.running) this.#running++;
     else if (this.#waitingCount >= this.limits.waiting) throw new QueueFullError();

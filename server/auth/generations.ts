@@ -12,7 +12,9 @@ export interface CredentialGenerations {
    * the account's (an instance started since with another email or password).
    */
   current(userId: string): Promise<number | undefined>;
-  /** Starts a new generation of the account: its sessions and device cookies so far are worthless. */
+  /**
+   * Starts a new generation of the account: its sessions and device cookies so far are worthless.
+   */
   renew(userId: string): Promise<void>;
 }
 
@@ -43,7 +45,10 @@ export interface ConfiguredCredential {
   password: string;
 }
 
-/** Held while an instance compares the stored credentials with its own, so that instances starting together agree. */
+/**
+ * Held while an instance compares the stored credentials with its own, so that instances starting
+ * together agree.
+ */
 const CREDENTIALS_LOCK = 0x5e57;
 
 /**
@@ -71,12 +76,18 @@ export class PostgresGenerations implements CredentialGenerations {
 
   async current(userId: string): Promise<number | undefined> {
     const salt = (await this.#salts()).get(userId);
-    const { rows } = await this.db.query<{ generation: number }>('SELECT generation FROM credentials WHERE user_id = $1 AND salt = $2', [userId, salt]);
+    const { rows } = await this.db.query<{ generation: number }>(
+      'SELECT generation FROM credentials WHERE user_id = $1 AND salt = $2',
+      [userId, salt],
+    );
     return rows[0]?.generation;
   }
 
   async renew(userId: string): Promise<void> {
-    await this.db.query("UPDATE credentials SET generation = nextval('credential_generations') WHERE user_id = $1", [userId]);
+    await this.db.query(
+      "UPDATE credentials SET generation = nextval('credential_generations') WHERE user_id = $1",
+      [userId],
+    );
   }
 
   /**
@@ -97,12 +108,22 @@ export class PostgresGenerations implements CredentialGenerations {
       await query('SELECT pg_advisory_xact_lock($1)', [CREDENTIALS_LOCK]);
       const salts = new Map<string, Buffer>();
       for (const { id, email, password } of this.credentials) {
-        const { rows } = await query<{ email: string; salt: Buffer; password_hash: Buffer; cost: number }>(
-          'SELECT email, salt, password_hash, cost FROM credentials WHERE user_id = $1',
-          [id],
-        );
+        const { rows } = await query<{
+          email: string;
+          salt: Buffer;
+          password_hash: Buffer;
+          cost: number;
+        }>('SELECT email, salt, password_hash, cost FROM credentials WHERE user_id = $1', [id]);
         const stored = rows[0];
-        if (stored && stored.email === normalizeEmail(email) && (await matchesHash(password, { salt: stored.salt, key: stored.password_hash, cost: stored.cost }))) {
+        if (
+          stored &&
+          stored.email === normalizeEmail(email) &&
+          (await matchesHash(password, {
+            salt: stored.salt,
+            key: stored.password_hash,
+            cost: stored.cost,
+          }))
+        ) {
           salts.set(id, stored.salt);
           continue;
         }

@@ -1,5 +1,13 @@
 import type { AuthConfig, Edge } from '../shared/config.js';
-import { HttpError, MalformedJsonError, methodNotAllowed, notFound, payloadTooLarge, UNREADABLE_BODY, type ErrorAnswer } from '../shared/errors.js';
+import {
+  HttpError,
+  MalformedJsonError,
+  methodNotAllowed,
+  notFound,
+  payloadTooLarge,
+  UNREADABLE_BODY,
+  type ErrorAnswer,
+} from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { LoginOutcome, Measures } from '../shared/metrics.js';
 import type { Contract } from '../shared/openapi.js';
@@ -12,7 +20,11 @@ import { AttemptsInFlight } from './attemptsInFlight.js';
 import { AuditRing, AuditTrail, type AuditEventType } from './auditLog.js';
 import { AUDIT_RATE } from './auditRate.js';
 import { DeviceTrust } from './deviceTrust.js';
-import { MemoryGenerations, PostgresGenerations, type CredentialGenerations } from './generations.js';
+import {
+  MemoryGenerations,
+  PostgresGenerations,
+  type CredentialGenerations,
+} from './generations.js';
 import { loginChecks } from './loginChecks.js';
 import { ErrorBody, failure, messages } from './messages.js';
 import { PostgresAuditLog } from './postgresAuditLog.js';
@@ -31,9 +43,15 @@ export interface AuthDeps extends Hosting {
   edge: Edge;
   logger: Logger;
   spa: Spa;
-  /** The pool on the service's schema: sessions and throttling are kept there when `config.sessions.store` is `postgres`. */
+  /**
+   * The pool on the service's schema: sessions and throttling are kept there when
+   * `config.sessions.store` is `postgres`.
+   */
   db?: Database;
-  /** Milliseconds since the epoch (the memory store's clock, and the age of device cookies); tests move it to expire sessions, throttling windows and device cookies. */
+  /**
+   * Milliseconds since the epoch (the memory store's clock, and the age of device cookies); tests
+   * move it to expire sessions, throttling windows and device cookies.
+   */
   now?: () => number;
 }
 
@@ -69,14 +87,32 @@ function loginCounter(measures: Measures): (type: AuditEventType) => void {
  * Where sessions, credential generations, failed logins, the device key and the audit trail live:
  * this process, or the database every instance shares.
  */
-function stateOf({ config, db, logger, now, accounts, measures }: Pick<AuthDeps, 'config' | 'db' | 'logger' | 'measures'> & { now: () => number; accounts: Accounts }): AuthState {
-  const limits = { ttlSeconds: config.sessions.ttlSeconds, max: config.sessions.max, maxPerUser: config.sessions.maxPerUser };
+function stateOf({
+  config,
+  db,
+  logger,
+  now,
+  accounts,
+  measures,
+}: Pick<AuthDeps, 'config' | 'db' | 'logger' | 'measures'> & {
+  now: () => number;
+  accounts: Accounts;
+}): AuthState {
+  const limits = {
+    ttlSeconds: config.sessions.ttlSeconds,
+    max: config.sessions.max,
+    maxPerUser: config.sessions.maxPerUser,
+  };
   const trust = { now, trustDays: config.deviceTrustDays };
   const recorded = measures && loginCounter(measures);
   if (config.sessions.store === 'memory') {
     const generations = new MemoryGenerations();
     return {
-      sessions: new MemorySessionStore({ ...limits, now, generationOf: (userId) => generations.of(userId) }),
+      sessions: new MemorySessionStore({
+        ...limits,
+        now,
+        generationOf: (userId) => generations.of(userId),
+      }),
       generations,
       throttle: LoginThrottle.inMemory(now),
       addresses: AddressBudget.inMemory(now),
@@ -84,11 +120,23 @@ function stateOf({ config, db, logger, now, accounts, measures }: Pick<AuthDeps,
       audit: new AuditTrail(new AuditRing(config.audit, now), accounts, logger, now, recorded),
     };
   }
-  if (!db) throw new Error('SESSION_STORE=postgres needs the pool on the login service\'s schema');
-  const credentials = config.accounts.map(({ email, password }) => ({ id: accounts.idOf(email)!, email, password }));
+  if (!db) throw new Error("SESSION_STORE=postgres needs the pool on the login service's schema");
+  const credentials = config.accounts.map(({ email, password }) => ({
+    id: accounts.idOf(email)!,
+    email,
+    password,
+  }));
   const generations = new PostgresGenerations(db, credentials, config.passwordHashCost);
-  // Compared at once, so that the sessions of a changed password end at the start, not at the first request.
-  generations.checked().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'stored credentials not compared yet; tried again at the next request'));
+  // Compared at once, so that the sessions of a changed password end at the start, not at the first
+  // request.
+  generations
+    .checked()
+    .catch((error: unknown) =>
+      logger.warn(
+        { err: (error as Error).message },
+        'stored credentials not compared yet; tried again at the next request',
+      ),
+    );
   const sessions = new PostgresSessionStore(db, limits, () => generations.checked());
   const throttle = LoginThrottle.inPostgres(db);
   const addresses = AddressBudget.inPostgres(db, now);
@@ -129,10 +177,25 @@ export const auth: ServiceDescriptor<AuthDeps> = {
   usesDatabase: (config) => config.sessions.store === 'postgres',
   createApp({ config, edge, logger, spa, db, now = Date.now, ...hosting }) {
     const accounts = createAccounts(config);
-    const { sessions, generations, throttle, addresses, devices, audit, ready } = stateOf({ config, db, logger, now, accounts, measures: hosting.measures });
+    const { sessions, generations, throttle, addresses, devices, audit, ready } = stateOf({
+      config,
+      db,
+      logger,
+      now,
+      accounts,
+      measures: hosting.measures,
+    });
     hosting.measures?.sessions(config.sessions.store, () => sessions.count());
     const signedIn = signedInWith(sessions, accounts);
-    const checkLogin = loginChecks({ accounts, generations, devices, inFlight: new AttemptsInFlight(ADDRESS_LIMITS.atOnce), addresses, throttle, audit });
+    const checkLogin = loginChecks({
+      accounts,
+      generations,
+      devices,
+      inFlight: new AttemptsInFlight(ADDRESS_LIMITS.atOnce),
+      addresses,
+      throttle,
+      audit,
+    });
     const { store, ttlSeconds, max, maxPerUser } = config.sessions;
     const settings = {
       sessions: { store, ttlSeconds, max, maxPerUser },
@@ -145,7 +208,14 @@ export const auth: ServiceDescriptor<AuthDeps> = {
     };
     const admin = adminViews({ accounts, sessions, throttle, audit, settings });
     const routes = [
-      ...sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, cookie: { maxAgeSeconds: ttlSeconds, secure: config.production } }),
+      ...sessionRoutes({
+        sessions,
+        signedIn,
+        checkLogin,
+        devices,
+        audit,
+        cookie: { maxAgeSeconds: ttlSeconds, secure: config.production },
+      }),
       ...ownSessionRoutes({ sessions, signedIn, audit }),
       ...adminRoutes({ accounts, generations, sessions, throttle, audit, signedIn, views: admin }),
       ...pageRoutes({ signedIn, admin, spa, production: config.production }),
@@ -172,13 +242,22 @@ const contract: Contract = {
   description:
     'Log in with an email and password, read the current user, log out. The session token travels in the HttpOnly `token` cookie. Every failure answers `{error: string}`.',
   errorSchema: ErrorBody,
-  invalidBody: { 400: failure('The body is not a JSON object with a string `email` and `password`', messages.invalidLoginBody) },
+  invalidBody: {
+    400: failure(
+      'The body is not a JSON object with a string `email` and `password`',
+      messages.invalidLoginBody,
+    ),
+  },
   invalidParams: {},
-  invalidQuery: { 400: failure('A query parameter is not valid', 'limit must be less than or equal to 100') },
+  invalidQuery: {
+    400: failure('A query parameter is not valid', 'limit must be less than or equal to 100'),
+  },
   unmatched: { 400: failure('A file path that is not valid percent-encoding', 'failed to decode') },
 };
 
-/** The service's own words for the shared failures; others keep the message they were thrown with. */
+/**
+ * The service's own words for the shared failures; others keep the message they were thrown with.
+ */
 const WORDING: Record<string, string> = {
   [UNREADABLE_BODY]: messages.invalidLoginBody,
   [notFound().message]: messages.notFound,
@@ -188,13 +267,30 @@ const WORDING: Record<string, string> = {
 
 /** Every failure as `{error}`. */
 function answerFor(error: unknown): ErrorAnswer {
-  const answer = (status: number, message: string, headers?: Record<string, string>) => ({ status, body: { error: message }, headers });
-  if (error instanceof InvalidRequestError && error.query) return answer(400, error.query.errors.join('; '));
-  if (error instanceof InvalidRequestError || error instanceof MalformedJsonError) return answer(400, messages.invalidLoginBody);
-  if (error instanceof HttpError) return answer(error.status, WORDING[error.message] ?? error.message, error.headers);
+  const answer = (status: number, message: string, headers?: Record<string, string>) => ({
+    status,
+    body: { error: message },
+    headers,
+  });
+  if (error instanceof InvalidRequestError && error.query)
+    return answer(400, error.query.errors.join('; '));
+  if (error instanceof InvalidRequestError || error instanceof MalformedJsonError)
+    return answer(400, messages.invalidLoginBody);
+  if (error instanceof HttpError)
+    return answer(error.status, WORDING[error.message] ?? error.message, error.headers);
   // Koa's and koa-send's own client errors (a malformed path, for instance).
-  const { status, expose, message } = error as { status?: unknown; expose?: unknown; message?: unknown };
-  if (typeof status === 'number' && status >= 400 && status < 500 && expose && typeof message === 'string') {
+  const { status, expose, message } = error as {
+    status?: unknown;
+    expose?: unknown;
+    message?: unknown;
+  };
+  if (
+    typeof status === 'number' &&
+    status >= 400 &&
+    status < 500 &&
+    expose &&
+    typeof message === 'string'
+  ) {
     return answer(status, message);
   }
   return answer(500, messages.internalError);

@@ -12,7 +12,10 @@ import { messages } from './messages.js';
 import type { LoginThrottle } from './throttle.js';
 
 export interface LoginAttempt {
-  /** Who asks: the client's address (`ctx.ip`), its browser and the request's id, for the audit trail. */
+  /**
+   * Who asks: the client's address (`ctx.ip`), its browser and the request's id, for the audit
+   * trail.
+   */
   request: RequestFacts;
   /** The values of the request's device cookies. */
   deviceCookies: string[];
@@ -24,7 +27,10 @@ export interface LoginSuccess {
   user: User;
   /** The account's credential generation the session is to be made with. */
   generation: number;
-  /** Whether the browser proved itself a trusted device of the account (it then needs no new device cookie). */
+  /**
+   * Whether the browser proved itself a trusted device of the account (it then needs no new device
+   * cookie).
+   */
   trustedDevice: boolean;
 }
 
@@ -51,11 +57,26 @@ export interface LoginChecksDeps {
  * is recorded in the audit trail with its reason; a success is the caller's to record, once its
  * session is made.
  */
-export function loginChecks({ accounts, generations, devices, inFlight, addresses, throttle, audit }: LoginChecksDeps) {
-  const refused = (request: RequestFacts, email: string | undefined, limit: LoginLimit, retryAfterSeconds: number) =>
-    audit.record('login.throttled', request, { email }, { limit, retryAfterSeconds });
+export function loginChecks({
+  accounts,
+  generations,
+  devices,
+  inFlight,
+  addresses,
+  throttle,
+  audit,
+}: LoginChecksDeps) {
+  const refused = (
+    request: RequestFacts,
+    email: string | undefined,
+    limit: LoginLimit,
+    retryAfterSeconds: number,
+  ) => audit.record('login.throttled', request, { email }, { limit, retryAfterSeconds });
 
-  async function checkAdmitted({ request, deviceCookies, credentials }: LoginAttempt, client: string): Promise<LoginSuccess> {
+  async function checkAdmitted(
+    { request, deviceCookies, credentials }: LoginAttempt,
+    client: string,
+  ): Promise<LoginSuccess> {
     const settlers: ((outcome: Outcome) => Promise<void>)[] = [];
     let outcome: Outcome = 'unchecked';
     let email: string | undefined;
@@ -75,13 +96,17 @@ export function loginChecks({ accounts, generations, devices, inFlight, addresse
       const given = await credentials();
       email = given.email;
       const userId = accounts.idOf(email);
-      const device = deviceShown && userId !== undefined ? await devices.recognize(deviceCookies, userId) : undefined;
+      const device =
+        deviceShown && userId !== undefined
+          ? await devices.recognize(deviceCookies, userId)
+          : undefined;
       if (deviceShown && device === undefined) await admitted(addresses.admit(client));
       if (userId !== undefined) await admitted(throttle.admit({ account: userId, client, device }));
       // The account's generation is read while the password is checked.
       const [user, generation] = await Promise.all([
         accounts.authenticate(email, given.password, client).catch((error: unknown) => {
-          if (error instanceof QueueFullError) audit.record('login.busy', request, { email }, { retryAfterSeconds: 1 });
+          if (error instanceof QueueFullError)
+            audit.record('login.busy', request, { email }, { retryAfterSeconds: 1 });
           throw error;
         }),
         userId === undefined ? undefined : generations.current(userId),
@@ -90,7 +115,12 @@ export function loginChecks({ accounts, generations, devices, inFlight, addresse
       // nothing: the password it knows is no longer the account's.
       outcome = !user ? 'failed' : generation === undefined ? 'unchecked' : 'succeeded';
       if (!user || generation === undefined) {
-        const reason = userId === undefined ? 'unknown email' : !user ? 'wrong password' : 'credential replaced by another instance';
+        const reason =
+          userId === undefined
+            ? 'unknown email'
+            : !user
+              ? 'wrong password'
+              : 'credential replaced by another instance';
         audit.record('login.failed', request, { email }, { reason });
         throw unauthorized(messages.invalidCredentials);
       }
@@ -102,7 +132,8 @@ export function loginChecks({ accounts, generations, devices, inFlight, addresse
     }
   }
 
-  // Made once: the refusal a flood meets thousands of times a second need not capture a stack each time.
+  // Made once: the refusal a flood meets thousands of times a second need not capture a stack each
+  // time.
   const tooManyAtOnce = tooManyRequests(messages.tooManyAttempts, 1);
 
   /** The user whose email and password the attempt gives; throws 400, 401, 429 or 503 otherwise. */

@@ -8,7 +8,8 @@ export const messages = {
   invalidCredentials: 'メールアドレスまたはパスワードが正しくありません',
   unauthenticated: 'unauthenticated',
   invalidSession: 'invalid session',
-  invalidLoginBody: 'リクエスト本文は、文字列の email と password を持つ JSON オブジェクトにしてください',
+  invalidLoginBody:
+    'リクエスト本文は、文字列の email と password を持つ JSON オブジェクトにしてください',
   bodyTooLarge: 'リクエスト本文が大きすぎます',
   foreignOrigin: '他のサイトからのログイン要求は受け付けません',
   foreignRequest: '他のサイトからの要求は受け付けません',

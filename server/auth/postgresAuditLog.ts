@@ -1,9 +1,19 @@
 import type { Database } from '../shared/database.js';
 import type { Logger } from '../shared/logger.js';
-import { retentionStart, type AuditEvent, type AuditKeeper, type AuditLimits, type AuditQuery, type NewAuditEvent } from './auditLog.js';
+import {
+  retentionStart,
+  type AuditEvent,
+  type AuditKeeper,
+  type AuditLimits,
+  type AuditQuery,
+  type NewAuditEvent,
+} from './auditLog.js';
 import { iso } from './postgresSessions.js';
 
-/** Events waiting to be written at most; past it (the database too slow or away), newer ones are not kept, and the log says how many. */
+/**
+ * Events waiting to be written at most; past it (the database too slow or away), newer ones are not
+ * kept, and the log says how many.
+ */
 const MAX_WAITING = 1_000;
 
 const COLUMNS = 'at, type, email, user_id, address, user_agent, request_id, detail';
@@ -21,8 +31,12 @@ const KEEP = `WITH kept AS (
   )
   DELETE FROM audit_events WHERE id <= (SELECT max(id) FROM kept) - $2`;
 
-/** The upkeep's trim: rows past the retention (`$1`, in the instances' time, which their events carry), and past the count, as KEEP deletes them. */
-const TRIM = 'DELETE FROM audit_events WHERE at < $1 OR id <= (SELECT max(id) FROM audit_events) - $2';
+/**
+ * The upkeep's trim: rows past the retention (`$1`, in the instances' time, which their events
+ * carry), and past the count, as KEEP deletes them.
+ */
+const TRIM =
+  'DELETE FROM audit_events WHERE at < $1 OR id <= (SELECT max(id) FROM audit_events) - $2';
 
 const LIST = `SELECT id::float8 AS id, ${iso('at')} AS time, type, email, user_id AS "userId", address, user_agent AS "userAgent", request_id AS "requestId", detail
   FROM audit_events
@@ -58,12 +72,20 @@ export class PostgresAuditLog implements AuditKeeper {
     this.#refused += Math.max(0, events.length - room);
     if (this.#scheduled) return;
     this.#scheduled = true;
-    this.#written = this.#written.then(() => new Promise((resolve) => setImmediate(resolve))).then(() => this.#write());
+    this.#written = this.#written
+      .then(() => new Promise((resolve) => setImmediate(resolve)))
+      .then(() => this.#write());
   }
 
   async list({ limit, before, type, email }: AuditQuery): Promise<AuditEvent[]> {
     await this.#written;
-    const { rows } = await this.db.query<AuditEvent>(LIST, [before ?? null, type ?? null, email ?? null, retentionStart(this.limits, this.now()), limit]);
+    const { rows } = await this.db.query<AuditEvent>(LIST, [
+      before ?? null,
+      type ?? null,
+      email ?? null,
+      retentionStart(this.limits, this.now()),
+      limit,
+    ]);
     return rows;
   }
 
@@ -78,20 +100,29 @@ export class PostgresAuditLog implements AuditKeeper {
     const refused = this.#refused;
     this.#refused = 0;
     try {
-      const rows = batch.map(({ time, type, email, userId, address, userAgent, requestId, detail }) => ({
-        at: time,
-        type,
-        email,
-        user_id: userId,
-        address,
-        user_agent: userAgent,
-        request_id: requestId,
-        detail,
-      }));
+      const rows = batch.map(
+        ({ time, type, email, userId, address, userAgent, requestId, detail }) => ({
+          at: time,
+          type,
+          email,
+          user_id: userId,
+          address,
+          user_agent: userAgent,
+          request_id: requestId,
+          detail,
+        }),
+      );
       await this.db.query(KEEP, [JSON.stringify(rows), this.limits.maxEvents]);
-      if (refused > 0) this.logger.warn({ lost: refused }, 'security events not kept: too many were waiting to be written');
+      if (refused > 0)
+        this.logger.warn(
+          { lost: refused },
+          'security events not kept: too many were waiting to be written',
+        );
     } catch (error) {
-      this.logger.warn({ err: (error as Error).message, lost: batch.length + refused }, 'security events not kept');
+      this.logger.warn(
+        { err: (error as Error).message, lost: batch.length + refused },
+        'security events not kept',
+      );
     }
   }
 }

@@ -2,7 +2,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type { Database } from '../shared/database.js';
 import type { User } from './accounts.js';
-import { cappedSessions, type Client, type EndedSession, type SessionCap, type SessionInfo, type SessionLimits, type SessionStore } from './sessions.js';
+import {
+  cappedSessions,
+  type Client,
+  type EndedSession,
+  type SessionCap,
+  type SessionInfo,
+  type SessionLimits,
+  type SessionStore,
+} from './sessions.js';
 
 /** Serializes logins across instances, so that the caps hold however many log in at once. */
 const LOGIN_LOCK = 0x5e55;
@@ -14,7 +22,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const hashOf = (token: string) => createHash('sha256').update(token).digest();
 
 /** A time as JavaScript's toISOString writes it, as the memory store lists it. */
-export const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const iso = (column: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The most lookups one statement carries. */
 const LOOKUPS_PER_STATEMENT = 256;
@@ -96,16 +105,28 @@ export class PostgresSessionStore implements SessionStore {
    */
   readonly #lookups = new DataLoader<string, { id: string; userId: string } | undefined>(
     async (tokens) => {
-      const { rows } = await this.db.query<{ id: string; userId: string; at: number; stale: boolean }>(LOOKUP, [tokens.map(hashOf)]);
+      const { rows } = await this.db.query<{
+        id: string;
+        userId: string;
+        at: number;
+        stale: boolean;
+      }>(LOOKUP, [tokens.map(hashOf)]);
       const found: ({ id: string; userId: string } | undefined)[] = tokens.map(() => undefined);
       for (const { id, userId, at } of rows) found[at - 1] = { id, userId };
       const stale = rows.filter((row) => row.stale).map(({ id }) => id);
       // Only what administrators see depends on it, so the request does not wait, and a refresh
       // that fails is tried again by the next lookup.
-      if (stale.length > 0) this.db.query('UPDATE sessions SET last_seen_at = now() WHERE id = ANY($1::uuid[])', [stale]).catch(() => undefined);
+      if (stale.length > 0)
+        this.db
+          .query('UPDATE sessions SET last_seen_at = now() WHERE id = ANY($1::uuid[])', [stale])
+          .catch(() => undefined);
       return found;
     },
-    { cache: false, maxBatchSize: LOOKUPS_PER_STATEMENT, batchScheduleFn: (send) => setImmediate(send) },
+    {
+      cache: false,
+      maxBatchSize: LOOKUPS_PER_STATEMENT,
+      batchScheduleFn: (send) => setImmediate(send),
+    },
   );
 
   async remove(token: string): Promise<EndedSession | undefined> {
@@ -125,18 +146,26 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async count(): Promise<number> {
-    const { rows } = await this.db.query<{ live: number }>('SELECT count(*)::int AS live FROM sessions JOIN credentials USING (user_id, generation) WHERE expires_at > now()');
+    const { rows } = await this.db.query<{ live: number }>(
+      'SELECT count(*)::int AS live FROM sessions JOIN credentials USING (user_id, generation) WHERE expires_at > now()',
+    );
     return rows[0]!.live;
   }
 
   async end(id: string, userId?: string): Promise<EndedSession | undefined> {
     if (!UUID.test(id)) return undefined;
-    const { rows } = await this.db.query<EndedSession>('DELETE FROM sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2) RETURNING id, user_id AS "userId"', [id, userId ?? null]);
+    const { rows } = await this.db.query<EndedSession>(
+      'DELETE FROM sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2) RETURNING id, user_id AS "userId"',
+      [id, userId ?? null],
+    );
     return rows[0];
   }
 
   async endAllOf(userId: string, except?: string): Promise<number> {
-    const { rowCount } = await this.db.query('DELETE FROM sessions WHERE user_id = $1 AND id IS DISTINCT FROM $2::uuid', [userId, except ?? null]);
+    const { rowCount } = await this.db.query(
+      'DELETE FROM sessions WHERE user_id = $1 AND id IS DISTINCT FROM $2::uuid',
+      [userId, except ?? null],
+    );
     return rowCount ?? 0;
   }
 
@@ -146,7 +175,10 @@ export class PostgresSessionStore implements SessionStore {
    */
   async sweep(): Promise<number> {
     return this.db.transaction(async (query) => {
-      const { rows } = await query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [SWEEP_LOCK]);
+      const { rows } = await query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_xact_lock($1) AS locked',
+        [SWEEP_LOCK],
+      );
       if (!rows[0]!.locked) return 0;
       return (await query('DELETE FROM sessions WHERE expires_at <= now()')).rowCount ?? 0;
     });

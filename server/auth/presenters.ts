@@ -1,6 +1,12 @@
 import type { Edge } from '../shared/config.js';
 import type { JsonSchema } from '../shared/route.js';
-import type { AccountOverview, AccountSessions, AccountThrottle, SessionView as Session, Settings } from '../../web/src/pageState.js';
+import type {
+  AccountOverview,
+  AccountSessions,
+  AccountThrottle,
+  SessionView as Session,
+  Settings,
+} from '../../web/src/pageState.js';
 import type { Accounts, User } from './accounts.js';
 import { AUDIT_EVENT_TYPES, type AuditLimits, type AuditTrail } from './auditLog.js';
 import { MANY_ADDRESSES, type AuditRate } from './auditRate.js';
@@ -18,27 +24,47 @@ import type { AccountBlocks, LoginThrottle, ThrottleLimits } from './throttle.js
 /** The latest events the users page shows of each account. */
 const RECENT_EVENTS = 20;
 
-/** A session as its owner and administrators see it: when, from where, with what; never its token. */
+/**
+ * A session as its owner and administrators see it: when, from where, with what; never its token.
+ */
 export const SessionView: JsonSchema = {
   type: 'object',
   title: 'Session',
   properties: {
     id: { type: 'string', format: 'uuid' },
     createdAt: { type: 'string', format: 'date-time' },
-    lastSeenAt: { type: 'string', format: 'date-time', description: 'Updated at most once a minute' },
+    lastSeenAt: {
+      type: 'string',
+      format: 'date-time',
+      description: 'Updated at most once a minute',
+    },
     expiresAt: { type: 'string', format: 'date-time' },
-    address: { type: 'string', description: 'The client address it was opened from', examples: ['203.0.113.7'] },
-    userAgent: { type: 'string', description: 'The browser it was opened with (at most 256 characters)' },
+    address: {
+      type: 'string',
+      description: 'The client address it was opened from',
+      examples: ['203.0.113.7'],
+    },
+    userAgent: {
+      type: 'string',
+      description: 'The browser it was opened with (at most 256 characters)',
+    },
     current: { type: 'boolean', description: 'Whether it is the session of this request' },
   },
   required: ['id', 'createdAt', 'lastSeenAt', 'expiresAt', 'address', 'userAgent', 'current'],
 };
 
-export function presentSession({ id, createdAt, lastSeenAt, expiresAt, address, userAgent }: SessionInfo, currentId: string): Session {
+export function presentSession(
+  { id, createdAt, lastSeenAt, expiresAt, address, userAgent }: SessionInfo,
+  currentId: string,
+): Session {
   return { id, createdAt, lastSeenAt, expiresAt, address, userAgent, current: id === currentId };
 }
 
-export const sessionList = (description: string): JsonSchema => ({ type: 'array', description, items: SessionView });
+export const sessionList = (description: string): JsonSchema => ({
+  type: 'array',
+  description,
+  items: SessionView,
+});
 
 const accountWithSessions = {
   properties: {
@@ -54,28 +80,57 @@ const accountWithSessions = {
 const everyAccount = (title: string, account: JsonSchema): JsonSchema => ({
   type: 'object',
   title,
-  properties: { users: { type: 'array', description: 'Every account, in the order of configuration', items: account } },
+  properties: {
+    users: {
+      type: 'array',
+      description: 'Every account, in the order of configuration',
+      items: account,
+    },
+  },
   required: ['users'],
 });
 
-export const AccountSessionsView = everyAccount('AccountSessions', { type: 'object', title: 'AccountWithSessions', ...accountWithSessions });
+export const AccountSessionsView = everyAccount('AccountSessions', {
+  type: 'object',
+  title: 'AccountWithSessions',
+  ...accountWithSessions,
+});
 
 /** A security event: what happened, to whom, from where; never a password, token or cookie. */
 export const AuditEventView: JsonSchema = {
   type: 'object',
   title: 'AuditEvent',
   properties: {
-    id: { type: 'integer', minimum: 1, description: 'Grows with each event kept: the `before` of the next page' },
-    time: { type: 'string', format: 'date-time', description: 'When it happened (for a summary: its first event)' },
+    id: {
+      type: 'integer',
+      minimum: 1,
+      description: 'Grows with each event kept: the `before` of the next page',
+    },
+    time: {
+      type: 'string',
+      format: 'date-time',
+      description: 'When it happened (for a summary: its first event)',
+    },
     type: {
       enum: Object.keys(AUDIT_EVENT_TYPES),
       description: Object.entries(AUDIT_EVENT_TYPES)
         .map(([type, meaning]) => `\`${type}\`: ${meaning}`)
         .join('; '),
     },
-    email: { type: ['string', 'null'], description: 'The email the login tried, or the account\'s, in lower case; null when the request named none' },
-    userId: { type: ['string', 'null'], description: 'The account, when the event is about a configured one' },
-    address: { type: 'string', description: `The client's address; \`${MANY_ADDRESSES}\` for a summary of many addresses`, examples: ['203.0.113.7'] },
+    email: {
+      type: ['string', 'null'],
+      description:
+        "The email the login tried, or the account's, in lower case; null when the request named none",
+    },
+    userId: {
+      type: ['string', 'null'],
+      description: 'The account, when the event is about a configured one',
+    },
+    address: {
+      type: 'string',
+      description: `The client's address; \`${MANY_ADDRESSES}\` for a summary of many addresses`,
+      examples: ['203.0.113.7'],
+    },
     userAgent: { type: 'string', description: 'The browser (at most 256 characters)' },
     requestId: { type: 'string', description: 'The X-Request-Id of the request it came with' },
     detail: {
@@ -85,7 +140,17 @@ export const AuditEventView: JsonSchema = {
       additionalProperties: { type: ['string', 'number', 'boolean'] },
     },
   },
-  required: ['id', 'time', 'type', 'email', 'userId', 'address', 'userAgent', 'requestId', 'detail'],
+  required: [
+    'id',
+    'time',
+    'type',
+    'email',
+    'userId',
+    'address',
+    'userAgent',
+    'requestId',
+    'detail',
+  ],
 };
 
 export const AuditPage: JsonSchema = {
@@ -93,13 +158,20 @@ export const AuditPage: JsonSchema = {
   title: 'AuditPage',
   properties: {
     events: { type: 'array', description: 'Newest first', items: AuditEventView },
-    next: { type: ['integer', 'null'], description: 'The `before` of the next page; null on the last' },
+    next: {
+      type: ['integer', 'null'],
+      description: 'The `before` of the next page; null on the last',
+    },
   },
   required: ['events', 'next'],
 };
 
 const seconds = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
-const secondsLeft: JsonSchema = { type: ['integer', 'null'], minimum: 1, description: 'Seconds until it is admitted again; null: not blocked' };
+const secondsLeft: JsonSchema = {
+  type: ['integer', 'null'],
+  minimum: 1,
+  description: 'Seconds until it is admitted again; null: not blocked',
+};
 
 export const AccountThrottleView: JsonSchema = {
   type: 'object',
@@ -108,17 +180,22 @@ export const AccountThrottleView: JsonSchema = {
     blocked: { type: 'boolean', description: 'Whether some client is refused for this account' },
     account: {
       type: 'object',
-      description: 'Failures of the account from untrusted clients in their window, all addresses together (counted up to the limit)',
+      description:
+        'Failures of the account from untrusted clients in their window, all addresses together (counted up to the limit)',
       properties: { failures: { type: 'integer', minimum: 0 }, retryAfterSeconds: secondsLeft },
       required: ['failures', 'retryAfterSeconds'],
     },
     clients: {
       type: 'array',
-      description: 'Each client that failed the account in the pair window (counted up to the limit)',
+      description:
+        'Each client that failed the account in the pair window (counted up to the limit)',
       items: {
         type: 'object',
         properties: {
-          address: { type: ['string', 'null'], description: 'The client address (an IPv6 one as its /64); null: a trusted device' },
+          address: {
+            type: ['string', 'null'],
+            description: 'The client address (an IPv6 one as its /64); null: a trusted device',
+          },
           failures: { type: 'integer', minimum: 0 },
           retryAfterSeconds: secondsLeft,
         },
@@ -135,7 +212,11 @@ export const AccountsOverviewView = everyAccount('AccountsOverview', {
   properties: {
     ...accountWithSessions.properties,
     throttle: AccountThrottleView,
-    events: { type: 'array', description: `Its latest security events, newest first (at most ${RECENT_EVENTS})`, items: AuditEventView },
+    events: {
+      type: 'array',
+      description: `Its latest security events, newest first (at most ${RECENT_EVENTS})`,
+      items: AuditEventView,
+    },
   },
   required: [...accountWithSessions.required, 'throttle', 'events'],
 });
@@ -143,7 +224,10 @@ export const AccountsOverviewView = everyAccount('AccountsOverview', {
 /** An account's login throttling as the API and the users page show it. */
 export function presentThrottle({ account, clients }: AccountBlocks): AccountThrottle {
   const blocked = ({ retryAfterSeconds }: FailureState) => retryAfterSeconds !== undefined;
-  const shown = ({ failures, retryAfterSeconds }: FailureState) => ({ failures, retryAfterSeconds: retryAfterSeconds ?? null });
+  const shown = ({ failures, retryAfterSeconds }: FailureState) => ({
+    failures,
+    retryAfterSeconds: retryAfterSeconds ?? null,
+  });
   return {
     blocked: blocked(account) || clients.some(({ state }) => blocked(state)),
     account: shown(account),
@@ -151,7 +235,10 @@ export function presentThrottle({ account, clients }: AccountBlocks): AccountThr
   };
 }
 
-/** What governs sessions, logins, the audit trail and the edge, as the service runs with it; never a secret. */
+/**
+ * What governs sessions, logins, the audit trail and the edge, as the service runs with it; never a
+ * secret.
+ */
 export interface EffectiveSettings {
   sessions: Settings['sessions'];
   throttling: ThrottleLimits;
@@ -179,43 +266,103 @@ export const SettingsView: JsonSchema = {
     throttling: {
       type: 'object',
       properties: {
-        perPair: { type: 'integer', description: 'Failures of one account from one address or trusted device per window' },
+        perPair: {
+          type: 'integer',
+          description: 'Failures of one account from one address or trusted device per window',
+        },
         pairWindowSeconds: seconds('The window of perPair'),
-        perAccount: { type: 'integer', description: 'Failures of one account from untrusted clients per window' },
+        perAccount: {
+          type: 'integer',
+          description: 'Failures of one account from untrusted clients per window',
+        },
         accountWindowSeconds: seconds('The window of perAccount'),
-        perAddress: { type: 'integer', description: 'Failures from one client address (an IPv6 /64), all accounts and unknown emails together, per window' },
+        perAddress: {
+          type: 'integer',
+          description:
+            'Failures from one client address (an IPv6 /64), all accounts and unknown emails together, per window',
+        },
         addressWindowSeconds: seconds('The window of perAddress'),
-        atOncePerAddress: { type: 'integer', description: 'Login attempts one client address may have in progress at once, per process' },
-        deviceTrustDays: { type: 'integer', description: 'DEVICE_TRUST_DAYS: days a device cookie is trusted after its login' },
+        atOncePerAddress: {
+          type: 'integer',
+          description:
+            'Login attempts one client address may have in progress at once, per process',
+        },
+        deviceTrustDays: {
+          type: 'integer',
+          description: 'DEVICE_TRUST_DAYS: days a device cookie is trusted after its login',
+        },
       },
-      required: ['perPair', 'pairWindowSeconds', 'perAccount', 'accountWindowSeconds', 'perAddress', 'addressWindowSeconds', 'atOncePerAddress', 'deviceTrustDays'],
+      required: [
+        'perPair',
+        'pairWindowSeconds',
+        'perAccount',
+        'accountWindowSeconds',
+        'perAddress',
+        'addressWindowSeconds',
+        'atOncePerAddress',
+        'deviceTrustDays',
+      ],
     },
     audit: {
       type: 'object',
       properties: {
-        retentionDays: { type: 'integer', description: 'AUDIT_RETENTION_DAYS: days a security event is kept' },
-        maxEvents: { type: 'integer', description: 'AUDIT_MAX_EVENTS: the most security events kept' },
-        perClient: { type: 'integer', description: 'Events of one type from one client address kept one by one per window; past it they are counted' },
+        retentionDays: {
+          type: 'integer',
+          description: 'AUDIT_RETENTION_DAYS: days a security event is kept',
+        },
+        maxEvents: {
+          type: 'integer',
+          description: 'AUDIT_MAX_EVENTS: the most security events kept',
+        },
+        perClient: {
+          type: 'integer',
+          description:
+            'Events of one type from one client address kept one by one per window; past it they are counted',
+        },
         windowSeconds: seconds('The window of perClient'),
-        maxClients: { type: 'integer', description: 'Types and client addresses tracked per window; past it the events of other addresses are counted together' },
+        maxClients: {
+          type: 'integer',
+          description:
+            'Types and client addresses tracked per window; past it the events of other addresses are counted together',
+        },
       },
       required: ['retentionDays', 'maxEvents', 'perClient', 'windowSeconds', 'maxClients'],
     },
     trustProxy: {
-      description: 'TRUST_PROXY: hops, or the addresses and subnets whose forwarding headers are believed; null: none',
+      description:
+        'TRUST_PROXY: hops, or the addresses and subnets whose forwarding headers are believed; null: none',
       oneOf: [{ type: 'integer' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }],
     },
     allowedHosts: {
       description: 'AUTH_ALLOWED_HOSTS; null: any host',
       oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }],
     },
-    production: { type: 'boolean', description: 'NODE_ENV=production: cookies are Secure, HSTS is sent' },
+    production: {
+      type: 'boolean',
+      description: 'NODE_ENV=production: cookies are Secure, HSTS is sent',
+    },
     passwordHashCost: { type: 'integer', description: 'PASSWORD_HASH_COST (scrypt N)' },
   },
-  required: ['sessions', 'throttling', 'audit', 'trustProxy', 'allowedHosts', 'production', 'passwordHashCost'],
+  required: [
+    'sessions',
+    'throttling',
+    'audit',
+    'trustProxy',
+    'allowedHosts',
+    'production',
+    'passwordHashCost',
+  ],
 };
 
-function presentSettings({ sessions, throttling, addresses, audit, deviceTrustDays, edge, passwordHashCost }: EffectiveSettings): Settings {
+function presentSettings({
+  sessions,
+  throttling,
+  addresses,
+  audit,
+  deviceTrustDays,
+  edge,
+  passwordHashCost,
+}: EffectiveSettings): Settings {
   return {
     sessions,
     throttling: {
@@ -242,11 +389,20 @@ function presentSettings({ sessions, throttling, addresses, audit, deviceTrustDa
   };
 }
 
-/** Every account, in the order of configuration, each with its live sessions (from `live`, oldest first). */
-function presentAccounts(accounts: User[], live: SessionInfo[], currentId: string): AccountSessions[] {
+/**
+ * Every account, in the order of configuration, each with its live sessions (from `live`, oldest
+ * first).
+ */
+function presentAccounts(
+  accounts: User[],
+  live: SessionInfo[],
+  currentId: string,
+): AccountSessions[] {
   return accounts.map((user) => ({
     ...user,
-    sessions: live.filter((session) => session.userId === user.id).map((session) => presentSession(session, currentId)),
+    sessions: live
+      .filter((session) => session.userId === user.id)
+      .map((session) => presentSession(session, currentId)),
   }));
 }
 
@@ -267,15 +423,25 @@ export interface AdminViewsDeps {
   settings: EffectiveSettings;
 }
 
-export function adminViews({ accounts, sessions, throttle, audit, settings }: AdminViewsDeps): AdminViews {
+export function adminViews({
+  accounts,
+  sessions,
+  throttle,
+  audit,
+  settings,
+}: AdminViewsDeps): AdminViews {
   const shown = presentSettings(settings);
-  const withSessions = async (currentSessionId: string) => presentAccounts(accounts.all(), await sessions.list(), currentSessionId);
+  const withSessions = async (currentSessionId: string) =>
+    presentAccounts(accounts.all(), await sessions.list(), currentSessionId);
   return {
     accounts: withSessions,
     overview: async (currentSessionId) =>
       Promise.all(
         (await withSessions(currentSessionId)).map(async (account) => {
-          const [blocks, { events }] = await Promise.all([throttle.blocksOf(account.id), audit.list({ limit: RECENT_EVENTS, email: account.email })]);
+          const [blocks, { events }] = await Promise.all([
+            throttle.blocksOf(account.id),
+            audit.list({ limit: RECENT_EVENTS, email: account.email }),
+          ]);
           return { ...account, throttle: presentThrottle(blocks), events };
         }),
       ),

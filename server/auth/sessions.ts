@@ -9,7 +9,9 @@ export interface SessionLimits {
   ttlSeconds: number;
   /** Sessions held at most, all accounts together; past it the oldest ends. */
   max: number;
-  /** Sessions one account holds at most; past it the account's oldest ends, never another account's. */
+  /**
+   * Sessions one account holds at most; past it the account's oldest ends, never another account's.
+   */
   maxPerUser: number;
 }
 
@@ -34,7 +36,10 @@ export interface EndedSession {
   userId: string;
 }
 
-/** The cap that ended sessions at a login: SESSION_MAX_PER_USER (the account's own) or SESSION_MAX (all accounts together). */
+/**
+ * The cap that ended sessions at a login: SESSION_MAX_PER_USER (the account's own) or SESSION_MAX
+ * (all accounts together).
+ */
 export type SessionCap = 'SESSION_MAX_PER_USER' | 'SESSION_MAX';
 
 /** How many live sessions of an account a cap ended. */
@@ -54,14 +59,24 @@ export interface SessionStore {
    * Starts a session for `user`, made with the account's credential generation `generation`, within
    * the caps: its token, and the live sessions the caps ended to make room.
    */
-  create(user: User, client: Client, generation: number): Promise<{ token: string; capped: CappedSessions[] }>;
+  create(
+    user: User,
+    client: Client,
+    generation: number,
+  ): Promise<{ token: string; capped: CappedSessions[] }>;
   /** The live session a token names, if it is of the account's current credential generation. */
   find(token: string): Promise<{ id: string; userId: string } | undefined>;
   /** Ends the session a token names, if any: the session, when it was live. */
   remove(token: string): Promise<EndedSession | undefined>;
-  /** Every live session (of its account's current generation), or those of one account, oldest first. */
+  /**
+   * Every live session (of its account's current generation), or those of one account, oldest
+   * first.
+   */
   list(userId?: string): Promise<SessionInfo[]>;
-  /** Ends the session with this id (when given, only if it is `userId`'s): the session, if there was one. */
+  /**
+   * Ends the session with this id (when given, only if it is `userId`'s): the session, if there was
+   * one.
+   */
   end(id: string, userId?: string): Promise<EndedSession | undefined>;
   /** Ends every session of an account but `except`; how many. */
   endAllOf(userId: string, except?: string): Promise<number>;
@@ -81,7 +96,10 @@ export function cappedSessions(endings: { userId: string; cap: SessionCap }[]): 
   return [...counted.values()];
 }
 
-/** A session as the memory store keeps it: when it was last seen as a number, made a date only for the lists that show it. */
+/**
+ * A session as the memory store keeps it: when it was last seen as a number, made a date only for
+ * the lists that show it.
+ */
 interface Session extends Omit<SessionInfo, 'lastSeenAt'> {
   lastSeenAtMs: number;
   expiresAtMs: number;
@@ -100,7 +118,12 @@ export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, Session>();
   readonly #byUser = new Map<string, Set<string>>();
 
-  constructor(private readonly options: SessionLimits & { now: () => number; generationOf: (userId: string) => number }) {}
+  constructor(
+    private readonly options: SessionLimits & {
+      now: () => number;
+      generationOf: (userId: string) => number;
+    },
+  ) {}
 
   async create(user: User, client: Client, generation: number) {
     this.#sweep();
@@ -118,7 +141,16 @@ export class MemorySessionStore implements SessionStore {
     const now = this.options.now();
     const at = new Date(now).toISOString();
     const expiresAtMs = now + this.options.ttlSeconds * 1000;
-    this.#sessions.set(token, { id: randomUUID(), userId: user.id, ...client, createdAt: at, lastSeenAtMs: now, expiresAt: new Date(expiresAtMs).toISOString(), expiresAtMs, generation });
+    this.#sessions.set(token, {
+      id: randomUUID(),
+      userId: user.id,
+      ...client,
+      createdAt: at,
+      lastSeenAtMs: now,
+      expiresAt: new Date(expiresAtMs).toISOString(),
+      expiresAtMs,
+      generation,
+    });
     this.#byUser.set(user.id, own.add(token));
     return { token, capped: cappedSessions(endings) };
   }
@@ -140,20 +172,30 @@ export class MemorySessionStore implements SessionStore {
     this.#sweep();
     const tokens = userId === undefined ? this.#sessions.keys() : (this.#byUser.get(userId) ?? []);
     return [...tokens].flatMap((token) => {
-      const { expiresAtMs: _expires, lastSeenAtMs, generation, ...info } = this.#sessions.get(token)!;
-      return generation === this.options.generationOf(info.userId) ? [{ ...info, lastSeenAt: new Date(lastSeenAtMs).toISOString() }] : [];
+      const {
+        expiresAtMs: _expires,
+        lastSeenAtMs,
+        generation,
+        ...info
+      } = this.#sessions.get(token)!;
+      return generation === this.options.generationOf(info.userId)
+        ? [{ ...info, lastSeenAt: new Date(lastSeenAtMs).toISOString() }]
+        : [];
     });
   }
 
   async end(id: string, userId?: string): Promise<EndedSession | undefined> {
-    const candidates = userId === undefined ? this.#sessions.keys() : (this.#byUser.get(userId) ?? []);
+    const candidates =
+      userId === undefined ? this.#sessions.keys() : (this.#byUser.get(userId) ?? []);
     const token = [...candidates].find((candidate) => this.#sessions.get(candidate)!.id === id);
     const session = token === undefined ? undefined : this.#delete(token);
     return session && { id: session.id, userId: session.userId };
   }
 
   async endAllOf(userId: string, except?: string): Promise<number> {
-    const tokens = [...(this.#byUser.get(userId) ?? [])].filter((token) => this.#sessions.get(token)?.id !== except);
+    const tokens = [...(this.#byUser.get(userId) ?? [])].filter(
+      (token) => this.#sessions.get(token)?.id !== except,
+    );
     tokens.forEach((token) => this.#delete(token));
     return tokens.length;
   }
@@ -161,7 +203,8 @@ export class MemorySessionStore implements SessionStore {
   async count(): Promise<number> {
     this.#sweep();
     let live = 0;
-    for (const { userId, generation } of this.#sessions.values()) if (generation === this.options.generationOf(userId)) live++;
+    for (const { userId, generation } of this.#sessions.values())
+      if (generation === this.options.generationOf(userId)) live++;
     return live;
   }
 
@@ -171,7 +214,11 @@ export class MemorySessionStore implements SessionStore {
 
   #live(token: string): Session | undefined {
     const session = this.#sessions.get(token);
-    if (session && (session.expiresAtMs <= this.options.now() || session.generation !== this.options.generationOf(session.userId))) {
+    if (
+      session &&
+      (session.expiresAtMs <= this.options.now() ||
+        session.generation !== this.options.generationOf(session.userId))
+    ) {
       this.#delete(token);
       return undefined;
     }
@@ -200,7 +247,10 @@ export class MemorySessionStore implements SessionStore {
 
 const TOKEN = 'token';
 
-/** A browser's name as sessions and security events keep it, for its owner and administrators to recognize it; longer ones are cut. */
+/**
+ * A browser's name as sessions and security events keep it, for its owner and administrators to
+ * recognize it; longer ones are cut.
+ */
 const USER_AGENT_CHARS = 256;
 
 /**
@@ -210,14 +260,22 @@ const USER_AGENT_CHARS = 256;
  */
 export function clientOf(ctx: Context): Client {
   const userAgent = ctx.get('user-agent');
-  return { address: ctx.ip, userAgent: userAgent.length <= USER_AGENT_CHARS ? userAgent : Buffer.from(userAgent.slice(0, USER_AGENT_CHARS), 'latin1').toString('latin1') };
+  return {
+    address: ctx.ip,
+    userAgent:
+      userAgent.length <= USER_AGENT_CHARS
+        ? userAgent
+        : Buffer.from(userAgent.slice(0, USER_AGENT_CHARS), 'latin1').toString('latin1'),
+  };
 }
 
 /** The `Set-Cookie` value that gives the browser its session token. */
-export const sessionCookie = (token: string, options: CookieOptions) => cookie(TOKEN, token, options);
+export const sessionCookie = (token: string, options: CookieOptions) =>
+  cookie(TOKEN, token, options);
 
 /** The `Set-Cookie` value that deletes the session cookie. */
-export const deletedSessionCookie = ({ secure }: Pick<CookieOptions, 'secure'>) => cookie(TOKEN, '', { maxAgeSeconds: 0, secure });
+export const deletedSessionCookie = ({ secure }: Pick<CookieOptions, 'secure'>) =>
+  cookie(TOKEN, '', { maxAgeSeconds: 0, secure });
 
 /** Every `token` cookie the request carries (see cookieValues). */
 export const sessionTokens = (ctx: Context) => cookieValues(ctx, TOKEN);
@@ -247,14 +305,22 @@ export function signedInWith(sessions: SessionStore, accounts: Accounts): Signed
   };
 }
 
-/** For the API: 401 `unauthenticated` without a token, 401 `invalid session` when no token names a live session. */
+/**
+ * For the API: 401 `unauthenticated` without a token, 401 `invalid session` when no token names a
+ * live session.
+ */
 export async function requireSignedIn(ctx: Context, signedIn: SignedInCheck): Promise<SignedIn> {
   const found = await signedIn(ctx);
   if (found) return found;
-  throw unauthorized(sessionTokens(ctx).length === 0 ? messages.unauthenticated : messages.invalidSession);
+  throw unauthorized(
+    sessionTokens(ctx).length === 0 ? messages.unauthenticated : messages.invalidSession,
+  );
 }
 
-/** For administrators' operations: the role is checked on the server at every request (403 for role `user`). */
+/**
+ * For administrators' operations: the role is checked on the server at every request (403 for role
+ * `user`).
+ */
 export async function requireAdmin(ctx: Context, signedIn: SignedInCheck): Promise<SignedIn> {
   const found = await requireSignedIn(ctx, signedIn);
   if (found.user.role !== 'admin') throw forbidden(messages.forbidden);

@@ -7,15 +7,16 @@
  *       (compressed at its first request), /dashboard rendered per request by the server bundle,
  *       hashed files under /assets through koa-static (brotli or gzip, compressed at build time,
  *       as the browser accepts).
- *   Development (`npm run dev`): const spa = await prepareSpa({ development: true, hmrPort, logger });
+ * Development (`npm run dev`): const spa = await prepareSpa({ development: true, hmrPort, logger
+ * });
  *       Vite in middleware mode inside Koa, with hot reload (its socket on HMR_PORT); the
  *       document carries the page's state and the browser renders it.
  *   Tests:                       await ensureSpaBuilt(); const spa = await builtSpa();
- *   Shutdown:                    await spa.close();   (stops Vite's dev server; nothing to do otherwise)
+ * Shutdown: await spa.close(); (stops Vite's dev server; nothing to do otherwise)
  *
  * In both modes the app itself routes `/login` and `/dashboard` — so the session check on
- * `/dashboard` runs before any HTML is sent — and asks `spa.page(path, state)` for the document of the
- * page it chose (the dashboard's with the user the check found); `spa.assets` serves what the
+ * `/dashboard` runs before any HTML is sent — and asks `spa.page(path, state)` for the document of
+ * the page it chose (the dashboard's with the user the check found); `spa.assets` serves what the
  * document loads.
  */
 import { execFile } from 'node:child_process';
@@ -72,7 +73,15 @@ const LOCK_DIR = `${BUILD_DIR}.lock`;
 /** A lock older than this was left by a build that died. */
 const STALE_LOCK_MS = 5 * 60 * 1000;
 
-export async function prepareSpa({ development, hmrPort, logger }: { development: boolean; hmrPort?: number; logger?: Logger }): Promise<Spa> {
+export async function prepareSpa({
+  development,
+  hmrPort,
+  logger,
+}: {
+  development: boolean;
+  hmrPort?: number;
+  logger?: Logger;
+}): Promise<Spa> {
   if (development) return developmentSpa({ hmrPort });
   await ensureSpaBuilt({ logger });
   return builtSpa();
@@ -84,16 +93,27 @@ export async function builtSpa(): Promise<Spa> {
     readFile(BUILT.template, 'utf8'),
     readFile(BUILT.login, 'utf8'),
     // A rebuild replaces the file under the same name: its time tells this import from the last.
-    stat(BUILT.serverBundle).then(({ mtimeMs }) => import(`${pathToFileURL(BUILT.serverBundle).href}?built=${mtimeMs}`)),
+    stat(BUILT.serverBundle).then(
+      ({ mtimeMs }) => import(`${pathToFileURL(BUILT.serverBundle).href}?built=${mtimeMs}`),
+    ),
   ]).catch((error) => {
-    throw new Error(`The pages are not built (${BUILD_DIR}); run "npm run build"`, { cause: error });
+    throw new Error(`The pages are not built (${BUILD_DIR}); run "npm run build"`, {
+      cause: error,
+    });
   });
   const render = (serverBundle as { renderDocument: typeof renderDocument }).renderDocument;
   const loginPage = new FixedBody('text/html; charset=utf-8', () => Buffer.from(login));
   // Only the hashed assets are files on the web; pages are routes of the app.
-  const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: 365 * 24 * 3600 * 1000, immutable: true, brotli: true, gzip: true });
+  const serveAssets = serveStatic(BUILD_DIR, {
+    index: false,
+    maxage: 365 * 24 * 3600 * 1000,
+    immutable: true,
+    brotli: true,
+    gzip: true,
+  });
   return {
-    page: async (location, state) => (state.page === 'login' ? loginPage : render(template, location, state)),
+    page: async (location, state) =>
+      state.page === 'login' ? loginPage : render(template, location, state),
     assets: (ctx, next) => {
       if (!isAssetPath(ctx.path)) return next();
       // The same URL is sent brotli-, gzip- or not compressed, as the request accepts.
@@ -110,7 +130,9 @@ export async function builtSpa(): Promise<Spa> {
  * those <style> elements by their hashes, and no other inline style.
  */
 function inlineStyleHashes(document: string): string[] {
-  return [...document.matchAll(/<style>([\s\S]*?)<\/style>/g)].map(([, css]) => `'sha256-${createHash('sha256').update(css!).digest('base64')}'`);
+  return [...document.matchAll(/<style>([\s\S]*?)<\/style>/g)].map(
+    ([, css]) => `'sha256-${createHash('sha256').update(css!).digest('base64')}'`,
+  );
 }
 
 /**
@@ -145,12 +167,26 @@ export async function developmentSpa({ hmrPort }: { hmrPort?: number } = {}): Pr
     // The document with the page's state and no markup: Vite's dev server serves modules to the
     // browser only, which renders the page (the built pages are rendered by the server).
     page: async (location, state) => {
-      const { fillTemplate: fill } = (await vite.ssrLoadModule('/src/document.ts')) as { fillTemplate: typeof fillTemplate };
-      return fill(await vite.transformIndexHtml(location, await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8')), state, '');
+      const { fillTemplate: fill } = (await vite.ssrLoadModule('/src/document.ts')) as {
+        fillTemplate: typeof fillTemplate;
+      };
+      return fill(
+        await vite.transformIndexHtml(
+          location,
+          await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8'),
+        ),
+        state,
+        '',
+      );
     },
     assets: viteMiddleware(vite),
-    // Vite's dev pages run an inline React Refresh preamble, inject styles, and open the HMR socket.
-    csp: { scriptSrc: ["'unsafe-inline'"], styleSrc: ["'unsafe-inline'"], connectSrc: ['ws:', 'wss:'] },
+    // Vite's dev pages run an inline React Refresh preamble, inject styles, and open the HMR
+    // socket.
+    csp: {
+      scriptSrc: ["'unsafe-inline'"],
+      styleSrc: ["'unsafe-inline'"],
+      connectSrc: ['ws:', 'wss:'],
+    },
     close: () => vite.close(),
   };
 }
@@ -198,17 +234,37 @@ export async function ensureSpaBuilt({ logger }: { logger?: Logger } = {}): Prom
  */
 async function viteBuild(outDir: string): Promise<void> {
   const vite = path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js');
-  await promisify(execFile)(process.execPath, [vite, 'build', '--config', VITE_CONFIG, '--outDir', outDir, '--emptyOutDir', '--logLevel', 'warn'], {
-    cwd: REPOSITORY_ROOT,
-    env: { ...process.env, NODE_ENV: 'production' },
-  });
+  await promisify(execFile)(
+    process.execPath,
+    [
+      vite,
+      'build',
+      '--config',
+      VITE_CONFIG,
+      '--outDir',
+      outDir,
+      '--emptyOutDir',
+      '--logLevel',
+      'warn',
+    ],
+    {
+      cwd: REPOSITORY_ROOT,
+      env: { ...process.env, NODE_ENV: 'production' },
+    },
+  );
 }
 
 function assertPortFree(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new StartupError(`HMR_PORT=${port} is already in use (another npm run dev?): set HMR_PORT to a free port`) : error),
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new StartupError(
+              `HMR_PORT=${port} is already in use (another npm run dev?): set HMR_PORT to a free port`,
+            )
+          : error,
+      ),
     );
     probe.listen(port, () => probe.close(() => resolve()));
   });
@@ -219,8 +275,12 @@ async function isBuildFresh(): Promise<boolean> {
   const built = await stat(BUILT.login).catch(() => undefined);
   if (!built) return false;
   const entries = await readdir(SOURCE_DIR, { recursive: true, withFileTypes: true });
-  const sources = entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
-  const times = await Promise.all([...sources, VITE_CONFIG].map(async (file) => (await stat(file)).mtimeMs));
+  const sources = entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
+  const times = await Promise.all(
+    [...sources, VITE_CONFIG].map(async (file) => (await stat(file)).mtimeMs),
+  );
   return times.every((time) => time <= built.mtimeMs);
 }
 
@@ -233,7 +293,8 @@ async function withBuildLock(work: () => Promise<void>): Promise<void> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const lock = await stat(LOCK_DIR).catch(() => undefined);
-      if (lock && Date.now() - lock.mtimeMs > STALE_LOCK_MS) await rm(LOCK_DIR, { recursive: true, force: true });
+      if (lock && Date.now() - lock.mtimeMs > STALE_LOCK_MS)
+        await rm(LOCK_DIR, { recursive: true, force: true });
       else await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

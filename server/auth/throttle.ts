@@ -1,19 +1,39 @@
 import type { Database } from '../shared/database.js';
-import { FailureLog, PostgresFailureCounts, type Admission, type FailureState, type Outcome, type ResettableFailureCounts } from './failureCounts.js';
+import {
+  FailureLog,
+  PostgresFailureCounts,
+  type Admission,
+  type FailureState,
+  type Outcome,
+  type ResettableFailureCounts,
+} from './failureCounts.js';
 
 /** The limits of login throttling; docs/security.md describes the scheme. */
 export interface ThrottleLimits {
-  /** Failures of one account from one client address (or one trusted device) before that pair waits. */
+  /**
+   * Failures of one account from one client address (or one trusted device) before that pair waits.
+   */
   perPair: number;
   pairWindowMs: number;
-  /** Failures of one account from untrusted clients, all addresses together, before such clients wait. */
+  /**
+   * Failures of one account from untrusted clients, all addresses together, before such clients
+   * wait.
+   */
   perAccount: number;
   accountWindowMs: number;
 }
 
-export const THROTTLE_LIMITS: ThrottleLimits = { perPair: 5, pairWindowMs: 15 * 60 * 1000, perAccount: 100, accountWindowMs: 60 * 60 * 1000 };
+export const THROTTLE_LIMITS: ThrottleLimits = {
+  perPair: 5,
+  pairWindowMs: 15 * 60 * 1000,
+  perAccount: 100,
+  accountWindowMs: 60 * 60 * 1000,
+};
 
-/** Who is trying: a configured account's id, the client (see clientKey), and the trusted device it proved, if any. */
+/**
+ * Who is trying: a configured account's id, the client (see clientKey), and the trusted device it
+ * proved, if any.
+ */
 export interface Attempt {
   account: string;
   client: string;
@@ -24,7 +44,10 @@ export interface Attempt {
 export interface AccountBlocks {
   /** The failures of the account from clients it does not trust, all addresses together. */
   account: FailureState;
-  /** Each client address (its key, see clientKey), or trusted device (no address), that failed the account within the pair window. */
+  /**
+   * Each client address (its key, see clientKey), or trusted device (no address), that failed the
+   * account within the pair window.
+   */
   clients: { address?: string; state: FailureState }[];
 }
 
@@ -58,15 +81,27 @@ export class LoginThrottle {
     readonly sweep: () => Promise<void> = async () => undefined,
   ) {}
 
-  /** Counts kept in this process: the default, and the spec's single process. Bounded by the accounts, as said above. */
+  /**
+   * Counts kept in this process: the default, and the spec's single process. Bounded by the
+   * accounts, as said above.
+   */
   static inMemory(now: () => number, limits = THROTTLE_LIMITS): LoginThrottle {
-    return new LoginThrottle(new FailureLog(limits.perPair, limits.pairWindowMs, now), new FailureLog(limits.perAccount, limits.accountWindowMs, now), limits);
+    return new LoginThrottle(
+      new FailureLog(limits.perPair, limits.pairWindowMs, now),
+      new FailureLog(limits.perAccount, limits.accountWindowMs, now),
+      limits,
+    );
   }
 
   /** Counts shared by every instance on the database. */
   static inPostgres(db: Database, limits = THROTTLE_LIMITS): LoginThrottle {
     const pairs = new PostgresFailureCounts(db, 'pair', limits.perPair, limits.pairWindowMs);
-    const accounts = new PostgresFailureCounts(db, 'account', limits.perAccount, limits.accountWindowMs);
+    const accounts = new PostgresFailureCounts(
+      db,
+      'account',
+      limits.perAccount,
+      limits.accountWindowMs,
+    );
     return new LoginThrottle(pairs, accounts, limits, async () => {
       await pairs.sweep();
       await accounts.sweep();
@@ -78,21 +113,29 @@ export class LoginThrottle {
     const keys = this.#keys(attempt);
     for (;;) {
       // Asked together: with PostgreSQL, one round trip rather than two.
-      const [pair, account] = await Promise.all([this.pairs.state(keys.pair), keys.account === undefined ? undefined : this.accounts.state(keys.account)]);
-      if (pair.retryAfterSeconds !== undefined) return { retryAfterSeconds: pair.retryAfterSeconds, limit: 'pair' };
-      if (account?.retryAfterSeconds !== undefined) return { retryAfterSeconds: account.retryAfterSeconds, limit: 'account' };
+      const [pair, account] = await Promise.all([
+        this.pairs.state(keys.pair),
+        keys.account === undefined ? undefined : this.accounts.state(keys.account),
+      ]);
+      if (pair.retryAfterSeconds !== undefined)
+        return { retryAfterSeconds: pair.retryAfterSeconds, limit: 'pair' };
+      if (account?.retryAfterSeconds !== undefined)
+        return { retryAfterSeconds: account.retryAfterSeconds, limit: 'account' };
       const full =
         pair.failures + this.#flying(keys.pair) >= this.limits.perPair
           ? keys.pair
-          : keys.account !== undefined && account!.failures + this.#flying(keys.account) >= this.limits.perAccount
+          : keys.account !== undefined &&
+              account!.failures + this.#flying(keys.account) >= this.limits.perAccount
             ? keys.account
             : undefined;
       if (full === undefined) {
-        for (const key of [keys.pair, keys.account]) if (key !== undefined) this.#inFlight.set(key, this.#flying(key) + 1);
+        for (const key of [keys.pair, keys.account])
+          if (key !== undefined) this.#inFlight.set(key, this.#flying(key) + 1);
         return { settle: (outcome) => this.#settle(keys, outcome, pair.failures > 0) };
       }
       const queue = this.#waiting.get(full) ?? [];
-      if (queue.length >= MAX_WAITING) return { retryAfterSeconds: 1, limit: full === keys.pair ? 'pair' : 'account' };
+      if (queue.length >= MAX_WAITING)
+        return { retryAfterSeconds: 1, limit: full === keys.pair ? 'pair' : 'account' };
       this.#waiting.set(full, queue);
       await new Promise<void>((resolve) => queue.push(resolve));
     }
@@ -100,7 +143,10 @@ export class LoginThrottle {
 
   /** The account's counts: its own, and each client's with it. */
   async blocksOf(account: string): Promise<AccountBlocks> {
-    const [clients, own] = await Promise.all([this.pairs.statesFrom(pairPrefix(account)), this.accounts.state(account)]);
+    const [clients, own] = await Promise.all([
+      this.pairs.statesFrom(pairPrefix(account)),
+      this.accounts.state(account),
+    ]);
     return blocks(account, own, clients);
   }
 
@@ -110,16 +156,30 @@ export class LoginThrottle {
    * all accounts together, not to this account.
    */
   async clear(account: string): Promise<AccountBlocks> {
-    const [clients, own] = await Promise.all([this.pairs.resetFrom(pairPrefix(account)), this.accounts.state(account)]);
+    const [clients, own] = await Promise.all([
+      this.pairs.resetFrom(pairPrefix(account)),
+      this.accounts.state(account),
+    ]);
     await this.accounts.reset(account);
     return blocks(account, own, clients);
   }
 
-  /** A wrong password counts, a right one clears its pair (when it has failures to clear), an attempt never checked neither. */
-  async #settle(keys: { pair: string; account?: string }, outcome: Outcome, pairFailed: boolean): Promise<void> {
+  /**
+   * A wrong password counts, a right one clears its pair (when it has failures to clear), an
+   * attempt never checked neither.
+   */
+  async #settle(
+    keys: { pair: string; account?: string },
+    outcome: Outcome,
+    pairFailed: boolean,
+  ): Promise<void> {
     try {
       if (outcome === 'succeeded' && pairFailed) await this.pairs.reset(keys.pair);
-      if (outcome === 'failed') await Promise.all([this.pairs.record(keys.pair), keys.account === undefined ? undefined : this.accounts.record(keys.account)]);
+      if (outcome === 'failed')
+        await Promise.all([
+          this.pairs.record(keys.pair),
+          keys.account === undefined ? undefined : this.accounts.record(keys.account),
+        ]);
     } finally {
       this.#release(keys);
     }
@@ -144,16 +204,28 @@ export class LoginThrottle {
 
   /** The pair's key, and the account's when the client is not a trusted device of it. */
   #keys({ account, client, device }: Attempt): { pair: string; account?: string } {
-    return { pair: `${pairPrefix(account)}${device ? `${DEVICE}${device}` : client}`, account: device ? undefined : account };
+    return {
+      pair: `${pairPrefix(account)}${device ? `${DEVICE}${device}` : client}`,
+      account: device ? undefined : account,
+    };
   }
 }
 
-/** What the keys of an account's pairs begin with: the account, then its client address or `device <id>`. */
+/**
+ * What the keys of an account's pairs begin with: the account, then its client address or `device
+ * <id>`.
+ */
 const pairPrefix = (account: string) => `${account}\n`;
 const DEVICE = 'device ';
 
-/** The account's counts as AccountBlocks, from its pairs' keys: a trusted device's stays nameless. */
-function blocks(account: string, own: FailureState, pairs: Map<string, FailureState>): AccountBlocks {
+/**
+ * The account's counts as AccountBlocks, from its pairs' keys: a trusted device's stays nameless.
+ */
+function blocks(
+  account: string,
+  own: FailureState,
+  pairs: Map<string, FailureState>,
+): AccountBlocks {
   const prefix = pairPrefix(account);
   return {
     account: own,

@@ -1,4 +1,9 @@
-import { describeServerError, HttpError, MalformedJsonError, type ErrorAnswer } from '../shared/errors.js';
+import {
+  describeServerError,
+  HttpError,
+  MalformedJsonError,
+  type ErrorAnswer,
+} from '../shared/errors.js';
 import { IdempotencyConflict } from '../shared/idempotency.js';
 import type { Contract } from '../shared/openapi.js';
 import { InvalidRequestError, type JsonSchema } from '../shared/route.js';
@@ -41,7 +46,11 @@ const HTTPValidationError: JsonSchema = {
         type: 'object',
         title: 'ValidationError',
         properties: {
-          loc: { type: 'array', title: 'Location', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+          loc: {
+            type: 'array',
+            title: 'Location',
+            items: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+          },
           msg: { type: 'string', title: 'Message' },
           type: { type: 'string', title: 'Error Type' },
           input: { title: 'Input' },
@@ -50,8 +59,14 @@ const HTTPValidationError: JsonSchema = {
             title: 'Context',
             description: 'What the failed rule was given',
             properties: {
-              max_length: { type: 'integer', description: 'string_too_long: the most characters allowed' },
-              ge: { type: 'integer', description: 'greater_than_equal: the smallest value allowed' },
+              max_length: {
+                type: 'integer',
+                description: 'string_too_long: the most characters allowed',
+              },
+              ge: {
+                type: 'integer',
+                description: 'greater_than_equal: the smallest value allowed',
+              },
               le: { type: 'integer', description: 'less_than_equal: the largest value allowed' },
               error: { type: 'string', description: 'value_error and json_invalid: what is wrong' },
             },
@@ -70,7 +85,8 @@ const invalid = { 422: { description: 'Validation Error', schema: HTTPValidation
 const contract: Contract = {
   title: 'Notes API',
   version: '0.1.0',
-  description: 'Notes with a title and content, stored in PostgreSQL, answering as FastAPI with Pydantic v2 does.',
+  description:
+    'Notes with a title and content, stored in PostgreSQL, answering as FastAPI with Pydantic v2 does.',
   errorSchema: HTTPError,
   invalidBody: invalid,
   invalidParams: invalid,
@@ -79,9 +95,12 @@ const contract: Contract = {
 
 /** Every failure as `{detail}`: validation failures as Pydantic's entries, others as a message. */
 function answerFor(error: unknown): ErrorAnswer {
-  if (error instanceof InvalidRequestError) return { status: 422, body: { detail: validationEntries(error) } };
-  if (error instanceof MalformedJsonError) return { status: 422, body: { detail: [malformedJsonEntry(error)] } };
+  if (error instanceof InvalidRequestError)
+    return { status: 422, body: { detail: validationEntries(error) } };
+  if (error instanceof MalformedJsonError)
+    return { status: 422, body: { detail: [malformedJsonEntry(error)] } };
   if (error instanceof IdempotencyConflict) return { status: 422, body: { detail: error.message } };
-  if (error instanceof HttpError) return { status: error.status, body: { detail: error.message }, headers: error.headers };
+  if (error instanceof HttpError)
+    return { status: error.status, body: { detail: error.message }, headers: error.headers };
   return { status: 500, body: { detail: describeServerError(error) } };
 }

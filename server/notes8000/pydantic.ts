@@ -15,7 +15,10 @@ export interface ErrorEntry {
   ctx?: ErrorContext;
 }
 
-/** What the failed rule was given: every key an entry's `ctx` can have (the OpenAPI document lists them). */
+/**
+ * What the failed rule was given: every key an entry's `ctx` can have (the OpenAPI document lists
+ * them).
+ */
 export interface ErrorContext {
   max_length?: number;
   ge?: number;
@@ -36,7 +39,9 @@ const MESSAGES = {
   lessThanEqual: (bound: number) => `Input should be less than or equal to ${bound}`,
 };
 
-/** Rules of this service beyond Pydantic's, reported as a custom validator's ValueError would be. */
+/**
+ * Rules of this service beyond Pydantic's, reported as a custom validator's ValueError would be.
+ */
 const SERVICE_RULES: Record<string, string> = {
   no_nul: 'String should not contain the NUL character (U+0000)',
   well_formed: 'String should not contain unpaired surrogates',
@@ -46,11 +51,15 @@ const SERVICE_RULES: Record<string, string> = {
 const MAX_INT_STRING_LENGTH = 4300;
 
 /**
- * A path or query integer read as Pydantic (lax mode) reads a string: surrounding whitespace ignored, an
- * optional sign, and also `12.000` (zero decimals) or `1_000` (single underscores between
- * digits). Any size is an integer here; one that no note can have is the store's business.
+ * A path or query integer read as Pydantic (lax mode) reads a string: surrounding whitespace
+ * ignored, an optional sign, and also `12.000` (zero decimals) or `1_000` (single underscores
+ * between digits). Any size is an integer here; one that no note can have is the store's business.
  */
-const WITHIN_SIZE = ownTest('int_parsing_size', MESSAGES.int_parsing_size, (value?: number) => value !== Number.POSITIVE_INFINITY);
+const WITHIN_SIZE = ownTest(
+  'int_parsing_size',
+  MESSAGES.int_parsing_size,
+  (value?: number) => value !== Number.POSITIVE_INFINITY,
+);
 
 export const laxInteger = () => parsedBy(yup.number(), parseLaxInteger).test(WITHIN_SIZE).integer();
 
@@ -70,30 +79,57 @@ function withoutUnderscores(text: string): string | undefined {
 }
 
 export function malformedJsonEntry(error: MalformedJsonError): ErrorEntry {
-  return { type: 'json_invalid', loc: ['body', error.position], msg: MESSAGES.jsonInvalid, input: {}, ctx: { error: error.reason } };
+  return {
+    type: 'json_invalid',
+    loc: ['body', error.position],
+    msg: MESSAGES.jsonInvalid,
+    input: {},
+    ctx: { error: error.reason },
+  };
 }
 
 /**
  * The entries of an integer parameter's failures (`location`: path or query), one per parameter,
  * as Pydantic words the first rule it stops at: not an integer, then a bound.
  */
-function parameterEntries(location: 'path' | 'query', failed: yup.ValidationError | undefined): ErrorEntry[] {
+function parameterEntries(
+  location: 'path' | 'query',
+  failed: yup.ValidationError | undefined,
+): ErrorEntry[] {
   const names = [...new Set((failed?.inner ?? []).map((failure) => failure.path ?? ''))];
   return names.map((name): ErrorEntry => {
     const failures = failed!.inner.filter((failure) => failure.path === name);
     const input = failures[0]!.params?.originalValue;
     const loc = [location, name];
     const of = (type: string) => failures.find((failure) => failure.type === type);
-    if (of('int_parsing_size')) return { type: 'int_parsing_size', loc, msg: MESSAGES.int_parsing_size, input };
+    if (of('int_parsing_size'))
+      return { type: 'int_parsing_size', loc, msg: MESSAGES.int_parsing_size, input };
     const low = of('min');
     const high = of('max');
-    if (!of('typeError') && low) return { type: 'greater_than_equal', loc, msg: MESSAGES.greaterThanEqual(Number(low.params?.min)), input, ctx: { ge: Number(low.params?.min) } };
-    if (!of('typeError') && high) return { type: 'less_than_equal', loc, msg: MESSAGES.lessThanEqual(Number(high.params?.max)), input, ctx: { le: Number(high.params?.max) } };
+    if (!of('typeError') && low)
+      return {
+        type: 'greater_than_equal',
+        loc,
+        msg: MESSAGES.greaterThanEqual(Number(low.params?.min)),
+        input,
+        ctx: { ge: Number(low.params?.min) },
+      };
+    if (!of('typeError') && high)
+      return {
+        type: 'less_than_equal',
+        loc,
+        msg: MESSAGES.lessThanEqual(Number(high.params?.max)),
+        input,
+        ctx: { le: Number(high.params?.max) },
+      };
     return { type: 'int_parsing', loc, msg: MESSAGES.int_parsing, input };
   });
 }
 
-/** The entries of a request that failed validation: the path's first, then the query's, then the body's. */
+/**
+ * The entries of a request that failed validation: the path's first, then the query's, then the
+ * body's.
+ */
 export function validationEntries({ params, query, body }: InvalidRequestError): ErrorEntry[] {
   const entries = [...parameterEntries('path', params), ...parameterEntries('query', query)];
   if (!body) return entries;
@@ -101,7 +137,10 @@ export function validationEntries({ params, query, body }: InvalidRequestError):
   if (!validation) {
     // Not declared as JSON: FastAPI hands the raw text to the model, which is no object.
     const input = received.kind === 'other' ? received.raw : null;
-    return [...entries, { type: 'model_attributes_type', loc: ['body'], msg: MESSAGES.notAnObject, input }];
+    return [
+      ...entries,
+      { type: 'model_attributes_type', loc: ['body'], msg: MESSAGES.notAnObject, input },
+    ];
   }
   const object = received.kind === 'json' ? received.value : null;
   // One entry per failing field, in the schema's order; where yup reports several failures for
@@ -112,7 +151,12 @@ export function validationEntries({ params, query, body }: InvalidRequestError):
     const kept = byField.get(field);
     if (!kept || precedence(failure) < precedence(kept)) byField.set(field, failure);
   }
-  return [...entries, ...[...byField].map(([field, failure]) => (field === '' ? bodyEntry(failure) : fieldEntry(field, failure, object)))];
+  return [
+    ...entries,
+    ...[...byField].map(([field, failure]) =>
+      field === '' ? bodyEntry(failure) : fieldEntry(field, failure, object),
+    ),
+  ];
 }
 
 const PRECEDENCE = ['optionality', 'nullable', 'typeError', 'max'];
@@ -125,7 +169,12 @@ function precedence(failure: yup.ValidationError): number {
 /** The body as a whole: absent or `null`, or a JSON value that is not an object. */
 function bodyEntry(failure: yup.ValidationError): ErrorEntry {
   if (failure.type === 'typeError') {
-    return { type: 'model_attributes_type', loc: ['body'], msg: MESSAGES.notAnObject, input: failure.value };
+    return {
+      type: 'model_attributes_type',
+      loc: ['body'],
+      msg: MESSAGES.notAnObject,
+      input: failure.value,
+    };
   }
   return { type: 'missing', loc: ['body'], msg: MESSAGES.fieldRequired, input: null };
 }
@@ -141,12 +190,24 @@ function fieldEntry(field: string, failure: yup.ValidationError, received: unkno
       return { type: 'string_type', loc, msg: MESSAGES.stringType, input: failure.value };
     case 'max': {
       const max = Number(failure.params?.max);
-      return { type: 'string_too_long', loc, msg: MESSAGES.stringTooLong(max), input: failure.value, ctx: { max_length: max } };
+      return {
+        type: 'string_too_long',
+        loc,
+        msg: MESSAGES.stringTooLong(max),
+        input: failure.value,
+        ctx: { max_length: max },
+      };
     }
     default: {
       // Pydantic's str accepts these, and PostgreSQL would then refuse them with a 500.
       const reason = SERVICE_RULES[failure.type ?? ''] ?? failure.message;
-      return { type: 'value_error', loc, msg: MESSAGES.valueError(reason), input: failure.value, ctx: { error: reason } };
+      return {
+        type: 'value_error',
+        loc,
+        msg: MESSAGES.valueError(reason),
+        input: failure.value,
+        ctx: { error: reason },
+      };
     }
   }
 }

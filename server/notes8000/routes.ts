@@ -2,10 +2,24 @@ import * as yup from 'yup';
 import type { Database } from '../shared/database.js';
 import type { NotesConfig } from '../shared/config.js';
 import { found } from '../shared/errors.js';
-import { createOnce, IDEMPOTENCY_KEY, IdempotencyConflict, idempotencyKey } from '../shared/idempotency.js';
+import {
+  createOnce,
+  IDEMPOTENCY_KEY,
+  IdempotencyConflict,
+  idempotencyKey,
+} from '../shared/idempotency.js';
 import { maxChars, text } from '../shared/fields.js';
 import { json } from '../shared/answer.js';
-import { listAnswer, NEXT_PAGE, noteAnswer, noteFailures, PAGE_LIMIT, readAnswer, spend, written } from '../shared/noteAnswers.js';
+import {
+  listAnswer,
+  NEXT_PAGE,
+  noteAnswer,
+  noteFailures,
+  PAGE_LIMIT,
+  readAnswer,
+  spend,
+  written,
+} from '../shared/noteAnswers.js';
 import { CREATED_ETAG } from '../shared/noteTable.js';
 import { messageAnswers } from '../shared/openapi.js';
 import { ETAG_HEADER, IF_MATCH, IF_NONE_MATCH, ifMatch } from '../shared/preconditions.js';
@@ -43,8 +57,12 @@ const NoteCreate = yup
  */
 const NoteUpdate = yup
   .object({
-    title: maxChars(text(), TITLE_MAX_CHARS).nullable().meta({ description: 'Optional, default null: left out or null, the title is kept' }),
-    content: text().nullable().meta({ description: 'Optional, default null: left out or null, the content is kept' }),
+    title: maxChars(text(), TITLE_MAX_CHARS)
+      .nullable()
+      .meta({ description: 'Optional, default null: left out or null, the title is kept' }),
+    content: text()
+      .nullable()
+      .meta({ description: 'Optional, default null: left out or null, the content is kept' }),
   })
   .nonNullable()
   .defined()
@@ -58,7 +76,10 @@ const ListQuery = yup.object({
   before: laxInteger().min(1).max(MAX_NOTE_ID).optional(),
 });
 
-/** Python's `datetime.isoformat()` of a naive UTC timestamp: no offset, the fraction left out when zero. */
+/**
+ * Python's `datetime.isoformat()` of a naive UTC timestamp: no offset, the fraction left out when
+ * zero.
+ */
 const naiveTimestamp = (title: string): JsonSchema => ({
   type: 'string',
   title,
@@ -87,9 +108,19 @@ const NoteList: JsonSchema = { type: 'array', items: Note };
 /** FastAPI describes every success the same way. */
 const success = (schema: JsonSchema) => ({ description: 'Successful Response', schema });
 
-const Health: JsonSchema = { type: 'object', title: 'Health', properties: { status: { type: 'string', const: 'healthy', title: 'Status' } }, required: ['status'] };
+const Health: JsonSchema = {
+  type: 'object',
+  title: 'Health',
+  properties: { status: { type: 'string', const: 'healthy', title: 'Status' } },
+  required: ['status'],
+};
 
-const Message: JsonSchema = { type: 'object', title: 'Message', properties: { message: { type: 'string', title: 'Message', examples: [NOTE_DELETED] } }, required: ['message'] };
+const Message: JsonSchema = {
+  type: 'object',
+  title: 'Message',
+  properties: { message: { type: 'string', title: 'Message', examples: [NOTE_DELETED] } },
+  required: ['message'],
+};
 
 const { missing, capped, preconditioned, budgeted } = noteFailures(message, NOTE_NOT_FOUND);
 const HEALTHY = json(200, { status: 'healthy' });
@@ -99,11 +130,22 @@ const DELETED = json(200, { message: NOTE_DELETED });
  * The endpoints, answering as FastAPI does. Each handler reads its body before anything else:
  * FastAPI validates the whole request before the endpoint runs.
  */
-export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerMinute }: NotesConfig) {
+export function noteRoutes(
+  db: Database,
+  { idempotencyTtlSeconds, writeBytesPerMinute }: NotesConfig,
+) {
   const store = noteStore(db);
   const budget = new WriteBudget(writeBytesPerMinute);
   return [
-    route('GET /health', { summary: 'Health', description: 'Reports that the process is running.', responses: { 200: success(Health) } }, () => HEALTHY),
+    route(
+      'GET /health',
+      {
+        summary: 'Health',
+        description: 'Reports that the process is running.',
+        responses: { 200: success(Health) },
+      },
+      () => HEALTHY,
+    ),
 
     route(
       'GET /notes',
@@ -124,8 +166,14 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
         headers: [IDEMPOTENCY_KEY],
         responses: {
           201: { ...success(Note), headers: ETAG_HEADER },
-          400: message('The Idempotency-Key is malformed', 'Idempotency-Key must be 1 to 255 visible ASCII characters'),
-          422: message('The Idempotency-Key was used with another body', new IdempotencyConflict().message),
+          400: message(
+            'The Idempotency-Key is malformed',
+            'Idempotency-Key must be 1 to 255 visible ASCII characters',
+          ),
+          422: message(
+            'The Idempotency-Key was used with another body',
+            new IdempotencyConflict().message,
+          ),
           ...budgeted,
           ...capped,
         },
@@ -135,7 +183,16 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
         const { title, content } = await body();
         spend(budget, ctx, createdBytes([title, content], key));
         if (!key) return noteAnswer(201, await store.insert(title, content));
-        return noteAnswer(201, [await createOnce(db, key, { title, content }, idempotencyTtlSeconds, store.insertRecorded(title, content)), CREATED_ETAG]);
+        return noteAnswer(201, [
+          await createOnce(
+            db,
+            key,
+            { title, content },
+            idempotencyTtlSeconds,
+            store.insertRecorded(title, content),
+          ),
+          CREATED_ETAG,
+        ]);
       },
     ),
 
@@ -145,20 +202,32 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
         summary: 'Get Note',
         params: NoteId,
         headers: [IF_NONE_MATCH],
-        responses: { 200: { ...success(Note), headers: ETAG_HEADER }, 304: { description: 'The copy If-None-Match names is current', headers: ETAG_HEADER }, ...missing },
+        responses: {
+          200: { ...success(Note), headers: ETAG_HEADER },
+          304: { description: 'The copy If-None-Match names is current', headers: ETAG_HEADER },
+          ...missing,
+        },
       },
-      async (ctx, { params }) => readAnswer(ctx, found(await store.find(params.note_id), NOTE_NOT_FOUND)),
+      async (ctx, { params }) =>
+        readAnswer(ctx, found(await store.find(params.note_id), NOTE_NOT_FOUND)),
     ),
 
     route(
       'PUT /notes/{note_id}',
       {
         summary: 'Update Note',
-        description: 'Partial update: a field left out or null keeps its value. With If-Match, a note changed since (or deleted) is 412 and nothing changes.',
+        description:
+          'Partial update: a field left out or null keeps its value. With If-Match, a note changed since (or deleted) is 412 and nothing changes.',
         params: NoteId,
         body: NoteUpdate,
         headers: [IF_MATCH],
-        responses: { 200: { ...success(Note), headers: ETAG_HEADER }, ...missing, ...preconditioned, ...budgeted, ...capped },
+        responses: {
+          200: { ...success(Note), headers: ETAG_HEADER },
+          ...missing,
+          ...preconditioned,
+          ...budgeted,
+          ...capped,
+        },
       },
       async (ctx, { params, body }) => {
         const { title, content } = await body();
@@ -166,13 +235,21 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
         if (title != null) changes.title = title;
         if (content != null) changes.content = content;
         spend(budget, ctx, textBytes(changes.title ?? '', changes.content ?? ''));
-        return noteAnswer(200, written(await store.update(params.note_id, changes, ifMatch(ctx)), NOTE_NOT_FOUND));
+        return noteAnswer(
+          200,
+          written(await store.update(params.note_id, changes, ifMatch(ctx)), NOTE_NOT_FOUND),
+        );
       },
     ),
 
     route(
       'DELETE /notes/{note_id}',
-      { summary: 'Delete Note', params: NoteId, headers: [IF_MATCH], responses: { 200: success(Message), ...missing, ...preconditioned } },
+      {
+        summary: 'Delete Note',
+        params: NoteId,
+        headers: [IF_MATCH],
+        responses: { 200: success(Message), ...missing, ...preconditioned },
+      },
       async (ctx, { params }) => {
         written(await store.remove(params.note_id, ifMatch(ctx)), NOTE_NOT_FOUND);
         return DELETED;

@@ -15,22 +15,31 @@ export interface NoteChanges {
  * `to_char`, its zero fraction then removed: two (the seconds, then the fraction when there is
  * one) cost PostgreSQL about a fifth more for a list.
  */
-const pythonIsoformat = (column: string) => `replace(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '.000000', '') AS ${column}`;
+const pythonIsoformat = (column: string) =>
+  `replace(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '.000000', '') AS ${column}`;
 
 /** A note as the API shows it: exactly these five fields. */
 const PRESENTED = `id, title, content, ${pythonIsoformat('created_at')}, ${pythonIsoformat('updated_at')}`;
 
-/** Ids that no note can have (zero, negative, beyond the column) are not sent to PostgreSQL, which would reject them. */
+/**
+ * Ids that no note can have (zero, negative, beyond the column) are not sent to PostgreSQL, which
+ * would reject them.
+ */
 const canExist = (id: number) => Number.isSafeInteger(id) && id >= 1 && id <= MAX_NOTE_ID;
 
 const MISSING = { missing: true } as const;
 
 export function noteStore(db: Database) {
-  const table = noteTable(db, { service: 'notes8000', textColumn: 'content', presented: PRESENTED });
+  const table = noteTable(db, {
+    service: 'notes8000',
+    textColumn: 'content',
+    presented: PRESENTED,
+  });
   // A null parameter keeps the stored value: the partial update of the spec. The version and
   // `updated_at` move only when the note does (an update that changes nothing leaves it as it
   // was, as SQLAlchemy, which then sends no UPDATE at all, does).
-  const changed = '(title::text, content) IS DISTINCT FROM (coalesce($2::text, title), coalesce($3::text, content))';
+  const changed =
+    '(title::text, content) IS DISTINCT FROM (coalesce($2::text, title), coalesce($3::text, content))';
   const update = table.named(
     'update',
     `WITH updated AS (
@@ -45,7 +54,11 @@ export function noteStore(db: Database) {
     find: (id: number) => (canExist(id) ? table.find(id) : Promise.resolve(undefined)),
 
     /** The note after the changes, if it is a version `wanted` accepts. */
-    update(id: number, { title, content }: NoteChanges, wanted?: Condition): Promise<WriteOutcome<RenderedNote>> {
+    update(
+      id: number,
+      { title, content }: NoteChanges,
+      wanted?: Condition,
+    ): Promise<WriteOutcome<RenderedNote>> {
       if (!canExist(id)) return Promise.resolve(MISSING);
       // Nothing to change: like SQLAlchemy, send no UPDATE, so `updated_at` stays as it is.
       if (title === undefined && content === undefined) return table.check(id, wanted);
@@ -53,6 +66,7 @@ export function noteStore(db: Database) {
     },
 
     /** Deletes the note, if it is a version `wanted` accepts. */
-    remove: (id: number, wanted?: Condition): Promise<WriteOutcome<true>> => (canExist(id) ? table.remove(id, wanted) : Promise.resolve(MISSING)),
+    remove: (id: number, wanted?: Condition): Promise<WriteOutcome<true>> =>
+      canExist(id) ? table.remove(id, wanted) : Promise.resolve(MISSING),
   };
 }

@@ -3,10 +3,24 @@ import { parsedBy } from '../shared/compiledCheck.js';
 import type { Database } from '../shared/database.js';
 import type { NotesConfig } from '../shared/config.js';
 import { found } from '../shared/errors.js';
-import { createOnce, IDEMPOTENCY_KEY, IdempotencyConflict, idempotencyKey } from '../shared/idempotency.js';
+import {
+  createOnce,
+  IDEMPOTENCY_KEY,
+  IdempotencyConflict,
+  idempotencyKey,
+} from '../shared/idempotency.js';
 import { maxChars, text } from '../shared/fields.js';
 import { noBody } from '../shared/answer.js';
-import { listAnswer, NEXT_PAGE, noteAnswer, noteFailures, PAGE_LIMIT, readAnswer, spend, written } from '../shared/noteAnswers.js';
+import {
+  listAnswer,
+  NEXT_PAGE,
+  noteAnswer,
+  noteFailures,
+  PAGE_LIMIT,
+  readAnswer,
+  spend,
+  written,
+} from '../shared/noteAnswers.js';
 import { CREATED_ETAG } from '../shared/noteTable.js';
 import { messageAnswers } from '../shared/openapi.js';
 import { ETAG_HEADER, IF_MATCH, IF_NONE_MATCH, ifMatch } from '../shared/preconditions.js';
@@ -58,8 +72,16 @@ const NoteId = yup.object({
 
 /** `GET /notes`'s paging: both optional, each a positive decimal integer. */
 const ListQuery = yup.object({
-  limit: parsedBy(yup.number().typeError('limit must be a whole number'), decimal).integer().min(1).max(PAGE_LIMIT).optional(),
-  before: parsedBy(yup.number().typeError('before must be a whole number'), decimal).integer().min(1).max(MAX_NOTE_ID).optional(),
+  limit: parsedBy(yup.number().typeError('limit must be a whole number'), decimal)
+    .integer()
+    .min(1)
+    .max(PAGE_LIMIT)
+    .optional(),
+  before: parsedBy(yup.number().typeError('before must be a whole number'), decimal)
+    .integer()
+    .min(1)
+    .max(MAX_NOTE_ID)
+    .optional(),
 });
 
 /** A note as the API shows it. */
@@ -70,7 +92,12 @@ const Note: JsonSchema = {
     id: { type: 'integer', minimum: 1, maximum: MAX_NOTE_ID },
     title: { type: 'string', maxLength: TITLE_MAX_CHARS },
     body: { type: 'string' },
-    created_at: { type: 'string', format: 'date-time', description: 'RFC 3339 in UTC with milliseconds', examples: ['2026-11-22T10:11:49.123Z'] },
+    created_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'RFC 3339 in UTC with milliseconds',
+      examples: ['2026-11-22T10:11:49.123Z'],
+    },
   },
   required: ['id', 'title', 'body', 'created_at'],
 };
@@ -81,7 +108,10 @@ const notes = (description: string) => ({ description, schema: { type: 'array', 
 const { missing, capped, preconditioned, budgeted } = noteFailures(failure, NOTE_NOT_FOUND);
 const DELETED = noBody(204);
 
-export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerMinute }: NotesConfig) {
+export function noteRoutes(
+  db: Database,
+  { idempotencyTtlSeconds, writeBytesPerMinute }: NotesConfig,
+) {
   const store = noteStore(db);
   const budget = new WriteBudget(writeBytesPerMinute);
   return [
@@ -103,8 +133,16 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
         body: NoteInput,
         headers: [IDEMPOTENCY_KEY],
         responses: {
-          201: { ...note('The stored note (or, for a retry with the same Idempotency-Key and body, the one stored the first time)'), headers: ETAG_HEADER },
-          400: failure('The Idempotency-Key is malformed, or was used with another body', new IdempotencyConflict().message),
+          201: {
+            ...note(
+              'The stored note (or, for a retry with the same Idempotency-Key and body, the one stored the first time)',
+            ),
+            headers: ETAG_HEADER,
+          },
+          400: failure(
+            'The Idempotency-Key is malformed, or was used with another body',
+            new IdempotencyConflict().message,
+          ),
           ...budgeted,
           ...capped,
         },
@@ -115,7 +153,16 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
         const fields = { title, body: text ?? '' };
         spend(budget, ctx, createdBytes([fields.title, fields.body], key));
         if (!key) return noteAnswer(201, await store.insert(fields.title, fields.body));
-        return noteAnswer(201, [await createOnce(db, key, fields, idempotencyTtlSeconds, store.insertRecorded(fields.title, fields.body)), CREATED_ETAG]);
+        return noteAnswer(201, [
+          await createOnce(
+            db,
+            key,
+            fields,
+            idempotencyTtlSeconds,
+            store.insertRecorded(fields.title, fields.body),
+          ),
+          CREATED_ETAG,
+        ]);
       },
     ),
 
@@ -125,20 +172,32 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
         summary: 'Get Note',
         params: NoteId,
         headers: [IF_NONE_MATCH],
-        responses: { 200: { ...note('The note'), headers: ETAG_HEADER }, 304: { description: 'The copy If-None-Match names is current', headers: ETAG_HEADER }, ...missing },
+        responses: {
+          200: { ...note('The note'), headers: ETAG_HEADER },
+          304: { description: 'The copy If-None-Match names is current', headers: ETAG_HEADER },
+          ...missing,
+        },
       },
-      async (ctx, { params }) => readAnswer(ctx, found(await store.find(params.id), NOTE_NOT_FOUND)),
+      async (ctx, { params }) =>
+        readAnswer(ctx, found(await store.find(params.id), NOTE_NOT_FOUND)),
     ),
 
     route(
       'PUT /notes/{id}',
       {
         summary: 'Replace Note',
-        description: 'Replaces the title and the body; an omitted body becomes empty. A missing note is reported before an invalid body; with If-Match, a note changed since (or deleted) is 412 and nothing changes.',
+        description:
+          'Replaces the title and the body; an omitted body becomes empty. A missing note is reported before an invalid body; with If-Match, a note changed since (or deleted) is 412 and nothing changes.',
         params: NoteId,
         body: NoteInput,
         headers: [IF_MATCH],
-        responses: { 200: { ...note('The note as replaced'), headers: ETAG_HEADER }, ...missing, ...preconditioned, ...budgeted, ...capped },
+        responses: {
+          200: { ...note('The note as replaced'), headers: ETAG_HEADER },
+          ...missing,
+          ...preconditioned,
+          ...budgeted,
+          ...capped,
+        },
       },
       async (ctx, { params, body }) => {
         // A valid body goes straight to the UPDATE, which finds the note (or not: 404); only an
@@ -148,13 +207,21 @@ export function noteRoutes(db: Database, { idempotencyTtlSeconds, writeBytesPerM
           throw error;
         });
         spend(budget, ctx, textBytes(title, text ?? ''));
-        return noteAnswer(200, written(await store.replace(params.id, title, text ?? '', ifMatch(ctx)), NOTE_NOT_FOUND));
+        return noteAnswer(
+          200,
+          written(await store.replace(params.id, title, text ?? '', ifMatch(ctx)), NOTE_NOT_FOUND),
+        );
       },
     ),
 
     route(
       'DELETE /notes/{id}',
-      { summary: 'Delete Note', params: NoteId, headers: [IF_MATCH], responses: { 204: { description: 'Deleted' }, ...missing, ...preconditioned } },
+      {
+        summary: 'Delete Note',
+        params: NoteId,
+        headers: [IF_MATCH],
+        responses: { 204: { description: 'Deleted' }, ...missing, ...preconditioned },
+      },
       async (ctx, { params }) => {
         written(await store.remove(params.id, ifMatch(ctx)), NOTE_NOT_FOUND);
         return DELETED;

@@ -3,7 +3,10 @@ import { noteTable, versionIn } from '../shared/noteTable.js';
 import type { Condition } from '../shared/preconditions.js';
 import { inTime } from '../shared/writeFence.js';
 
-/** A note as the API shows it: `created_at` as RFC 3339 in UTC with the column's milliseconds (what toISOString writes). */
+/**
+ * A note as the API shows it: `created_at` as RFC 3339 in UTC with the column's milliseconds (what
+ * toISOString writes).
+ */
 const PRESENTED = `id, title, body, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 export function noteStore(db: Database) {
@@ -19,6 +22,7 @@ export function noteStore(db: Database) {
   return {
     ...table,
     /** Replaces the title and the body, if the note is a version `wanted` accepts. */
-    replace: (id: number, title: string, body: string, wanted?: Condition) => table.update(replace, id, [title, body], wanted),
+    replace: (id: number, title: string, body: string, wanted?: Condition) =>
+      table.update(replace, id, [title, body], wanted),
   };
 }

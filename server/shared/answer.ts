@@ -12,20 +12,34 @@ export interface Answer {
   status: number;
   /** JSON text; none for 204, 304 or a redirect. */
   body?: string | Readable;
-  /** Headers of this answer (Allow, Retry-After, Location, Set-Cookie…): the service adds its own. */
+  /**
+   * Headers of this answer (Allow, Retry-After, Location, Set-Cookie…): the service adds its own.
+   */
   headers?: Record<string, string | string[]>;
 }
 
 /** `value` as JSON. */
-export const json = (status: number, value: unknown, headers?: Answer['headers']): Answer => ({ status, body: JSON.stringify(value), headers });
+export const json = (status: number, value: unknown, headers?: Answer['headers']): Answer => ({
+  status,
+  body: JSON.stringify(value),
+  headers,
+});
 
 /** JSON text made elsewhere (by PostgreSQL, say), sent as it is. */
-export const jsonText = (status: number, text: string | Readable, headers?: Answer['headers']): Answer => ({ status, body: text, headers });
+export const jsonText = (
+  status: number,
+  text: string | Readable,
+  headers?: Answer['headers'],
+): Answer => ({ status, body: text, headers });
 
 /** An answer without a body. */
-export const noBody = (status: number, headers?: Answer['headers']): Answer => ({ status, headers });
+export const noBody = (status: number, headers?: Answer['headers']): Answer => ({
+  status,
+  headers,
+});
 
-export const isAnswer = (value: unknown): value is Answer => typeof (value as Answer | undefined)?.status === 'number';
+export const isAnswer = (value: unknown): value is Answer =>
+  typeof (value as Answer | undefined)?.status === 'number';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -42,7 +56,10 @@ export function answerWriter(serviceHeaders: Record<string, string>, reportCut: 
   const flat = Object.entries(serviceHeaders).flat();
   const withJson = ['content-type', JSON_TYPE, ...flat];
 
-  /** The service's headers (with the JSON type when there is a body), the answer's own, and the request's id, as one flat list. */
+  /**
+   * The service's headers (with the JSON type when there is a body), the answer's own, and the
+   * request's id, as one flat list.
+   */
   const headersOf = (ctx: Context, { body, headers }: Answer): string[] => {
     const list = (body === undefined ? flat : withJson).slice();
     if (headers) {
@@ -86,7 +103,12 @@ export function answerWriter(serviceHeaders: Record<string, string>, reportCut: 
  * only cut it short: the connection is closed, so the client sees a truncated body rather than a
  * complete-looking one, and the failure is reported.
  */
-async function streamTo(res: Context['res'], body: Readable, ctx: Context, reportCut: ReportCut): Promise<void> {
+async function streamTo(
+  res: Context['res'],
+  body: Readable,
+  ctx: Context,
+  reportCut: ReportCut,
+): Promise<void> {
   try {
     await pipeline(body, res);
   } catch (error) {
@@ -107,11 +129,28 @@ export function cutReporter(logger: Logger): ReportCut {
   const logged = new WeakSet<object>();
   return (error, ctx) => {
     const { code } = error as { code?: string };
-    if (code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || logged.has(error as object)) return;
+    if (
+      code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+      code === 'ECONNRESET' ||
+      logged.has(error as object)
+    )
+      return;
     logged.add(error as object);
-    logger.error({ err: error, reqId: ctx?.state.requestId, method: ctx?.method, path: ctx && loggedPath(ctx.path) }, 'answer cut short');
+    logger.error(
+      {
+        err: error,
+        reqId: ctx?.state.requestId,
+        method: ctx?.method,
+        path: ctx && loggedPath(ctx.path),
+      },
+      'answer cut short',
+    );
   };
 }
 
-/** A stream of the texts `pieces` yields, read ahead by one piece at most: it is sent at the client's pace. */
-export const textStream = (pieces: AsyncIterable<string | Buffer>): Readable => Readable.from(pieces, { highWaterMark: 1, objectMode: false });
+/**
+ * A stream of the texts `pieces` yields, read ahead by one piece at most: it is sent at the
+ * client's pace.
+ */
+export const textStream = (pieces: AsyncIterable<string | Buffer>): Readable =>
+  Readable.from(pieces, { highWaterMark: 1, objectMode: false });

@@ -1,6 +1,12 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Context } from 'koa';
-import { MalformedJsonError, UNREADABLE_BODY, badRequest, payloadTooLarge, unsupportedMediaType } from './errors.js';
+import {
+  MalformedJsonError,
+  UNREADABLE_BODY,
+  badRequest,
+  payloadTooLarge,
+  unsupportedMediaType,
+} from './errors.js';
 import { FewValues } from './fewValues.js';
 
 /** What a request carried, as the services need to tell it apart. */
@@ -41,7 +47,8 @@ export function bodyReader({ limitBytes }: { limitBytes: number }): ReadBody {
       ctx.req.headers['content-type'] = 'application/octet-stream';
     }
     const { json, charset } = hasBody ? declaredType(ctx) : NOT_DECLARED;
-    if (json && charset && !/^utf-?8$/i.test(charset)) throw unsupportedMediaType(`Unsupported charset "${charset}": JSON is UTF-8`);
+    if (json && charset && !/^utf-?8$/i.test(charset))
+      throw unsupportedMediaType(`Unsupported charset "${charset}": JSON is UTF-8`);
     try {
       await read(ctx, async () => undefined);
     } catch (error) {
@@ -72,9 +79,13 @@ const NOT_DECLARED: DeclaredType = { json: false, charset: '' };
 const declaredTypes = new FewValues<DeclaredType>();
 
 /** What the Content-Type of a request with a body says, as Koa reads it. */
-const declaredType = (ctx: Context): DeclaredType => declaredTypes.of(ctx.get('content-type'), readDeclaredType, ctx);
+const declaredType = (ctx: Context): DeclaredType =>
+  declaredTypes.of(ctx.get('content-type'), readDeclaredType, ctx);
 
-const readDeclaredType = (ctx: Context): DeclaredType => ({ json: Boolean(ctx.request.is('json')), charset: ctx.request.charset });
+const readDeclaredType = (ctx: Context): DeclaredType => ({
+  json: Boolean(ctx.request.is('json')),
+  charset: ctx.request.charset,
+});
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -111,7 +122,9 @@ function decodeUtf8(bytes: Buffer): string {
  */
 function parseJson(text: string): unknown {
   try {
-    return text.includes('"__proto__"') ? JSON.parse(text, (key, value) => (key === '__proto__' ? undefined : value)) : JSON.parse(text);
+    return text.includes('"__proto__"')
+      ? JSON.parse(text, (key, value) => (key === '__proto__' ? undefined : value))
+      : JSON.parse(text);
   } catch (error) {
     throw locateJsonError(text, error as SyntaxError);
   }
@@ -138,7 +151,10 @@ function rejectDeepNesting(text: string): void {
       inString = true;
     } else if (char === '[' || char === '{') {
       if (++depth > MAX_JSON_DEPTH) {
-        throw new MalformedJsonError(codePointOffset(text, i), `Nesting deeper than ${MAX_JSON_DEPTH} levels`);
+        throw new MalformedJsonError(
+          codePointOffset(text, i),
+          `Nesting deeper than ${MAX_JSON_DEPTH} levels`,
+        );
       }
     } else if (char === ']' || char === '}') {
       depth--;
@@ -150,18 +166,27 @@ function rejectDeepNesting(text: string): void {
 function openings(text: string, most: number): number {
   let count = 0;
   for (const bracket of ['{', '[']) {
-    for (let at = text.indexOf(bracket); at !== -1 && count < most; at = text.indexOf(bracket, at + 1)) count++;
+    for (
+      let at = text.indexOf(bracket);
+      at !== -1 && count < most;
+      at = text.indexOf(bracket, at + 1)
+    )
+      count++;
   }
   return count;
 }
 
-/** The Content-Encodings the body parser decompresses, besides `identity`; it refuses any other (415). */
+/**
+ * The Content-Encodings the body parser decompresses, besides `identity`; it refuses any other
+ * (415).
+ */
 export const BODY_ENCODINGS = ['gzip', 'deflate', 'br'];
 
 function translateReadError(error: unknown): Error {
   const failure = error as { status?: number; message?: string };
   if (failure.status === 413) return payloadTooLarge();
-  if (failure.status === 415) return unsupportedMediaType(failure.message ?? 'Unsupported content encoding');
+  if (failure.status === 415)
+    return unsupportedMediaType(failure.message ?? 'Unsupported content encoding');
   return badRequest(UNREADABLE_BODY);
 }
 

@@ -3,9 +3,9 @@ import { isIPv6 } from 'node:net';
 const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
 
 /**
- * The client a login attempt (or a write) is counted against: its IPv4 address, or the /64 its IPv6 address
- * lies in, since one subscriber or one host is given a whole /64 and can use any address in it.
- * An IPv4 client of a dual-stack socket (`::ffff:a.b.c.d`) is its IPv4 address.
+ * The client a login attempt (or a write) is counted against: its IPv4 address, or the /64 its IPv6
+ * address lies in, since one subscriber or one host is given a whole /64 and can use any address in
+ * it. An IPv4 client of a dual-stack socket (`::ffff:a.b.c.d`) is its IPv4 address.
  */
 export function clientKey(address: string): string {
   const withoutZone = address.split('%')[0]!;

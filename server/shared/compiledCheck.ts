@@ -17,7 +17,11 @@ const predicates = new Map<string, Predicate>();
  * A yup test of the services' own, named so that a compiled check can run the same predicate.
  * `schema.test(ownTest('no_nul', message, predicate))`.
  */
-export function ownTest<T>(name: string, message: string, predicate: (value: T) => boolean): yup.TestConfig<T> {
+export function ownTest<T>(
+  name: string,
+  message: string,
+  predicate: (value: T) => boolean,
+): yup.TestConfig<T> {
   const known = predicates.get(name);
   if (known && known !== predicate) throw new Error(`Two tests are named ${name}`);
   predicates.set(name, predicate as Predicate);
@@ -32,21 +36,31 @@ export function parsedBy<S extends yup.Schema>(schema: S, parse: (raw: string) =
   return schema.transform((_: unknown, raw: string) => parse(raw)).meta({ parse }) as S;
 }
 
-/** What yup's own tests, by name, certainly accept: a sufficient condition for each, given their parameters. */
+/**
+ * What yup's own tests, by name, certainly accept: a sufficient condition for each, given their
+ * parameters.
+ */
 const BUILT_IN: Record<string, (value: unknown, params: Record<string, unknown>) => boolean> = {
   // A string's `max` may count UTF-16 units (yup's) or code points (maxChars): a length within
   // the bound in UTF-16 units is within it either way.
-  max: (value, { max }) => (typeof value === 'string' ? value.length : (value as number)) <= (max as number),
-  min: (value, { min }) => (typeof value === 'string' ? value.length : (value as number)) >= (min as number),
+  max: (value, { max }) =>
+    (typeof value === 'string' ? value.length : (value as number)) <= (max as number),
+  min: (value, { min }) =>
+    (typeof value === 'string' ? value.length : (value as number)) >= (min as number),
   integer: (value) => Number.isInteger(value),
-  required: (value) => value !== undefined && value !== null && (typeof value !== 'string' || value.length > 0),
+  required: (value) =>
+    value !== undefined && value !== null && (typeof value !== 'string' || value.length > 0),
 };
 
 type FieldCheck = (value: unknown) => { ok: true; value: unknown } | undefined;
 
-function fieldCheck(description: yup.SchemaDescription & { meta?: { parse?: (raw: string) => unknown } }, parse: boolean): FieldCheck | undefined {
+function fieldCheck(
+  description: yup.SchemaDescription & { meta?: { parse?: (raw: string) => unknown } },
+  parse: boolean,
+): FieldCheck | undefined {
   const { type, optional, nullable, tests, meta, oneOf, notOneOf } = description;
-  if ((type !== 'string' && type !== 'number') || oneOf.length > 0 || notOneOf.length > 0) return undefined;
+  if ((type !== 'string' && type !== 'number') || oneOf.length > 0 || notOneOf.length > 0)
+    return undefined;
   const checks = tests.map(({ name, params }) => {
     const own = name && predicates.get(name);
     if (own) return own;
@@ -70,10 +84,15 @@ function fieldCheck(description: yup.SchemaDescription & { meta?: { parse?: (raw
  * bodies are validated strictly, as they came. Undefined when the schema uses anything the
  * compiler does not know: then every value goes to yup.
  */
-export function compileCheck(schema: yup.AnyObjectSchema, { parse }: { parse: boolean }): ((input: unknown) => object | undefined) | undefined {
+export function compileCheck(
+  schema: yup.AnyObjectSchema,
+  { parse }: { parse: boolean },
+): ((input: unknown) => object | undefined) | undefined {
   const description = schema.describe() as yup.SchemaObjectDescription;
   if (description.tests.length > 0) return undefined;
-  const fields = Object.entries(description.fields).map(([name, field]) => [name, fieldCheck(field as yup.SchemaDescription, parse)] as const);
+  const fields = Object.entries(description.fields).map(
+    ([name, field]) => [name, fieldCheck(field as yup.SchemaDescription, parse)] as const,
+  );
   if (fields.some(([, check]) => check === undefined)) return undefined;
   return (input) => {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined;

@@ -6,7 +6,10 @@ import Negotiator from 'negotiator';
 
 /** What browsers load as text: pages, scripts, stylesheets, SVG images. */
 const BROWSER_TEXT = /^(text\/(html|css|javascript)|application\/javascript|image\/svg\+xml)\b/;
-/** A fixed body is compressed when browsers load it as text, or when it is JSON (the OpenAPI document). */
+/**
+ * A fixed body is compressed when browsers load it as text, or when it is JSON (the OpenAPI
+ * document).
+ */
 const compressible = (type: string) => BROWSER_TEXT.test(type) || /^application\/json\b/.test(type);
 /** Smaller bodies go as they are, as koa-compress sends them: compressing gains nothing. */
 const THRESHOLD_BYTES = 1024;
@@ -22,7 +25,13 @@ const gzip = promisify(zlib.gzip);
  * in about 0.15 s, within a tenth of the best level's size, which takes seconds), gzip at its best.
  */
 const COMPRESSORS: Record<Exclude<Encoding, 'identity'>, (bytes: Buffer) => Promise<Buffer>> = {
-  br: (bytes) => brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
+  br: (bytes) =>
+    brotli(bytes, {
+      params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: 9,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
+      },
+    }),
   gzip: (bytes) => gzip(bytes, { level: zlib.constants.Z_BEST_COMPRESSION }),
 };
 
@@ -44,8 +53,12 @@ export class FixedBody {
   /** The body in `encoding`, or as it is where compressing it gains nothing. */
   async bytes(wanted: Encoding): Promise<{ encoding: Encoding; bytes: Buffer }> {
     const identity = await this.#variant('identity', async () => this.read());
-    if (wanted === 'identity' || identity.length < THRESHOLD_BYTES || !compressible(this.type)) return { encoding: 'identity', bytes: identity };
-    return { encoding: wanted, bytes: await this.#variant(wanted, () => COMPRESSORS[wanted](identity)) };
+    if (wanted === 'identity' || identity.length < THRESHOLD_BYTES || !compressible(this.type))
+      return { encoding: 'identity', bytes: identity };
+    return {
+      encoding: wanted,
+      bytes: await this.#variant(wanted, () => COMPRESSORS[wanted](identity)),
+    };
   }
 
   #variant(encoding: Encoding, make: () => Promise<Buffer>): Promise<Buffer> {
@@ -62,13 +75,24 @@ export class FixedBody {
 
 // Negotiator 1 takes the server's preference among encodings a client rates alike (Chrome sends
 // `gzip, deflate, br, zstd`: brotli is chosen); its published types describe 0.6, which did not.
-type EncodingChoice = (this: Negotiator, available: readonly string[], options: { preferred: readonly string[] }) => string | undefined;
+type EncodingChoice = (
+  this: Negotiator,
+  available: readonly string[],
+  options: { preferred: readonly string[] },
+) => string | undefined;
 
-/** The encoding of a fixed body's answer, chosen as koa-compress chooses (`*` means gzip, none means identity). */
+/**
+ * The encoding of a fixed body's answer, chosen as koa-compress chooses (`*` means gzip, none means
+ * identity).
+ */
 function negotiated(ctx: Context): Encoding {
   const accepted = ctx.get('Accept-Encoding');
-  const negotiator = new Negotiator({ headers: { 'accept-encoding': accepted === '*' ? 'gzip' : accepted || 'identity' } });
-  return ((negotiator.encoding as EncodingChoice).call(negotiator, ENCODINGS, { preferred: ENCODINGS }) ?? 'identity') as Encoding;
+  const negotiator = new Negotiator({
+    headers: { 'accept-encoding': accepted === '*' ? 'gzip' : accepted || 'identity' },
+  });
+  return ((negotiator.encoding as EncodingChoice).call(negotiator, ENCODINGS, {
+    preferred: ENCODINGS,
+  }) ?? 'identity') as Encoding;
 }
 
 async function sendFixed(ctx: Context, body: FixedBody): Promise<void> {
@@ -90,7 +114,11 @@ async function sendFixed(ctx: Context, body: FixedBody): Promise<void> {
  * brotli or gzip whatever Node's version offers, as the pre-compressed files are.
  */
 export function compression(): (middleware: Middleware) => Middleware {
-  const compressor = compress({ filter: (type) => BROWSER_TEXT.test(type), zstd: false, deflate: false });
+  const compressor = compress({
+    filter: (type) => BROWSER_TEXT.test(type),
+    zstd: false,
+    deflate: false,
+  });
   return (middleware) => (ctx, next) =>
     compressor(ctx, async () => {
       await middleware(ctx, next);

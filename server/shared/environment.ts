@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { StartupError } from './errors.js';
 
-/** A line of `.env` as accepted: blank, a `#` comment, or one `NAME=value` (`export NAME=value` too). */
+/**
+ * A line of `.env` as accepted: blank, a `#` comment, or one `NAME=value` (`export NAME=value`
+ * too).
+ */
 const ACCEPTED_LINE = /^\s*(#.*|(export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=.*)?$/;
 
 /**
@@ -23,7 +26,10 @@ export function processEnvironment(): NodeJS.ProcessEnv {
     throw unreadable(file, error);
   }
   const wrong = text.split(/\r?\n/).findIndex((line) => !ACCEPTED_LINE.test(line));
-  if (wrong !== -1) throw new StartupError(`${file}, line ${wrong + 1}: expected NAME=value, a # comment or a blank line`);
+  if (wrong !== -1)
+    throw new StartupError(
+      `${file}, line ${wrong + 1}: expected NAME=value, a # comment or a blank line`,
+    );
   try {
     process.loadEnvFile(file);
   } catch (error) {
@@ -32,4 +38,5 @@ export function processEnvironment(): NodeJS.ProcessEnv {
   return process.env;
 }
 
-const unreadable = (file: string, error: unknown) => new StartupError(`${file} cannot be read: ${(error as Error).message}`);
+const unreadable = (file: string, error: unknown) =>
+  new StartupError(`${file} cannot be read: ${(error as Error).message}`);

@@ -24,12 +24,15 @@ export class HttpError extends Error {
 }
 
 export const badRequest = (message?: string) => new HttpError(400, message);
-/** The shared machinery's own 400: a body that could not be read (an unknown Content-Encoding, say). */
+/**
+ * The shared machinery's own 400: a body that could not be read (an unknown Content-Encoding, say).
+ */
 export const UNREADABLE_BODY = 'Request body could not be read';
 export const unauthorized = (message?: string) => new HttpError(401, message);
 export const forbidden = (message?: string) => new HttpError(403, message);
 export const notFound = (message?: string) => new HttpError(404, message);
-export const methodNotAllowed = (allowed: string[]) => new HttpError(405, undefined, { Allow: allowed.join(', ') });
+export const methodNotAllowed = (allowed: string[]) =>
+  new HttpError(405, undefined, { Allow: allowed.join(', ') });
 export const payloadTooLarge = () => new HttpError(413, 'Request body too large');
 export const unsupportedMediaType = (message: string) => new HttpError(415, message);
 /** `value`, or a 404 with `message` when there is none. */
@@ -39,7 +42,8 @@ export function found<T>(value: T | undefined, message?: string): T {
 }
 
 export const serviceUnavailable = (message?: string) => new HttpError(503, message);
-export const insufficientStorage = () => new HttpError(507, 'Storage limit reached: delete notes to make room');
+export const insufficientStorage = () =>
+  new HttpError(507, 'Storage limit reached: delete notes to make room');
 
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new HttpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
@@ -62,8 +66,11 @@ export class MalformedJsonError extends Error {
 export function describeServerError(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   const unreachable =
-    (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|57P0[1-3]|57014|08\w{3})$/.test(code)) ||
-    /Connection terminated|timeout exceeded|Query read timeout|connection timeout/i.test(String((error as Error)?.message));
+    (typeof code === 'string' &&
+      /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|57P0[1-3]|57014|08\w{3})$/.test(code)) ||
+    /Connection terminated|timeout exceeded|Query read timeout|connection timeout/i.test(
+      String((error as Error)?.message),
+    );
   return unreachable ? 'database unavailable' : 'internal server error';
 }
 
@@ -75,7 +82,10 @@ export class StartupError extends Error {
   name = 'StartupError';
 }
 
-/** What `read` returns; a StartupError it throws is printed as it is, and the process exits with status 1. */
+/**
+ * What `read` returns; a StartupError it throws is printed as it is, and the process exits with
+ * status 1.
+ */
 export function exitOnStartupError<T>(read: () => T): T {
   try {
     return read();

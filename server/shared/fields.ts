@@ -6,8 +6,16 @@ import { ownTest } from './compiledCheck.js';
  * and no half of a surrogate pair (which would be stored as U+FFFD). The tests are named so that
  * each service can word them its own way.
  */
-const NO_NUL = ownTest('no_nul', '${path} must not contain the NUL character', (value?: string | null) => !value?.includes('\u0000'));
-const WELL_FORMED = ownTest('well_formed', '${path} must be well-formed Unicode', (value?: string | null) => !value || !/\p{Cs}/u.test(value));
+const NO_NUL = ownTest(
+  'no_nul',
+  '${path} must not contain the NUL character',
+  (value?: string | null) => !value?.includes('\u0000'),
+);
+const WELL_FORMED = ownTest(
+  'well_formed',
+  '${path} must be well-formed Unicode',
+  (value?: string | null) => !value || !/\p{Cs}/u.test(value),
+);
 
 export const text = () => yup.string().test(NO_NUL).test(WELL_FORMED);
 

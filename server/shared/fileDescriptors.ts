@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 
-/** Descriptors kept for everything but client connections: database pools, files, PostgreSQL's pipes. */
+/**
+ * Descriptors kept for everything but client connections: database pools, files, PostgreSQL's
+ * pipes.
+ */
 export const RESERVED_DESCRIPTORS = 1_024;
 
 /**

@@ -14,7 +14,7 @@ export const IDEMPOTENCY_KEY = {
   in: 'header',
   required: false,
   description:
-    'A key of the client\'s choosing (1–255 visible ASCII characters) that makes a retry safe: the same key with the same body returns the original answer and creates nothing; the same key with another body is refused. Keys are kept 24 hours (IDEMPOTENCY_TTL_SECONDS).',
+    "A key of the client's choosing (1–255 visible ASCII characters) that makes a retry safe: the same key with the same body returns the original answer and creates nothing; the same key with another body is refused. Keys are kept 24 hours (IDEMPOTENCY_TTL_SECONDS).",
   schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
 } as const;
 
@@ -32,14 +32,16 @@ export class IdempotencyConflict extends Error {
 export function idempotencyKey(ctx: Context): string | undefined {
   const key = ctx.get(IDEMPOTENCY_KEY.name);
   if (key === '') return undefined;
-  if (!VALID_KEY.test(key)) throw new HttpError(400, `${IDEMPOTENCY_KEY.name} must be 1 to 255 visible ASCII characters`);
+  if (!VALID_KEY.test(key))
+    throw new HttpError(400, `${IDEMPOTENCY_KEY.name} must be 1 to 255 visible ASCII characters`);
   return key;
 }
 
 const UNIQUE_VIOLATION = '23505';
 
 /** What tells one request body from another under the same key: a SHA-256 of its input. */
-const fingerprintOf = (input: unknown) => createHash('sha256').update(JSON.stringify(input)).digest('base64url');
+const fingerprintOf = (input: unknown) =>
+  createHash('sha256').update(JSON.stringify(input)).digest('base64url');
 
 /** The length of every fingerprint, in bytes. */
 export const FINGERPRINT_BYTES = fingerprintOf(null).length;
@@ -74,19 +76,26 @@ export async function createOnce(
       if (recorded.fingerprint !== fingerprint) throw new IdempotencyConflict();
       return recorded.answer;
     }
-    await db.query('DELETE FROM idempotency_keys WHERE key = $1 AND created_at < now() - make_interval(secs => $2)', [key, ttlSeconds]);
+    await db.query(
+      'DELETE FROM idempotency_keys WHERE key = $1 AND created_at < now() - make_interval(secs => $2)',
+      [key, ttlSeconds],
+    );
   }
 }
 
 const SWEEP_EVERY_MS = 60_000;
 const lastSweep = new WeakMap<Database, number>();
 
-/** Deletes the expired keys, at most once a minute per pool, beside the request that triggers it. */
+/**
+ * Deletes the expired keys, at most once a minute per pool, beside the request that triggers it.
+ */
 function sweepNowAndThen(db: Database, ttlSeconds: number): void {
   if (Date.now() - (lastSweep.get(db) ?? 0) < SWEEP_EVERY_MS) return;
   lastSweep.set(db, Date.now());
   // A sweep that fails is tried again a minute later; the request does not wait for it.
-  db.query('DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1)', [ttlSeconds]).catch(() => undefined);
+  db.query('DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1)', [
+    ttlSeconds,
+  ]).catch(() => undefined);
 }
 
 /**
@@ -100,7 +109,10 @@ export const recordCreated = (insert: string, columns: string) => `WITH created 
   recorded AS (INSERT INTO idempotency_keys (key, fingerprint, answer) SELECT $1, $2, answer FROM rendered)
   SELECT answer FROM rendered`;
 
-/** The keys' table as it was first made, for the migration that made it (a later one keeps answers as text). */
+/**
+ * The keys' table as it was first made, for the migration that made it (a later one keeps answers
+ * as text).
+ */
 export async function createIdempotencyKeys(knex: Knex): Promise<void> {
   await knex.schema.createTable('idempotency_keys', (table) => {
     table.text('key').primary();

@@ -7,7 +7,10 @@ import { StartupError } from './errors.js';
 /** Who holds a data folder. */
 interface Holder {
   pid: number;
-  /** When the process started, as the kernel counts it (Linux): a pid reused by another process does not match. */
+  /**
+   * When the process started, as the kernel counts it (Linux): a pid reused by another process does
+   * not match.
+   */
   processStart?: string;
   since: string;
 }
@@ -23,10 +26,17 @@ export interface InstanceLock {
  * lock is one atomic step (a hard link of a complete file), so of two starts at the same moment
  * exactly one wins.
  */
-export async function lockDataDir(dataDir: string, otherInstanceHint: string): Promise<InstanceLock> {
+export async function lockDataDir(
+  dataDir: string,
+  otherInstanceHint: string,
+): Promise<InstanceLock> {
   await fs.mkdir(dataDir, { recursive: true });
   const lock = path.join(dataDir, 'instance.lock');
-  const mine: Holder = { pid: process.pid, processStart: processStart(process.pid), since: new Date().toISOString() };
+  const mine: Holder = {
+    pid: process.pid,
+    processStart: processStart(process.pid),
+    since: new Date().toISOString(),
+  };
   const draft = `${lock}.${process.pid}.${randomBytes(4).toString('hex')}`;
   await fs.writeFile(draft, JSON.stringify(mine));
   try {
@@ -44,7 +54,8 @@ export async function lockDataDir(dataDir: string, otherInstanceHint: string): P
             `Stop it first, or run a second instance with another DATA_DIR and other ports (${otherInstanceHint}).`,
         );
       }
-      // Its holder is gone: move the stale lock aside (only one of several starts can) and try again.
+      // Its holder is gone: move the stale lock aside (only one of several starts can) and try
+      // again.
       await fs.rename(lock, `${lock}.stale.${process.pid}`).then(
         () => fs.rm(`${lock}.stale.${process.pid}`, { force: true }),
         () => undefined,
@@ -79,7 +90,10 @@ function isAlive({ pid, processStart: started }: Holder): boolean {
   return started === undefined || processStart(pid) === undefined || processStart(pid) === started;
 }
 
-/** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); undefined where there is no /proc. */
+/**
+ * Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); undefined where there is no
+ * /proc.
+ */
 function processStart(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

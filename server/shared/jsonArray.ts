@@ -8,12 +8,16 @@ import { jsonText, textStream, type Answer } from './answer.js';
  * before this returns: a failure there still gets the service's ordinary error answer; one later
  * can only cut the answer short (the connection is closed, it never hangs).
  */
-export async function arrayAnswer(batches: AsyncIterable<string | Buffer[]>, headers?: Answer['headers']): Promise<Answer> {
+export async function arrayAnswer(
+  batches: AsyncIterable<string | Buffer[]>,
+  headers?: Answer['headers'],
+): Promise<Answer> {
   const iterator = batches[Symbol.asyncIterator]();
   const first = await iterator.next();
   if (first.done) return jsonText(200, '[]', headers);
   const second = await iterator.next();
-  if (second.done && typeof first.value === 'string') return jsonText(200, `[${first.value}]`, headers);
+  if (second.done && typeof first.value === 'string')
+    return jsonText(200, `[${first.value}]`, headers);
   return jsonText(
     200,
     textStream(
@@ -32,7 +36,10 @@ export async function arrayAnswer(batches: AsyncIterable<string | Buffer[]>, hea
   );
 }
 
-/** The most UTF-16 units a piece of a streamed answer holds: 32 KiB of ASCII, 96 KiB of UTF-8 at most. */
+/**
+ * The most UTF-16 units a piece of a streamed answer holds: 32 KiB of ASCII, 96 KiB of UTF-8 at
+ * most.
+ */
 const PIECE = 32 * 1024;
 /** The most bytes a piece of bytes holds. */
 const PIECE_BYTES = 64 * 1024;
@@ -44,11 +51,13 @@ const PIECE_BYTES = 64 * 1024;
  */
 function* pieces(batch: string | Buffer[]): Generator<string | Buffer> {
   if (typeof batch !== 'string') {
-    for (const bytes of batch) for (let start = 0; start < bytes.length; start += PIECE_BYTES) yield bytes.subarray(start, start + PIECE_BYTES);
+    for (const bytes of batch)
+      for (let start = 0; start < bytes.length; start += PIECE_BYTES)
+        yield bytes.subarray(start, start + PIECE_BYTES);
     return;
   }
   const text = batch;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = Math.min(start + PIECE, text.length);
     if (end < text.length && /[\ud800-\udbff]/.test(text[end - 1]!)) end--;
     yield text.slice(start, end);

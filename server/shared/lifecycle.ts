@@ -13,14 +13,18 @@ export class Lifecycle {
   readonly #closers: (() => Promise<unknown>)[] = [];
   #stopping: Promise<never> | undefined;
 
-  /** `drainMs`: how long a stop keeps serving first (SHUTDOWN_DRAIN_MS), which the deadline allows for. */
+  /**
+   * `drainMs`: how long a stop keeps serving first (SHUTDOWN_DRAIN_MS), which the deadline allows
+   * for.
+   */
   constructor(
     private readonly logger: Logger,
     private readonly drainMs = 0,
   ) {
     // `on`, not `once`: Ctrl-C can deliver SIGINT twice (the terminal's, and npm's forwarded
     // copy); the second must not end the process half-way through its shutdown.
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void this.stop(signal));
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+      process.on(signal, () => void this.stop(signal));
     if (process.env.npm_lifecycle_event) this.#watchParent();
   }
 
@@ -53,11 +57,15 @@ export class Lifecycle {
   #finish(exitCode: number, done?: () => void): Promise<never> {
     this.#stopping ??= (async () => {
       setTimeout(() => {
-        this.logger.error(`shutdown took longer than ${STOP_DEADLINE_MS + this.drainMs} ms; exiting`);
+        this.logger.error(
+          `shutdown took longer than ${STOP_DEADLINE_MS + this.drainMs} ms; exiting`,
+        );
         process.exit(1);
       }, STOP_DEADLINE_MS + this.drainMs).unref();
       for (const close of this.#closers.reverse()) {
-        await close().catch((error: unknown) => this.logger.error({ err: error }, 'a step of the shutdown failed'));
+        await close().catch((error: unknown) =>
+          this.logger.error({ err: error }, 'a step of the shutdown failed'),
+        );
       }
       done?.();
       process.exit(exitCode);
@@ -65,11 +73,14 @@ export class Lifecycle {
     return this.#stopping;
   }
 
-  /** npm forwards SIGINT and SIGTERM to the server, but not SIGHUP, and nothing when it is killed. */
+  /**
+   * npm forwards SIGINT and SIGTERM to the server, but not SIGHUP, and nothing when it is killed.
+   */
   #watchParent(): void {
     const parent = process.ppid;
     setInterval(() => {
-      if (process.ppid !== parent) void this.stop('the npm process that started the server is gone');
+      if (process.ppid !== parent)
+        void this.stop('the npm process that started the server is gone');
     }, 500).unref();
   }
 }

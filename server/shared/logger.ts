@@ -4,7 +4,10 @@ import pretty from 'pino-pretty';
 
 export type { Logger };
 
-/** Fields added to every line, from what is going on when it is written (the trace a line belongs to, say). */
+/**
+ * Fields added to every line, from what is going on when it is written (the trace a line belongs
+ * to, say).
+ */
 export type LineFields = () => Record<string, unknown>;
 
 /**
@@ -12,7 +15,11 @@ export type LineFields = () => Record<string, unknown>;
  * rather than a worker: lines stay in order with what else the process prints), one JSON object
  * per line for everything else. `format` overrides the choice.
  */
-export function createLogger(level: string, format: 'pretty' | 'json' = process.stdout.isTTY ? 'pretty' : 'json', fields?: LineFields): Logger {
+export function createLogger(
+  level: string,
+  format: 'pretty' | 'json' = process.stdout.isTTY ? 'pretty' : 'json',
+  fields?: LineFields,
+): Logger {
   if (format === 'json') return pino(loggerOptions(level, fields));
   return pino(
     loggerOptions(level, fields),
@@ -21,7 +28,8 @@ export function createLogger(level: string, format: 'pretty' | 'json' = process.
       translateTime: 'SYS:HH:MM:ss.l',
       singleLine: true,
       // A request line reads as one: `[notes8080] GET /notes/1 → 200 (1.2 ms)`.
-      messageFormat: '{if service}[{service}] {end}{msg}{if method}{method} {path} → {status} ({ms} ms){end}',
+      messageFormat:
+        '{if service}[{service}] {end}{msg}{if method}{method} {path} → {status} ({ms} ms){end}',
       ignore: 'pid,hostname,service,method,path,status,ms',
     }),
   );
@@ -37,21 +45,33 @@ export function loggerOptions(level: string, fields?: LineFields): LoggerOptions
     level,
     ...(fields && { mixin: fields }),
     serializers: { err: (error: unknown) => safeError(error) },
-    redact: { paths: ['*.headers.cookie', '*.headers.authorization', '*.headers["set-cookie"]'], censor: '[redacted]' },
+    redact: {
+      paths: ['*.headers.cookie', '*.headers.authorization', '*.headers["set-cookie"]'],
+      censor: '[redacted]',
+    },
   };
 }
 
 function safeError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const { code } = error as { code?: unknown };
-  return { type: error.name, message: error.message, ...(code !== undefined && { code }), stack: error.stack };
+  return {
+    type: error.name,
+    message: error.message,
+    ...(code !== undefined && { code }),
+    stack: error.stack,
+  };
 }
 
-/** Longest path a log line repeats: a client's path must not make the log grow faster than its requests. */
+/**
+ * Longest path a log line repeats: a client's path must not make the log grow faster than its
+ * requests.
+ */
 const LOGGED_PATH_CHARS = 160;
 
 /** The path as log lines show it: cut at LOGGED_PATH_CHARS (marked with …). */
-export const loggedPath = (path: string) => (path.length > LOGGED_PATH_CHARS ? `${path.slice(0, LOGGED_PATH_CHARS)}…` : path);
+export const loggedPath = (path: string) =>
+  path.length > LOGGED_PATH_CHARS ? `${path.slice(0, LOGGED_PATH_CHARS)}…` : path;
 
 /**
  * One short structured line per request, written once it is answered: its id, method, path,
@@ -59,7 +79,9 @@ export const loggedPath = (path: string) => (path.length > LOGGED_PATH_CHARS ? `
  * the signed-in user's id when there is one. Undefined when request lines are off (the level is
  * fixed at start-up): then no step is spent on them.
  */
-export function requestLogger(logger: Logger): ((ctx: Context, started: number) => void) | undefined {
+export function requestLogger(
+  logger: Logger,
+): ((ctx: Context, started: number) => void) | undefined {
   if (!logger.isLevelEnabled('info')) return undefined;
   return (ctx, started) =>
     logger.info({

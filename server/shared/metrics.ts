@@ -21,7 +21,10 @@ const LOGIN_OUTCOMES: LoginOutcome[] = ['succeeded', 'failed', 'throttled', 'bus
 export interface Measures {
   /** The bytes the service stores against its cap (`maxBytes`), read at each scrape. */
   storage(storedBytes: () => Promise<number>, maxBytes: number): void;
-  /** The live sessions of the login service's store (`memory` or `postgres`), counted at each scrape. */
+  /**
+   * The live sessions of the login service's store (`memory` or `postgres`), counted at each
+   * scrape.
+   */
   sessions(store: string, count: () => Promise<number>): void;
   /** The counter of login attempts: called once per attempt with how it ended. */
   loginAttempts(): (outcome: LoginOutcome) => void;
@@ -78,7 +81,12 @@ export class Metrics {
         ctx.state.route = route;
       },
       answered(ctx, startedMs) {
-        observe(ctx.state.route ?? ROUTE_LABELS.unmatched, ctx.method, ctx.status, (performance.now() - startedMs) / 1000);
+        observe(
+          ctx.state.route ?? ROUTE_LABELS.unmatched,
+          ctx.method,
+          ctx.status,
+          (performance.now() - startedMs) / 1000,
+        );
       },
     };
   }
@@ -103,7 +111,9 @@ export class Metrics {
           registers: [this.registry],
         }));
         // Every outcome is shown from the start, at 0 until it happens.
-        const counted = new Map(LOGIN_OUTCOMES.map((outcome) => [outcome, counter.labels({ outcome })]));
+        const counted = new Map(
+          LOGIN_OUTCOMES.map((outcome) => [outcome, counter.labels({ outcome })]),
+        );
         for (const child of counted.values()) child.inc(0);
         return (outcome) => counted.get(outcome)!.inc();
       },
@@ -115,7 +125,10 @@ export class Metrics {
     return { contentType: this.registry.contentType, text: () => this.registry.metrics() };
   }
 
-  /** In a cluster worker: the primary's scrapes are answered with this process's metrics, over the IPC channel. */
+  /**
+   * In a cluster worker: the primary's scrapes are answered with this process's metrics, over the
+   * IPC channel.
+   */
   answerPrimary(): void {
     client.AggregatorRegistry.setRegistries(this.registry);
     // Its construction is what listens for the primary's requests.
@@ -128,7 +141,7 @@ export class Metrics {
     const logger = this.logger;
     new client.Gauge({
       name: 'notes_stored_bytes',
-      help: "Bytes each notes service stores, as it counts them against NOTES_MAX_BYTES (its notes and its kept idempotent answers)",
+      help: 'Bytes each notes service stores, as it counts them against NOTES_MAX_BYTES (its notes and its kept idempotent answers)',
       labelNames: ['service'],
       // The count is the database's: every worker reads the same.
       aggregator: 'max',
@@ -140,7 +153,10 @@ export class Metrics {
             try {
               this.set({ service }, await read());
             } catch (error) {
-              logger.warn({ err: (error as Error).message, service }, 'stored bytes not read for the metrics');
+              logger.warn(
+                { err: (error as Error).message, service },
+                'stored bytes not read for the metrics',
+              );
             }
           }),
         );
@@ -171,7 +187,10 @@ export class Metrics {
           try {
             this.set({ store }, await count());
           } catch (error) {
-            logger.warn({ err: (error as Error).message, store }, 'sessions not counted for the metrics');
+            logger.warn(
+              { err: (error as Error).message, store },
+              'sessions not counted for the metrics',
+            );
           }
         }
       },
@@ -179,7 +198,10 @@ export class Metrics {
   }
 }
 
-/** In a cluster's primary: the sum of every worker's metrics (each metric added up, or its largest value where each worker reads the same). */
+/**
+ * In a cluster's primary: the sum of every worker's metrics (each metric added up, or its largest
+ * value where each worker reads the same).
+ */
 export function workersScrape(): Scrape {
   const aggregator = new client.AggregatorRegistry();
   return { contentType: aggregator.contentType, text: () => aggregator.clusterMetrics() };

@@ -13,8 +13,16 @@ import type { Logger } from './logger.js';
  * then find nothing left to do, where Knex alone would fail them ("Migration table is already
  * locked") or race to create the schema.
  */
-export async function runMigrations(options: { url: string; schema: string; directory: string; logger: Logger }): Promise<void> {
-  const lock = new pg.Client({ connectionString: options.url, application_name: `${options.schema} migrations lock` });
+export async function runMigrations(options: {
+  url: string;
+  schema: string;
+  directory: string;
+  logger: Logger;
+}): Promise<void> {
+  const lock = new pg.Client({
+    connectionString: options.url,
+    application_name: `${options.schema} migrations lock`,
+  });
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`migrations of ${options.schema}`]);
@@ -25,7 +33,17 @@ export async function runMigrations(options: { url: string; schema: string; dire
   }
 }
 
-async function migrate({ url, schema, directory, logger }: { url: string; schema: string; directory: string; logger: Logger }): Promise<void> {
+async function migrate({
+  url,
+  schema,
+  directory,
+  logger,
+}: {
+  url: string;
+  schema: string;
+  directory: string;
+  logger: Logger;
+}): Promise<void> {
   const db = knex({
     client: 'pg',
     connection: { connectionString: url, application_name: `${schema} migrations` },
@@ -41,7 +59,10 @@ async function migrate({ url, schema, directory, logger }: { url: string; schema
   });
   try {
     await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
-    await db.migrate.latest({ schemaName: schema, migrationSource: new DirectoryMigrations(directory) });
+    await db.migrate.latest({
+      schemaName: schema,
+      migrationSource: new DirectoryMigrations(directory),
+    });
   } finally {
     await db.destroy();
   }

@@ -1,8 +1,23 @@
 import type * as yup from 'yup';
 import { BODY_ENCODINGS } from './body.js';
 import { INVALID_HOST } from './edge.js';
-import { badRequest, methodNotAllowed, notFound, payloadTooLarge, UNREADABLE_BODY, unsupportedMediaType, type ErrorAnswer } from './errors.js';
-import { isDocumented, type JsonSchema, type Method, type Outcome, type Outcomes, type Route } from './route.js';
+import {
+  badRequest,
+  methodNotAllowed,
+  notFound,
+  payloadTooLarge,
+  UNREADABLE_BODY,
+  unsupportedMediaType,
+  type ErrorAnswer,
+} from './errors.js';
+import {
+  isDocumented,
+  type JsonSchema,
+  type Method,
+  type Outcome,
+  type Outcomes,
+  type Route,
+} from './route.js';
 
 /** What a service says about itself beyond its routes. */
 export interface Contract {
@@ -21,12 +36,17 @@ export interface Contract {
   unmatched?: Outcomes;
 }
 
-/** What the document is made from: the service's contract, its routes, and how it words failures. */
+/**
+ * What the document is made from: the service's contract, its routes, and how it words failures.
+ */
 export interface DocumentedService {
   contract: Contract;
   routes: Route[];
   answerFor(error: unknown): ErrorAnswer;
-  /** A path with a trailing slash whose slash-less form exists is redirected there, as Starlette does. */
+  /**
+   * A path with a trailing slash whose slash-less form exists is redirected there, as Starlette
+   * does.
+   */
   redirectTrailingSlash?: boolean;
 }
 
@@ -38,8 +58,20 @@ const LICENSE = { name: 'MIT', identifier: 'MIT' };
  * titled `title`, and an outcome maker for the document.
  */
 export function messageAnswers(title: string, key: string) {
-  const schema: JsonSchema = { type: 'object', title, properties: { [key]: { type: 'string', title: titleOf(key) } }, required: [key] };
-  return { schema, outcome: (description: string, example: string): Outcome => ({ description, schema, example: { [key]: example } }) };
+  const schema: JsonSchema = {
+    type: 'object',
+    title,
+    properties: { [key]: { type: 'string', title: titleOf(key) } },
+    required: [key],
+  };
+  return {
+    schema,
+    outcome: (description: string, example: string): Outcome => ({
+      description,
+      schema,
+      example: { [key]: example },
+    }),
+  };
 }
 
 /**
@@ -49,22 +81,44 @@ export function messageAnswers(title: string, key: string) {
 function sharedOutcomes({ contract, answerFor, redirectTrailingSlash }: DocumentedService) {
   const outcome = (description: string, error: unknown, headers?: Outcome['headers']): Outcomes => {
     const { status, body } = answerFor(error);
-    return { [status]: { description, schema: contract.errorSchema, example: body, ...(headers && { headers }) } };
+    return {
+      [status]: {
+        description,
+        schema: contract.errorSchema,
+        example: body,
+        ...(headers && { headers }),
+      },
+    };
   };
   return {
     everyOperation: {
-      ...outcome('The Host header names a host this service does not answer (its <NAME>_ALLOWED_HOSTS)', badRequest(INVALID_HOST)),
-      ...outcome('An unexpected failure, or the store failed (for example, the database is unreachable)', new Error('unexpected')),
-      431: { description: 'The request headers are larger than 16 KiB (answered by Node before the service reads the request; no body)' },
+      ...outcome(
+        'The Host header names a host this service does not answer (its <NAME>_ALLOWED_HOSTS)',
+        badRequest(INVALID_HOST),
+      ),
+      ...outcome(
+        'An unexpected failure, or the store failed (for example, the database is unreachable)',
+        new Error('unexpected'),
+      ),
+      431: {
+        description:
+          'The request headers are larger than 16 KiB (answered by Node before the service reads the request; no body)',
+      },
     },
     withBody: merge(
-      outcome('The body could not be read (gzip, deflate or br data that does not decompress, say)', badRequest(UNREADABLE_BODY)),
+      outcome(
+        'The body could not be read (gzip, deflate or br data that does not decompress, say)',
+        badRequest(UNREADABLE_BODY),
+      ),
       outcome('The body is larger than the limit', payloadTooLarge()),
       outcome(
         `The body is sent with a Content-Encoding the service does not decompress (it reads ${BODY_ENCODINGS.join(', ')} and identity)`,
         unsupportedMediaType('Unsupported Content-Encoding: zstd'),
       ),
-      outcome('The body declares a charset other than UTF-8', unsupportedMediaType('Unsupported charset "latin1"')),
+      outcome(
+        'The body declares a charset other than UTF-8',
+        unsupportedMediaType('Unsupported charset "latin1"'),
+      ),
       contract.invalidBody,
     ),
     unmatched: merge(
@@ -91,11 +145,19 @@ function collectionRoutes<R extends Route>(routes: R[]): R[] {
 const TRAILING_SLASH_REDIRECT: Outcomes = {
   307: {
     description: 'A path with a trailing slash whose slash-less form exists: redirected there',
-    headers: { Location: { description: 'The same path without the trailing slash, and the same query', schema: { type: 'string' } } },
+    headers: {
+      Location: {
+        description: 'The same path without the trailing slash, and the same query',
+        schema: { type: 'string' },
+      },
+    },
   },
 };
 
-/** Outcomes of several sources; where two share a status, the answer is either (its body under either schema), and the first example stands. */
+/**
+ * Outcomes of several sources; where two share a status, the answer is either (its body under
+ * either schema), and the first example stands.
+ */
 function merge(...sources: Outcomes[]): Outcomes {
   const merged: Outcomes = {};
   for (const source of sources) {
@@ -112,8 +174,13 @@ function either(first: Outcome, second: Outcome): Outcome {
   return {
     ...second,
     ...first,
-    description: first.description === second.description ? first.description : `${first.description}; or: ${second.description}`,
-    ...(!same && first.schema && second.schema && { schema: { anyOf: [first.schema, second.schema] } }),
+    description:
+      first.description === second.description
+        ? first.description
+        : `${first.description}; or: ${second.description}`,
+    ...(!same &&
+      first.schema &&
+      second.schema && { schema: { anyOf: [first.schema, second.schema] } }),
   };
 }
 
@@ -134,9 +201,21 @@ export function openApiDocument(service: DocumentedService) {
         .sort(([a], [b]) => Number(a) - Number(b))
         .map(([status, outcome]) => [status, describeOutcome(outcome, components)]),
     );
-  const operation = (path: string, method: Method, summary: string, details: Record<string, unknown>) => {
+  const operation = (
+    path: string,
+    method: Method,
+    summary: string,
+    details: Record<string, unknown>,
+  ) => {
     paths[path] ??= {};
-    paths[path]![method] = { summary, operationId: `${summary.toLowerCase().replaceAll(' ', '_')}${path}_${method}`.replace(/\W/g, '_'), ...details };
+    paths[path]![method] = {
+      summary,
+      operationId: `${summary.toLowerCase().replaceAll(' ', '_')}${path}_${method}`.replace(
+        /\W/g,
+        '_',
+      ),
+      ...details,
+    };
   };
   for (const route of documented) {
     const responses = merge(
@@ -150,9 +229,15 @@ export function openApiDocument(service: DocumentedService) {
       ...(route.description && { description: route.description }),
       security: route.session ? [{ [SESSION_SCHEME]: [] }] : [],
       ...((route.params || route.query || route.headers) && {
-        parameters: [...(route.params ? parametersOf(route.params, 'path') : []), ...(route.query ? parametersOf(route.query, 'query') : []), ...(route.headers ?? [])],
+        parameters: [
+          ...(route.params ? parametersOf(route.params, 'path') : []),
+          ...(route.query ? parametersOf(route.query, 'query') : []),
+          ...(route.headers ?? []),
+        ],
       }),
-      ...(route.body && { requestBody: { required: true, content: json(components.use(yupJsonSchema(route.body))) } }),
+      ...(route.body && {
+        requestBody: { required: true, content: json(components.use(yupJsonSchema(route.body))) },
+      }),
       responses: describe(responses),
     });
   }
@@ -169,7 +254,12 @@ export function openApiDocument(service: DocumentedService) {
   const usesSession = documented.some((route) => route.session);
   return {
     openapi: '3.1.0',
-    info: { title: contract.title, version: contract.version, description: contract.description, license: LICENSE },
+    info: {
+      title: contract.title,
+      version: contract.version,
+      description: contract.description,
+      license: LICENSE,
+    },
     servers: [{ url: '/', description: 'This service' }],
     paths,
     // What a request that no operation takes is answered; it belongs to no operation.
@@ -190,9 +280,14 @@ export function openApiDocument(service: DocumentedService) {
   };
 }
 
-const json = (schema: JsonSchema, example?: unknown) => ({ 'application/json': { schema, ...(example !== undefined && { example }) } });
+const json = (schema: JsonSchema, example?: unknown) => ({
+  'application/json': { schema, ...(example !== undefined && { example }) },
+});
 
-function describeOutcome({ description, schema, example, headers }: Outcome, components: Components) {
+function describeOutcome(
+  { description, schema, example, headers }: Outcome,
+  components: Components,
+) {
   return {
     description,
     ...(headers && { headers }),
@@ -209,7 +304,8 @@ class Components {
     const title = inner.title;
     if (typeof title !== 'string' || inner.type !== 'object') return inner;
     const known = this.schemas[title];
-    if (known && JSON.stringify(known) !== JSON.stringify(inner)) throw new Error(`Two different schemas are titled ${title}`);
+    if (known && JSON.stringify(known) !== JSON.stringify(inner))
+      throw new Error(`Two different schemas are titled ${title}`);
     this.schemas[title] = inner;
     return { $ref: `#/components/schemas/${title}` };
   }
@@ -217,15 +313,22 @@ class Components {
   #within(schema: JsonSchema): JsonSchema {
     const copy: JsonSchema = { ...schema };
     if (isSchema(copy.items)) copy.items = this.use(copy.items);
-    if (Array.isArray(copy.anyOf)) copy.anyOf = copy.anyOf.map((member: JsonSchema) => this.use(member));
+    if (Array.isArray(copy.anyOf))
+      copy.anyOf = copy.anyOf.map((member: JsonSchema) => this.use(member));
     if (isSchema(copy.properties)) {
-      copy.properties = Object.fromEntries(Object.entries(copy.properties).map(([name, property]) => [name, this.#within(property as JsonSchema)]));
+      copy.properties = Object.fromEntries(
+        Object.entries(copy.properties).map(([name, property]) => [
+          name,
+          this.#within(property as JsonSchema),
+        ]),
+      );
     }
     return copy;
   }
 }
 
-const isSchema = (value: unknown): value is JsonSchema => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isSchema = (value: unknown): value is JsonSchema =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function parametersOf(params: yup.AnyObjectSchema, location: 'path' | 'query') {
   const { fields } = params.describe() as yup.SchemaObjectDescription;
@@ -244,12 +347,15 @@ function parametersOf(params: yup.AnyObjectSchema, location: 'path' | 'query') {
  */
 export function yupJsonSchema(schema: yup.Schema): JsonSchema {
   const description = schema.describe() as yup.SchemaObjectDescription;
-  if (description.type !== 'object') throw new Error(`No JSON Schema for a ${description.type} body`);
+  if (description.type !== 'object')
+    throw new Error(`No JSON Schema for a ${description.type} body`);
   const fields = Object.entries(description.fields) as [string, yup.SchemaDescription][];
   return {
     type: 'object',
     ...(description.label && { title: description.label }),
-    properties: Object.fromEntries(fields.map(([name, field]) => [name, fieldJsonSchema(name, field)])),
+    properties: Object.fromEntries(
+      fields.map(([name, field]) => [name, fieldJsonSchema(name, field)]),
+    ),
     required: fields.filter(([, field]) => !field.optional).map(([name]) => name),
   };
 }
@@ -265,7 +371,8 @@ function fieldJsonSchema(name: string, field: yup.SchemaDescription): JsonSchema
 
 function valueJsonSchema(name: string, field: yup.SchemaDescription): JsonSchema {
   const schema: JsonSchema = { type: field.type };
-  if (field.type !== 'string' && field.type !== 'number') throw new Error(`No JSON Schema for the ${field.type} field ${name}`);
+  if (field.type !== 'string' && field.type !== 'number')
+    throw new Error(`No JSON Schema for the ${field.type} field ${name}`);
   for (const test of field.tests) {
     switch (test.name) {
       case 'max':

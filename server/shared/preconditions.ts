@@ -11,7 +11,10 @@ import type { HeaderParameter } from './route.js';
 /** What a precondition header asks: any current representation (`*`), or one of these tags. */
 export type Condition = 'any' | string[];
 
-/** The entity tags of a header: `*`, or each tag of a comma-separated list (weak ones with their `W/`). */
+/**
+ * The entity tags of a header: `*`, or each tag of a comma-separated list (weak ones with their
+ * `W/`).
+ */
 function condition(value: string): Condition | undefined {
   const trimmed = value.trim();
   if (trimmed === '') return undefined;
@@ -22,14 +25,24 @@ function condition(value: string): Condition | undefined {
 /** The request's If-Match, for a write: compared strongly, so a weak tag never matches. */
 export const ifMatch = (ctx: Context) => condition(ctx.get('if-match'));
 
-/** Whether the request's If-None-Match names the current representation (weak comparison: `W/` aside). */
+/**
+ * Whether the request's If-None-Match names the current representation (weak comparison: `W/`
+ * aside).
+ */
 export function isCurrent(ctx: Context, etag: string): boolean {
   const wanted = condition(ctx.get('if-none-match'));
-  return wanted === 'any' || (wanted !== undefined && wanted.some((tag) => tag.replace(/^W\//, '') === etag));
+  return (
+    wanted === 'any' ||
+    (wanted !== undefined && wanted.some((tag) => tag.replace(/^W\//, '') === etag))
+  );
 }
 
-/** The tags a write's statement accepts: null for none to check (no If-Match, or `*`, which the row's existence settles). */
-export const acceptedTags = (wanted: Condition | undefined) => (wanted === undefined || wanted === 'any' ? null : wanted);
+/**
+ * The tags a write's statement accepts: null for none to check (no If-Match, or `*`, which the
+ * row's existence settles).
+ */
+export const acceptedTags = (wanted: Condition | undefined) =>
+  wanted === undefined || wanted === 'any' ? null : wanted;
 
 export const IF_MATCH: HeaderParameter = {
   name: 'If-Match',
@@ -44,9 +57,16 @@ export const IF_NONE_MATCH: HeaderParameter = {
   name: 'If-None-Match',
   in: 'header',
   required: false,
-  description: 'ETags of copies the client holds (or `*`): when one is the current note, the answer is 304 with no body.',
+  description:
+    'ETags of copies the client holds (or `*`): when one is the current note, the answer is 304 with no body.',
   schema: { type: 'string' },
 };
 
 /** The ETag header of an answer, documented. */
-export const ETAG_HEADER = { ETag: { description: "The note's version as a strong entity tag; it changes with every change of the note", schema: { type: 'string' } } };
+export const ETAG_HEADER = {
+  ETag: {
+    description:
+      "The note's version as a strong entity tag; it changes with every change of the note",
+    schema: { type: 'string' },
+  },
+};

@@ -11,7 +11,10 @@ export interface RequestWatch {
    * or one of ROUTE_LABELS, never the request's own path.
    */
   routed(ctx: Context, route: string): void;
-  /** The answer is written (or, for pages and files, handed to Koa); `startedMs`: performance.now() when the request came. */
+  /**
+   * The answer is written (or, for pages and files, handed to Koa); `startedMs`: performance.now()
+   * when the request came.
+   */
   answered(ctx: Context, startedMs: number): void;
 }
 
@@ -24,7 +27,10 @@ export const ROUTE_LABELS = {
 } as const;
 
 /** Both watches, each told everything in turn; one of them when the other is missing. */
-export function bothWatches(first: RequestWatch | undefined, second: RequestWatch | undefined): RequestWatch | undefined {
+export function bothWatches(
+  first: RequestWatch | undefined,
+  second: RequestWatch | undefined,
+): RequestWatch | undefined {
   if (!first || !second) return first ?? second;
   return {
     routed(ctx, route) {

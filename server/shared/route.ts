@@ -22,7 +22,10 @@ export type Outcomes = Record<number, Outcome>;
 
 type Infer<S> = S extends yup.Schema ? yup.InferType<S> : undefined;
 
-/** What a handler is given: the path and query parameters, already valid, and the body, read and validated on demand. */
+/**
+ * What a handler is given: the path and query parameters, already valid, and the body, read and
+ * validated on demand.
+ */
 export interface Input<Params, Body, Query = undefined> {
   params: Params;
   query: Query;
@@ -74,10 +77,17 @@ export type RouteSpec<P, B, Q = undefined> = {
  * An API route returns its answer; a route outside the API's contract (a page) answers through
  * Koa's context and returns nothing.
  */
-export type Handler<P, B, Q = undefined> = (ctx: Context, input: Input<Infer<P>, Infer<B>, Infer<Q>>) => Answer | void | Promise<Answer | void>;
+export type Handler<P, B, Q = undefined> = (
+  ctx: Context,
+  input: Input<Infer<P>, Infer<B>, Infer<Q>>,
+) => Answer | void | Promise<Answer | void>;
 
 /** One endpoint: its route line, input schemas, documented outcomes and handler. */
-export type Route<P extends yup.AnyObjectSchema | undefined = any, B extends yup.Schema | undefined = any, Q extends yup.AnyObjectSchema | undefined = any> = RouteSpec<P, B, Q> & {
+export type Route<
+  P extends yup.AnyObjectSchema | undefined = any,
+  B extends yup.Schema | undefined = any,
+  Q extends yup.AnyObjectSchema | undefined = any,
+> = RouteSpec<P, B, Q> & {
   method: Method;
   /** Written as OpenAPI writes it (`/notes/{id}`); the router gets the same path. */
   path: string;
@@ -85,10 +95,14 @@ export type Route<P extends yup.AnyObjectSchema | undefined = any, B extends yup
 };
 
 /**
- * Declares an endpoint in one place: `route('PUT /notes/{id}', { params, body, responses… }, handler)`.
- * The schemas type the handler's input.
+ * Declares an endpoint in one place: `route('PUT /notes/{id}', { params, body, responses… },
+ * handler)`. The schemas type the handler's input.
  */
-export function route<P extends yup.AnyObjectSchema | undefined = undefined, B extends yup.Schema | undefined = undefined, Q extends yup.AnyObjectSchema | undefined = undefined>(
+export function route<
+  P extends yup.AnyObjectSchema | undefined = undefined,
+  B extends yup.Schema | undefined = undefined,
+  Q extends yup.AnyObjectSchema | undefined = undefined,
+>(
   line: `${'GET' | 'POST' | 'PUT' | 'DELETE'} /${string}`,
   spec: RouteSpec<P, B, Q>,
   handler: Handler<P, B, Q>,
@@ -97,7 +111,10 @@ export function route<P extends yup.AnyObjectSchema | undefined = undefined, B e
   return { ...spec, method: method.toLowerCase() as Method, path, handler };
 }
 
-/** The body did not satisfy the route's schema (`validation`), or was not sent as JSON at all (no `validation`). */
+/**
+ * The body did not satisfy the route's schema (`validation`), or was not sent as JSON at all (no
+ * `validation`).
+ */
 export interface BodyFailure {
   received: RequestBody;
   validation?: yup.ValidationError;
@@ -114,7 +131,16 @@ export class InvalidRequestError extends Error {
     readonly body: BodyFailure | undefined,
     readonly query?: yup.ValidationError,
   ) {
-    super([params?.errors, query?.errors, body?.validation?.errors ?? (body && ['Request body is not JSON'])].flat().filter(Boolean).join('; '));
+    super(
+      [
+        params?.errors,
+        query?.errors,
+        body?.validation?.errors ?? (body && ['Request body is not JSON']),
+      ]
+        .flat()
+        .filter(Boolean)
+        .join('; '),
+    );
     this.name = 'InvalidRequestError';
   }
 }
@@ -124,8 +150,13 @@ export class InvalidRequestError extends Error {
 // (see compiledCheck.ts); any other goes to yup, which decides and words what is wrong.
 
 /** The validation of a route's body: the body is not coerced (a number is not a string). */
-export function bodyValidator<S extends yup.Schema>(schema: S): (received: RequestBody) => Promise<yup.InferType<S>> {
-  const check = schema.type === 'object' ? compileCheck(schema as unknown as yup.AnyObjectSchema, { parse: false }) : undefined;
+export function bodyValidator<S extends yup.Schema>(
+  schema: S,
+): (received: RequestBody) => Promise<yup.InferType<S>> {
+  const check =
+    schema.type === 'object'
+      ? compileCheck(schema as unknown as yup.AnyObjectSchema, { parse: false })
+      : undefined;
   return async (received) => {
     if (received.kind === 'other') throw new InvalidRequestError(undefined, { received });
     const value = received.kind === 'json' ? received.value : undefined;
@@ -133,7 +164,8 @@ export function bodyValidator<S extends yup.Schema>(schema: S): (received: Reque
     try {
       return await schema.validate(value, { strict: true, abortEarly: false });
     } catch (error) {
-      if (error instanceof yup.ValidationError) throw new InvalidRequestError(undefined, { received, validation: error });
+      if (error instanceof yup.ValidationError)
+        throw new InvalidRequestError(undefined, { received, validation: error });
       throw error;
     }
   };
@@ -144,7 +176,9 @@ export function bodyValidator<S extends yup.Schema>(schema: S): (received: Reque
  * convert. It resolves with the value, or with the validation error (which the caller reports
  * with the body's, if any).
  */
-export function parametersValidator<S extends yup.AnyObjectSchema>(schema: S): (raw: Record<string, string | undefined>) => Promise<yup.InferType<S> | yup.ValidationError> {
+export function parametersValidator<S extends yup.AnyObjectSchema>(
+  schema: S,
+): (raw: Record<string, string | undefined>) => Promise<yup.InferType<S> | yup.ValidationError> {
   const check = compileCheck(schema, { parse: true });
   return async (raw) => {
     const checked = check?.(raw);

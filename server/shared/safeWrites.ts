@@ -1,6 +1,14 @@
 import type { Knex } from 'knex';
 import { createIdempotencyKeys, FINGERPRINT_BYTES } from './idempotency.js';
-import { createStorageCap, recountStorage, reserveStorage, shardStorageCount, unreserveStorage, unshardStorageCount, type Counted } from './storageCap.js';
+import {
+  createStorageCap,
+  recountStorage,
+  reserveStorage,
+  shardStorageCount,
+  unreserveStorage,
+  unshardStorageCount,
+  type Counted,
+} from './storageCap.js';
 import { createWriteFence } from './writeFence.js';
 
 /**
@@ -14,12 +22,17 @@ export function safeWritesMigration(textColumn: 'body' | 'content') {
       await createIdempotencyKeys(knex);
       await createWriteFence(knex);
       await createStorageCap(knex, [
-        { table: 'notes', bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn})` },
+        {
+          table: 'notes',
+          bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn})`,
+        },
         { table: 'idempotency_keys', bytes: (row) => `octet_length(${row}.row::text)` },
       ]);
     },
     async down(knex: Knex): Promise<void> {
-      await knex.raw('DROP TABLE storage_usage, idempotency_keys; DROP FUNCTION notes_storage, idempotency_keys_storage, write_in_time');
+      await knex.raw(
+        'DROP TABLE storage_usage, idempotency_keys; DROP FUNCTION notes_storage, idempotency_keys_storage, write_in_time',
+      );
     },
   };
 }
@@ -32,21 +45,34 @@ export function safeWritesMigration(textColumn: 'body' | 'content') {
  */
 export function leanWritesMigration(textColumn: 'body' | 'content', answerOfRecordedRow: string) {
   const counted = (recordBytes: Counted['bytes']): Counted[] => [
-    { table: 'notes', bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn})` },
+    {
+      table: 'notes',
+      bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn})`,
+    },
     { table: 'idempotency_keys', bytes: recordBytes },
   ];
   return {
     async up(knex: Knex): Promise<void> {
       await knex.raw('ALTER TABLE idempotency_keys ADD COLUMN answer text');
       await knex.raw(`UPDATE idempotency_keys SET answer = (${answerOfRecordedRow})`);
-      await knex.raw('ALTER TABLE idempotency_keys ALTER COLUMN answer SET NOT NULL, DROP COLUMN row');
-      await shardStorageCount(knex, counted((row) => `octet_length(${row}.answer)`));
+      await knex.raw(
+        'ALTER TABLE idempotency_keys ALTER COLUMN answer SET NOT NULL, DROP COLUMN row',
+      );
+      await shardStorageCount(
+        knex,
+        counted((row) => `octet_length(${row}.answer)`),
+      );
     },
     async down(knex: Knex): Promise<void> {
       await knex.raw('ALTER TABLE idempotency_keys ADD COLUMN row jsonb');
       await knex.raw('UPDATE idempotency_keys SET row = answer::jsonb');
-      await knex.raw('ALTER TABLE idempotency_keys ALTER COLUMN row SET NOT NULL, DROP COLUMN answer');
-      await unshardStorageCount(knex, counted((row) => `octet_length(${row}.row::text)`));
+      await knex.raw(
+        'ALTER TABLE idempotency_keys ALTER COLUMN row SET NOT NULL, DROP COLUMN answer',
+      );
+      await unshardStorageCount(
+        knex,
+        counted((row) => `octet_length(${row}.row::text)`),
+      );
     },
   };
 }
@@ -60,11 +86,14 @@ export const MAX_NOTE_ID = Number.MAX_SAFE_INTEGER;
  * header, id, timestamps and version, its index entry, and the slack of the pages it sits in.
  */
 const NOTE_ROW_BYTES = 96;
-/** An idempotency record besides its texts: the same, and its key a second time, in the key's index. */
+/**
+ * An idempotency record besides its texts: the same, and its key a second time, in the key's index.
+ */
 const KEY_ROW_BYTES = 120;
 
 /** The bytes of texts, as the count measures them (octet_length). */
-export const textBytes = (...texts: string[]) => texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+export const textBytes = (...texts: string[]) =>
+  texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
 
 /**
  * What a create adds to the count (as measuredRows measures it), worked out from the request
@@ -74,13 +103,23 @@ export const textBytes = (...texts: string[]) => texts.reduce((sum, text) => sum
 export function createdBytes(texts: string[], key: string | undefined): number {
   const text = textBytes(...texts);
   const note = text + NOTE_ROW_BYTES;
-  return key === undefined ? note : note + 2 * Buffer.byteLength(key) + FINGERPRINT_BYTES + text + KEY_ROW_BYTES;
+  return key === undefined
+    ? note
+    : note + 2 * Buffer.byteLength(key) + FINGERPRINT_BYTES + text + KEY_ROW_BYTES;
 }
 
 /** The counted tables, each row measured as what it costs on disk. */
 const measuredRows = (textColumn: 'body' | 'content'): Counted[] => [
-  { table: 'notes', bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn}) + ${NOTE_ROW_BYTES}` },
-  { table: 'idempotency_keys', bytes: (row) => `2 * octet_length(${row}.key) + octet_length(${row}.fingerprint) + octet_length(${row}.answer) + ${KEY_ROW_BYTES}` },
+  {
+    table: 'notes',
+    bytes: (row) =>
+      `octet_length(${row}.title) + octet_length(${row}.${textColumn}) + ${NOTE_ROW_BYTES}`,
+  },
+  {
+    table: 'idempotency_keys',
+    bytes: (row) =>
+      `2 * octet_length(${row}.key) + octet_length(${row}.fingerprint) + octet_length(${row}.answer) + ${KEY_ROW_BYTES}`,
+  },
 ];
 
 /**
@@ -90,7 +129,12 @@ const measuredRows = (textColumn: 'body' | 'content'): Counted[] => [
  * each row counts what it costs on disk, not its text alone.
  */
 export function versionedNotesMigration(textColumn: 'body' | 'content') {
-  const idSequence = async (knex: Knex) => (await knex.raw<{ rows: { sequence: string | null }[] }>("SELECT pg_get_serial_sequence('notes', 'id') AS sequence")).rows[0]!.sequence;
+  const idSequence = async (knex: Knex) =>
+    (
+      await knex.raw<{ rows: { sequence: string | null }[] }>(
+        "SELECT pg_get_serial_sequence('notes', 'id') AS sequence",
+      )
+    ).rows[0]!.sequence;
   return {
     async up(knex: Knex): Promise<void> {
       await knex.raw('ALTER TABLE notes ALTER COLUMN id TYPE bigint');
@@ -105,7 +149,10 @@ export function versionedNotesMigration(textColumn: 'body' | 'content') {
       if (sequence) await knex.raw(`ALTER SEQUENCE ${sequence} AS integer MAXVALUE 2147483647`);
       await knex.raw('ALTER TABLE notes ALTER COLUMN id TYPE integer');
       await recountStorage(knex, [
-        { table: 'notes', bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn})` },
+        {
+          table: 'notes',
+          bytes: (row) => `octet_length(${row}.title) + octet_length(${row}.${textColumn})`,
+        },
         { table: 'idempotency_keys', bytes: (row) => `octet_length(${row}.answer)` },
       ]);
     },
@@ -131,6 +178,8 @@ export function reservedStorageMigration(textColumn: 'body' | 'content') {
  * note, and every later update of it failed.
  */
 export const wideVersionsMigration = {
-  up: async (knex: Knex) => void (await knex.raw('ALTER TABLE notes ALTER COLUMN version TYPE bigint')),
-  down: async (knex: Knex) => void (await knex.raw('ALTER TABLE notes ALTER COLUMN version TYPE integer')),
+  up: async (knex: Knex) =>
+    void (await knex.raw('ALTER TABLE notes ALTER COLUMN version TYPE bigint')),
+  down: async (knex: Knex) =>
+    void (await knex.raw('ALTER TABLE notes ALTER COLUMN version TYPE integer')),
 };

@@ -8,7 +8,10 @@ export interface CspAllowances {
   connectSrc?: string[];
 }
 
-/** HSTS is sent in production mode only, where the service sits behind HTTPS: over plain HTTP it would break access by address on a LAN. */
+/**
+ * HSTS is sent in production mode only, where the service sits behind HTTPS: over plain HTTP it
+ * would break access by address on a LAN.
+ */
 const HSTS = 'max-age=31536000; includeSubDomains';
 
 /**
@@ -31,7 +34,13 @@ export function answerHeaders(production: boolean): Record<string, string> {
  * helmet's headers for an HTML document, with a Content-Security-Policy that lets it load only
  * from this origin (plus `allow`) and never be framed; upgrade-insecure-requests in production.
  */
-export function documentHeaders({ production, allow = {} }: { production: boolean; allow?: CspAllowances }): Middleware {
+export function documentHeaders({
+  production,
+  allow = {},
+}: {
+  production: boolean;
+  allow?: CspAllowances;
+}): Middleware {
   return helmet({
     contentSecurityPolicy: {
       useDefaults: false,

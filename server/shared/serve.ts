@@ -6,21 +6,32 @@ import { StartupError } from './errors.js';
 
 export interface RunningServer {
   url: string;
-  /** Stops accepting, lets requests in flight finish (up to `graceMs`), then closes what is left. */
+  /**
+   * Stops accepting, lets requests in flight finish (up to `graceMs`), then closes what is left.
+   */
   close(graceMs?: number): Promise<void>;
 }
 
 /** What one service lets its clients hold. */
 export interface ConnectionLimits {
-  /** Open connections at most; past it the oldest connection with no request in flight is closed. */
+  /**
+   * Open connections at most; past it the oldest connection with no request in flight is closed.
+   */
   maxConnections: number;
-  /** A connection on which no byte moves for this long is closed (a client that stopped reading, say). */
+  /**
+   * A connection on which no byte moves for this long is closed (a client that stopped reading,
+   * say).
+   */
   idleTimeoutMs: number;
   /** Time to send a request's headers, counted from the connection or the previous answer. */
   headersTimeoutMs: number;
 }
 
-const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 10_000, idleTimeoutMs: 30_000, headersTimeoutMs: 10_000 };
+const DEFAULT_LIMITS: ConnectionLimits = {
+  maxConnections: 10_000,
+  idleTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+};
 
 /**
  * Serves `app` at `address`, with every client-held resource bounded: the time to send headers
@@ -36,7 +47,11 @@ const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 10_000, idleTimeoutMs
  * would move a timer at every read and write of every socket; the stall watch below, a look at
  * each connection every second, covers what it covered.
  */
-export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimits = DEFAULT_LIMITS): Promise<RunningServer> {
+export function listen(
+  app: Koa,
+  { host, port }: Listen,
+  limits: ConnectionLimits = DEFAULT_LIMITS,
+): Promise<RunningServer> {
   const server = http.createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -68,14 +83,16 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
     server.listen(port, host, () => {
       server.off('error', reject);
       const bound = (server.address() as AddressInfo).port;
-      const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+      const shown =
+        host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
       resolve({
         url: `http://${shown}:${bound}`,
         close: (graceMs = 8_000) =>
           new Promise<void>((done) => {
             closing = true;
             clearInterval(stalls);
-            for (const res of connections.values()) if (res && !res.headersSent) res.setHeader('Connection', 'close');
+            for (const res of connections.values())
+              if (res && !res.headersSent) res.setHeader('Connection', 'close');
             const force = setTimeout(() => server.closeAllConnections(), graceMs);
             server.close(() => {
               clearTimeout(force);
@@ -89,10 +106,17 @@ export function listen(app: Koa, { host, port }: Listen, limits: ConnectionLimit
 }
 
 /** Whether the connection whose latest answer is `res` has a request in flight. */
-const inFlight = (res: http.ServerResponse | undefined): res is http.ServerResponse => res !== undefined && !res.writableFinished;
+const inFlight = (res: http.ServerResponse | undefined): res is http.ServerResponse =>
+  res !== undefined && !res.writableFinished;
 
-/** Makes room for `newcomer`: the oldest connection with no request in flight goes, or, when every one is busy, the newcomer. */
-function closeOldestIdle(connections: Map<Socket, http.ServerResponse | undefined>, newcomer: Socket): void {
+/**
+ * Makes room for `newcomer`: the oldest connection with no request in flight goes, or, when every
+ * one is busy, the newcomer.
+ */
+function closeOldestIdle(
+  connections: Map<Socket, http.ServerResponse | undefined>,
+  newcomer: Socket,
+): void {
   for (const [socket, latest] of connections) {
     if (!inFlight(latest) && socket !== newcomer) {
       socket.destroy();
@@ -106,16 +130,27 @@ function closeOldestIdle(connections: Map<Socket, http.ServerResponse | undefine
  * Binds every service's address before any is announced: when one cannot listen, the others are
  * closed again and the start fails with a line per address that failed, naming its variables.
  */
-export async function listenAll(services: { name: string; app: Koa; address: Listen }[], limits: ConnectionLimits): Promise<RunningServer[]> {
-  const results = await Promise.allSettled(services.map(({ app, address }) => listen(app, address, limits)));
+export async function listenAll(
+  services: { name: string; app: Koa; address: Listen }[],
+  limits: ConnectionLimits,
+): Promise<RunningServer[]> {
+  const results = await Promise.allSettled(
+    services.map(({ app, address }) => listen(app, address, limits)),
+  );
   const failures = results.flatMap((result, index) => {
     if (result.status === 'fulfilled') return [];
     const { name, address } = services[index]!;
     const { host, port } = listenVariables(name);
-    const reason = LISTEN_FAILURES[(result.reason as NodeJS.ErrnoException).code ?? ''] ?? (result.reason as Error).message;
-    return [`${name} cannot listen on ${address.host}:${address.port} (${host}, ${port}): ${reason}`];
+    const reason =
+      LISTEN_FAILURES[(result.reason as NodeJS.ErrnoException).code ?? ''] ??
+      (result.reason as Error).message;
+    return [
+      `${name} cannot listen on ${address.host}:${address.port} (${host}, ${port}): ${reason}`,
+    ];
   });
-  const servers = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const servers = results.flatMap((result) =>
+    result.status === 'fulfilled' ? [result.value] : [],
+  );
   if (failures.length === 0) return servers;
   await Promise.all(servers.map((server) => server.close(0)));
   throw new StartupError(failures.join('\n'));
@@ -139,7 +174,10 @@ const LISTEN_FAILURES: Record<string, string> = {
  * answers are written in pieces of 96 KiB at most (see jsonArray.ts), so that a slow reader's
  * progress shows.
  */
-function watchStalls(connections: Map<Socket, http.ServerResponse | undefined>, idleTimeoutMs: number): NodeJS.Timeout {
+function watchStalls(
+  connections: Map<Socket, http.ServerResponse | undefined>,
+  idleTimeoutMs: number,
+): NodeJS.Timeout {
   const stalled = new WeakMap<Socket, { read: number; unsent: number; since: number }>();
   const timer = setInterval(() => {
     const now = performance.now();
@@ -151,7 +189,8 @@ function watchStalls(connections: Map<Socket, http.ServerResponse | undefined>, 
       }
       const read = socket.bytesRead;
       const last = stalled.get(socket);
-      if (last?.read !== read || last.unsent !== unsent) stalled.set(socket, { read, unsent, since: now });
+      if (last?.read !== read || last.unsent !== unsent)
+        stalled.set(socket, { read, unsent, since: now });
       else if (now - last.since >= idleTimeoutMs) socket.destroy();
     }
   }, 1_000);

@@ -10,13 +10,25 @@ import { edgeCheck } from './edge.js';
 import { answerWriter, cutReporter, isAnswer, json, noBody, type Answer } from './answer.js';
 import { answerHeaders } from './securityHeaders.js';
 import { contractRoutes } from './docs.js';
-import { HttpError, methodNotAllowed, notFound, serviceUnavailable, type ErrorAnswer } from './errors.js';
+import {
+  HttpError,
+  methodNotAllowed,
+  notFound,
+  serviceUnavailable,
+  type ErrorAnswer,
+} from './errors.js';
 import { loggedPath, requestLogger, type Logger } from './logger.js';
 import type { Measures } from './metrics.js';
 import { REQUEST_ID, requestIdOf } from './requestId.js';
 import { openApiDocument, type DocumentedService } from './openapi.js';
 import { ROUTE_LABELS, type RequestWatch } from './requestWatch.js';
-import { bodyValidator, InvalidRequestError, parametersValidator, route, type Route } from './route.js';
+import {
+  bodyValidator,
+  InvalidRequestError,
+  parametersValidator,
+  route,
+  type Route,
+} from './route.js';
 
 /**
  * A service as the process, the tests and the benchmark see it: its name, where it keeps its
@@ -26,14 +38,19 @@ import { bodyValidator, InvalidRequestError, parametersValidator, route, type Ro
 export interface ServiceDescriptor<Deps extends { config: unknown }> {
   name: string;
   database?: { schema: string; migrations: string };
-  /** Whether a service with `database` keeps anything there with these settings; always, when not said. */
+  /**
+   * Whether a service with `database` keeps anything there with these settings; always, when not
+   * said.
+   */
   usesDatabase?(config: Deps['config']): boolean;
   createApp(deps: Deps): Koa;
 }
 
 /** Whether the service, with these settings, is given its migrated schema and a pool on it. */
-export const needsDatabase = <Deps extends { config: unknown }>(descriptor: ServiceDescriptor<Deps>, config: Deps['config']): boolean =>
-  descriptor.database !== undefined && (descriptor.usesDatabase?.(config) ?? true);
+export const needsDatabase = <Deps extends { config: unknown }>(
+  descriptor: ServiceDescriptor<Deps>,
+  config: Deps['config'],
+): boolean => descriptor.database !== undefined && (descriptor.usesDatabase?.(config) ?? true);
 
 /** What the process gives every service beside what the service itself needs. */
 export interface Hosting {
@@ -41,7 +58,10 @@ export interface Hosting {
   stopping?: () => boolean;
   /** What watches each request (metrics, traces); none: a request pays nothing for it. */
   watch?: RequestWatch;
-  /** Where the service reports what it keeps, read by the metrics (see metrics.ts); none: nothing is counted. */
+  /**
+   * Where the service reports what it keeps, read by the metrics (see metrics.ts); none: nothing is
+   * counted.
+   */
   measures?: Measures;
 }
 
@@ -58,7 +78,10 @@ export interface NotesDeps extends Hosting {
  * `migrations/<name>` (found from this module, so that the compiled server finds the compiled
  * migrations beside it).
  */
-export const ownSchema = (name: string) => ({ schema: name, migrations: fileURLToPath(new URL(`../../migrations/${name}`, import.meta.url)) });
+export const ownSchema = (name: string) => ({
+  schema: name,
+  migrations: fileURLToPath(new URL(`../../migrations/${name}`, import.meta.url)),
+});
 
 export interface ServiceDefinition extends DocumentedService, Hosting {
   logger: Logger;
@@ -67,9 +90,13 @@ export interface ServiceDefinition extends DocumentedService, Hosting {
   /** Words every thrown failure in the service's own shape. */
   answerFor(error: unknown): ErrorAnswer;
   bodyLimitBytes: number;
-  /** Headers of every answer of the service's API, beyond the security headers every answer gets. */
+  /**
+   * Headers of every answer of the service's API, beyond the security headers every answer gets.
+   */
   headers?: Record<string, string>;
-  /** Tried when no route takes the request, before it is answered as unmatched (static files, say). */
+  /**
+   * Tried when no route takes the request, before it is answered as unmatched (static files, say).
+   */
   fallback?: Middleware;
   /** Resolves when the service can answer requests (its database answers); `GET /ready` says so. */
   ready?: () => Promise<unknown>;
@@ -84,17 +111,25 @@ export interface ServiceDefinition extends DocumentedService, Hosting {
  */
 export function buildApp(service: ServiceDefinition): Koa {
   const { contract, logger, answerFor, watch } = service;
-  const documented = { ...service, routes: [...service.routes, livenessRoute(), readinessRoute(service)] };
-  const routes = [...documented.routes, ...contractRoutes(contract.title, openApiDocument(documented), service.edge.production)];
+  const documented = {
+    ...service,
+    routes: [...service.routes, livenessRoute(), readinessRoute(service)],
+  };
+  const routes = [
+    ...documented.routes,
+    ...contractRoutes(contract.title, openApiDocument(documented), service.edge.production),
+  ];
   const security = answerHeaders(service.edge.production);
   const reportCut = cutReporter(logger);
   const write = answerWriter({ ...security, ...service.headers }, reportCut);
   // Pages and files set their own headers beside these (helmet's, caching).
-  const withHeaders = (middleware: Middleware): Middleware => (ctx, next) => {
-    ctx.set(security);
-    ctx.set(REQUEST_ID, ctx.state.requestId);
-    return middleware(ctx, next);
-  };
+  const withHeaders =
+    (middleware: Middleware): Middleware =>
+    (ctx, next) => {
+      ctx.set(security);
+      ctx.set(REQUEST_ID, ctx.state.requestId);
+      return middleware(ctx, next);
+    };
   const readBody = bodyReader({ limitBytes: service.bodyLimitBytes });
   const compressed = compression();
   // A path is what it says, as in FastAPI and Echo: `/notes/` is not `/notes`, nor is `/NOTES`.
@@ -103,7 +138,11 @@ export function buildApp(service: ServiceDefinition): Koa {
     const handler = handlerOf(route, readBody, write);
     // What browsers load, the routes outside the API's contract (pages, the document, Swagger UI),
     // goes through Koa and the compressor; the API's answers never do (see compression.ts).
-    router.register(routerPath(route.path), [route.method], routedAs(watch, route.path, route.internal ? withHeaders(compressed(handler)) : handler));
+    router.register(
+      routerPath(route.path),
+      [route.method],
+      routedAs(watch, route.path, route.internal ? withHeaders(compressed(handler)) : handler),
+    );
   }
 
   const app = new Koa({ proxy: service.edge.trustProxy !== undefined });
@@ -112,19 +151,26 @@ export function buildApp(service: ServiceDefinition): Koa {
   const requestLine = requestLogger(logger);
   const checkEdge = edgeCheck(service.edge);
   const routeOf = dispatch(router);
-  /** A failure in the service's own shape; what went wrong (a fault, not a refusal) is logged with its stack. */
+  /**
+   * A failure in the service's own shape; what went wrong (a fault, not a refusal) is logged with
+   * its stack.
+   */
   const fail = (ctx: Context, error: unknown) => {
     const answer = answerFor(error);
     // A refusal the service chose (an HttpError: 4xx, 503 busy, 507 full) is told by the request
     // line alone; a line at error level, with its stack, is for what went wrong (a fault).
     if (answer.status >= 500 && !(error instanceof HttpError)) {
-      logger.error({ err: error, reqId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path) }, 'request failed');
+      logger.error(
+        { err: error, reqId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path) },
+        'request failed',
+      );
     }
     if (ctx.res.headersSent) ctx.res.destroy();
     else write(ctx, json(answer.status, answer.body, answer.headers));
   };
   // Each step is named: traces call a step's span after its middleware.
-  const use = (name: string, middleware: Middleware) => app.use(Object.defineProperty(middleware, 'name', { value: name }));
+  const use = (name: string, middleware: Middleware) =>
+    app.use(Object.defineProperty(middleware, 'name', { value: name }));
   // Every request's own step, in one middleware: its id, the edge's checks, its route, and its
   // failure answered in the service's shape; then it is measured and logged. A route answered at
   // once (`/health`, `/api/me`) takes no promise of its own here: each step of Koa's middleware
@@ -150,8 +196,19 @@ export function buildApp(service: ServiceDefinition): Koa {
       done();
     });
   });
-  if (service.fallback) use('fallback', routedAs(watch, ROUTE_LABELS.fallback, withHeaders(compressed(service.fallback))));
-  use('unmatched', routedAs(watch, ROUTE_LABELS.unmatched, unmatched(router, service.redirectTrailingSlash ?? false, write)));
+  if (service.fallback)
+    use(
+      'fallback',
+      routedAs(watch, ROUTE_LABELS.fallback, withHeaders(compressed(service.fallback))),
+    );
+  use(
+    'unmatched',
+    routedAs(
+      watch,
+      ROUTE_LABELS.unmatched,
+      unmatched(router, service.redirectTrailingSlash ?? false, write),
+    ),
+  );
   return app;
 }
 
@@ -160,7 +217,11 @@ export function buildApp(service: ServiceDefinition): Koa {
  * chosen, so that the route is known without matching the path again. Without a watch, the
  * middleware itself.
  */
-function routedAs(watch: RequestWatch | undefined, route: string, middleware: Middleware): Middleware {
+function routedAs(
+  watch: RequestWatch | undefined,
+  route: string,
+  middleware: Middleware,
+): Middleware {
   if (!watch) return middleware;
   return (ctx, next) => {
     watch.routed(ctx, route);
@@ -186,7 +247,8 @@ function dispatch(router: Router): Middleware {
     const parent = path.slice(0, path.lastIndexOf('/') + 1);
     for (const method of layer.methods) {
       if (layer.paramNames.length === 0) exact.set(`${method} ${layer.path}`, handler);
-      else if (layer.paramNames.length === 1 && !parent.includes(':')) lastParameter.set(`${method} ${parent}`, layer);
+      else if (layer.paramNames.length === 1 && !parent.includes(':'))
+        lastParameter.set(`${method} ${parent}`, layer);
     }
   }
   const run = (ctx: Context, next: Next, layer: Layer) => {
@@ -208,12 +270,24 @@ function dispatch(router: Router): Middleware {
 const LIVE_ANSWER = json(200, { status: 'live' });
 const READY_ANSWER = json(200, { status: 'ready' });
 
-/** `GET /live`: 200 while the process serves, whatever its dependencies: an orchestrator restarts a process that stops answering it. */
+/**
+ * `GET /live`: 200 while the process serves, whatever its dependencies: an orchestrator restarts a
+ * process that stops answering it.
+ */
 function livenessRoute(): Route {
-  const LIVE = { type: 'object', title: 'Live', properties: { status: { const: 'live' } }, required: ['status'] };
+  const LIVE = {
+    type: 'object',
+    title: 'Live',
+    properties: { status: { const: 'live' } },
+    required: ['status'],
+  };
   return route(
     'GET /live',
-    { summary: 'Liveness', description: 'The process serves requests (whatever its database): for liveness probes.', responses: { 200: { description: 'Live', schema: LIVE } } },
+    {
+      summary: 'Liveness',
+      description: 'The process serves requests (whatever its database): for liveness probes.',
+      responses: { 200: { description: 'Live', schema: LIVE } },
+    },
     () => LIVE_ANSWER,
   );
 }
@@ -226,15 +300,26 @@ function livenessRoute(): Route {
 function readinessRoute({ ready, stopping, contract, answerFor }: ServiceDefinition): Route {
   const unavailable = serviceUnavailable('database unavailable');
   const draining = serviceUnavailable('shutting down');
-  const READY = { type: 'object', title: 'Ready', properties: { status: { const: 'ready' } }, required: ['status'] };
+  const READY = {
+    type: 'object',
+    title: 'Ready',
+    properties: { status: { const: 'ready' } },
+    required: ['status'],
+  };
   return route(
     'GET /ready',
     {
       summary: 'Readiness',
-      description: 'Whether the service can answer requests now (its dependencies answer, and it is not stopping), for load balancers and readiness probes.',
+      description:
+        'Whether the service can answer requests now (its dependencies answer, and it is not stopping), for load balancers and readiness probes.',
       responses: {
         200: { description: 'Ready', schema: READY },
-        503: { description: 'Not ready: a dependency (the database) does not answer, or the process is stopping', schema: contract.errorSchema, example: answerFor(unavailable).body },
+        503: {
+          description:
+            'Not ready: a dependency (the database) does not answer, or the process is stopping',
+          schema: contract.errorSchema,
+          example: answerFor(unavailable).body,
+        },
       },
     },
     async () => {
@@ -256,7 +341,11 @@ const routerPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
  * The answer it returns is written (an API route); a route that answers through Koa returns none.
  * A route without parameters runs without an async step of its own.
  */
-function handlerOf(route: Route, readBody: ReadBody, write: (ctx: Context, answer: Answer) => void): Middleware {
+function handlerOf(
+  route: Route,
+  readBody: ReadBody,
+  write: (ctx: Context, answer: Answer) => void,
+): Middleware {
   const { params: paramsSchema, query: querySchema, body: bodySchema } = route;
   const validateParams = paramsSchema && parametersValidator(paramsSchema);
   const validateQuery = querySchema && parametersValidator(querySchema);
@@ -272,28 +361,45 @@ function handlerOf(route: Route, readBody: ReadBody, write: (ctx: Context, answe
     if (isAnswer(result)) return write(ctx, result);
     if (result instanceof Promise) return result.then((answer) => answered(ctx, answer));
   };
-  if (!validateParams && !validateQuery) return (ctx) => answered(ctx, route.handler(ctx, { params: undefined, query: undefined, body: bodyOf(ctx) }));
+  if (!validateParams && !validateQuery)
+    return (ctx) =>
+      answered(ctx, route.handler(ctx, { params: undefined, query: undefined, body: bodyOf(ctx) }));
   return async (ctx) => {
     const body = bodyOf(ctx);
     const params = validateParams && (await validateParams(ctx.params));
     const query = validateQuery && (await validateQuery(lastValues(ctx.query, queryFields)));
     if (params instanceof yup.ValidationError || query instanceof yup.ValidationError) {
       const failed = (value: unknown) => (value instanceof yup.ValidationError ? value : undefined);
-      throw new InvalidRequestError(failed(params), validateBody && (await bodyFailure(body())), failed(query));
+      throw new InvalidRequestError(
+        failed(params),
+        validateBody && (await bodyFailure(body())),
+        failed(query),
+      );
     }
     await answered(ctx, route.handler(ctx, { params, query, body }));
   };
 }
 
-/** A query's parameters named `fields`, each the last of its values when it is repeated (as Starlette reads them). */
-function lastValues(query: Record<string, string | string[] | undefined>, fields: string[]): Record<string, string | undefined> {
-  return Object.fromEntries(fields.map((field) => {
-    const value = query[field];
-    return [field, Array.isArray(value) ? value[value.length - 1] : value];
-  }));
+/**
+ * A query's parameters named `fields`, each the last of its values when it is repeated (as
+ * Starlette reads them).
+ */
+function lastValues(
+  query: Record<string, string | string[] | undefined>,
+  fields: string[],
+): Record<string, string | undefined> {
+  return Object.fromEntries(
+    fields.map((field) => {
+      const value = query[field];
+      return [field, Array.isArray(value) ? value[value.length - 1] : value];
+    }),
+  );
 }
 
-/** What was wrong with a body, or undefined when it is valid; a body that cannot be read at all fails alone. */
+/**
+ * What was wrong with a body, or undefined when it is valid; a body that cannot be read at all
+ * fails alone.
+ */
 async function bodyFailure(validation: Promise<unknown>) {
   try {
     await validation;
@@ -304,13 +410,24 @@ async function bodyFailure(validation: Promise<unknown>) {
   }
 }
 
-function unmatched(router: Router, redirectTrailingSlash: boolean, write: (ctx: Context, answer: Answer) => void): Middleware {
-  const methodsFor = (path: string) => [...new Set(router.match(path, 'GET').path.flatMap((layer) => layer.methods))];
+function unmatched(
+  router: Router,
+  redirectTrailingSlash: boolean,
+  write: (ctx: Context, answer: Answer) => void,
+): Middleware {
+  const methodsFor = (path: string) => [
+    ...new Set(router.match(path, 'GET').path.flatMap((layer) => layer.methods)),
+  ];
   return async (ctx) => {
     const allowed = methodsFor(ctx.path);
     if (allowed.length > 0) throw methodNotAllowed(allowed);
     const withoutSlash = ctx.path.replace(/\/+$/, '');
-    if (redirectTrailingSlash && withoutSlash !== ctx.path && withoutSlash !== '' && methodsFor(withoutSlash).length > 0) {
+    if (
+      redirectTrailingSlash &&
+      withoutSlash !== ctx.path &&
+      withoutSlash !== '' &&
+      methodsFor(withoutSlash).length > 0
+    ) {
       // Relative: the Host header is the client's to choose, the redirect must not be.
       return write(ctx, noBody(307, { location: `${withoutSlash}${ctx.search}` }));
     }

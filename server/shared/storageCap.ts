@@ -31,12 +31,22 @@ export interface Counted {
  */
 const SHARDS = 16;
 const COUNTERS = {
-  single: { add: 'UPDATE storage_usage SET bytes = bytes + delta RETURNING bytes INTO total', total: '' },
-  sharded: { add: `UPDATE storage_shards SET bytes = bytes + delta WHERE shard = pg_backend_pid() % ${SHARDS}`, total: 'SELECT sum(bytes) INTO total FROM storage_shards' },
+  single: {
+    add: 'UPDATE storage_usage SET bytes = bytes + delta RETURNING bytes INTO total',
+    total: '',
+  },
+  sharded: {
+    add: `UPDATE storage_shards SET bytes = bytes + delta WHERE shard = pg_backend_pid() % ${SHARDS}`,
+    total: 'SELECT sum(bytes) INTO total FROM storage_shards',
+  },
 };
 
 /** A counted table's triggers, one per statement, by the transition tables each event has. */
-const STATEMENT_TRIGGERS = { INSERT: 'NEW TABLE AS added', UPDATE: 'OLD TABLE AS removed NEW TABLE AS added', DELETE: 'OLD TABLE AS removed' };
+const STATEMENT_TRIGGERS = {
+  INSERT: 'NEW TABLE AS added',
+  UPDATE: 'OLD TABLE AS removed NEW TABLE AS added',
+  DELETE: 'OLD TABLE AS removed',
+};
 
 /**
  * The PL/pgSQL of a counting trigger that sets `delta` to what its statement adds to the count
@@ -51,8 +61,15 @@ function statementDelta(bytes: Counted['bytes']): string {
       IF delta = 0 THEN RETURN NULL; END IF;`;
 }
 
-/** The statement trigger function of a counted table (earlier migrations), over its transition tables. */
-async function countingFunction(knex: Knex, { table, bytes }: Counted, counter: keyof typeof COUNTERS): Promise<void> {
+/**
+ * The statement trigger function of a counted table (earlier migrations), over its transition
+ * tables.
+ */
+async function countingFunction(
+  knex: Knex,
+  { table, bytes }: Counted,
+  counter: keyof typeof COUNTERS,
+): Promise<void> {
   const { add, total } = COUNTERS[counter];
   await knex.raw(`
     CREATE OR REPLACE FUNCTION ${table}_storage() RETURNS trigger AS $$
@@ -75,11 +92,19 @@ async function countingFunction(knex: Knex, { table, bytes }: Counted, counter: 
 }
 
 /** What the counted tables' present rows take. */
-const present = (tables: Counted[]) => tables.map(({ table, bytes }) => `(SELECT coalesce(sum(${bytes(table)}), 0) FROM ${table})`).join(' + ');
+const present = (tables: Counted[]) =>
+  tables
+    .map(({ table, bytes }) => `(SELECT coalesce(sum(${bytes(table)}), 0) FROM ${table})`)
+    .join(' + ');
 
-/** The count (one row) and its triggers, for a service's migration: the tables' present rows count from the start. */
+/**
+ * The count (one row) and its triggers, for a service's migration: the tables' present rows count
+ * from the start.
+ */
 export async function createStorageCap(knex: Knex, tables: Counted[]): Promise<void> {
-  await knex.raw('CREATE TABLE storage_usage (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), bytes bigint NOT NULL)');
+  await knex.raw(
+    'CREATE TABLE storage_usage (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), bytes bigint NOT NULL)',
+  );
   await knex.raw(`INSERT INTO storage_usage (bytes) SELECT ${present(tables)}`);
   for (const counted of tables) {
     await countingFunction(knex, counted, 'single');
@@ -92,31 +117,45 @@ export async function createStorageCap(knex: Knex, tables: Counted[]): Promise<v
   }
 }
 
-/** The count moved from its one row into shards (see SHARDS), counted afresh from the tables' present rows. */
+/**
+ * The count moved from its one row into shards (see SHARDS), counted afresh from the tables'
+ * present rows.
+ */
 export async function shardStorageCount(knex: Knex, tables: Counted[]): Promise<void> {
   await knex.raw('CREATE TABLE storage_shards (shard smallint PRIMARY KEY, bytes bigint NOT NULL)');
-  await knex.raw(`INSERT INTO storage_shards SELECT shard, CASE WHEN shard = 0 THEN ${present(tables)} ELSE 0 END FROM generate_series(0, ${SHARDS - 1}) AS shard`);
+  await knex.raw(
+    `INSERT INTO storage_shards SELECT shard, CASE WHEN shard = 0 THEN ${present(tables)} ELSE 0 END FROM generate_series(0, ${SHARDS - 1}) AS shard`,
+  );
   await knex.raw('DROP TABLE storage_usage');
   for (const counted of tables) await countingFunction(knex, counted, 'sharded');
 }
 
 /** Back to one row, for the migration's `down`. */
 export async function unshardStorageCount(knex: Knex, tables: Counted[]): Promise<void> {
-  await knex.raw('CREATE TABLE storage_usage (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), bytes bigint NOT NULL)');
+  await knex.raw(
+    'CREATE TABLE storage_usage (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), bytes bigint NOT NULL)',
+  );
   await knex.raw(`INSERT INTO storage_usage (bytes) SELECT ${present(tables)}`);
   await knex.raw('DROP TABLE storage_shards');
   for (const counted of tables) await countingFunction(knex, counted, 'single');
 }
 
-/** The count made afresh from the tables' present rows, each measured as `tables` now say (the functions measure the same way). */
+/**
+ * The count made afresh from the tables' present rows, each measured as `tables` now say (the
+ * functions measure the same way).
+ */
 export async function recountStorage(knex: Knex, tables: Counted[]): Promise<void> {
   for (const counted of tables) await countingFunction(knex, counted, 'sharded');
-  await knex.raw(`UPDATE storage_shards SET bytes = CASE WHEN shard = 0 THEN ${present(tables)} ELSE 0 END`);
+  await knex.raw(
+    `UPDATE storage_shards SET bytes = CASE WHEN shard = 0 THEN ${present(tables)} ELSE 0 END`,
+  );
 }
 
 /** What the count says now, in bytes: the sum of its shards. */
 export async function storedBytes(db: Database): Promise<number> {
-  const { rows } = await db.query<{ bytes: string }>('SELECT coalesce(sum(bytes), 0)::text AS bytes FROM storage_shards');
+  const { rows } = await db.query<{ bytes: string }>(
+    'SELECT coalesce(sum(bytes), 0)::text AS bytes FROM storage_shards',
+  );
   return Number(rows[0]!.bytes);
 }
 
@@ -190,4 +229,6 @@ export async function unreserveStorage(knex: Knex, tables: Counted[]): Promise<v
   await knex.raw('ALTER TABLE storage_shards DROP COLUMN reserve');
 }
 
-const currentSchema = async (knex: Knex) => (await knex.raw<{ rows: { schema: string }[] }>('SELECT current_schema() AS schema')).rows[0]!.schema;
+const currentSchema = async (knex: Knex) =>
+  (await knex.raw<{ rows: { schema: string }[] }>('SELECT current_schema() AS schema')).rows[0]!
+    .schema;

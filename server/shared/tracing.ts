@@ -17,7 +17,9 @@ import { ROUTE_LABELS, type RequestWatch } from './requestWatch.js';
 
 // The modules instrumented are loaded as ES modules, which are instrumented only when they are
 // loaded through this hook: it is registered before any of them is imported, and wraps them alone.
-register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, { data: { include: ['node:http', 'koa', 'pg'] } });
+register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, {
+  data: { include: ['node:http', 'koa', 'pg'] },
+});
 
 /** The attribute of a server span that names the service of the process that answered. */
 export const SERVICE_ATTRIBUTE = 'app.service';
@@ -41,7 +43,11 @@ const OUTSIDE_SPANS = {};
 export function startTracing({ serviceName }: { serviceName: string }): Tracing {
   const sdk = new NodeSDK({
     serviceName,
-    instrumentations: [new HttpInstrumentation(), new KoaInstrumentation(), new PgInstrumentation()],
+    instrumentations: [
+      new HttpInstrumentation(),
+      new KoaInstrumentation(),
+      new PgInstrumentation(),
+    ],
     metricReaders: [],
     logRecordProcessors: [],
   });

@@ -21,15 +21,22 @@ export function reportListening(listening: Listening): void {
   process.send?.(message);
 }
 
-export const isListening = (message: unknown): message is ListeningMessage => (message as { kind?: unknown } | null)?.kind === 'listening';
+export const isListening = (message: unknown): message is ListeningMessage =>
+  (message as { kind?: unknown } | null)?.kind === 'listening';
 
 export interface Workers {
   listening: Listening;
-  /** Asks every worker to stop (SIGTERM: each drains its connections) and waits until all have exited. */
+  /**
+   * Asks every worker to stop (SIGTERM: each drains its connections) and waits until all have
+   * exited.
+   */
   stop(): Promise<void>;
 }
 
-/** A worker that dies sooner than this after it started is replaced after a growing delay, so a crash loop does not spin. */
+/**
+ * A worker that dies sooner than this after it started is replaced after a growing delay, so a
+ * crash loop does not spin.
+ */
 const HEALTHY_AFTER_MS = 10_000;
 const FIRST_RETRY_MS = 500;
 const LAST_RETRY_MS = 30_000;
@@ -42,7 +49,15 @@ const LAST_RETRY_MS = 30_000;
  * turn (Node's round-robin): a connection handed to a worker at the instant it crashes is lost
  * with it, and its client waits for its own timeout.
  */
-export async function startWorkers({ count, env, logger }: { count: number; env: NodeJS.ProcessEnv; logger: Logger }): Promise<Workers> {
+export async function startWorkers({
+  count,
+  env,
+  logger,
+}: {
+  count: number;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+}): Promise<Workers> {
   let stopping = false;
   let retryMs = FIRST_RETRY_MS;
 
@@ -57,12 +72,20 @@ export async function startWorkers({ count, env, logger }: { count: number; env:
         resolve(message.listening);
       });
       worker.on('exit', (code, signal) => {
-        if (!ready) return reject(new StartupError(`A worker exited before it could serve (${signal ?? `status ${code}`})`));
+        if (!ready)
+          return reject(
+            new StartupError(
+              `A worker exited before it could serve (${signal ?? `status ${code}`})`,
+            ),
+          );
         if (stopping) return;
         const lived = Date.now() - startedAt;
         retryMs = lived < HEALTHY_AFTER_MS ? Math.min(retryMs * 2, LAST_RETRY_MS) : FIRST_RETRY_MS;
         const delay = lived < HEALTHY_AFTER_MS ? retryMs : 0;
-        logger.warn({ workerPid: worker.process.pid, code, signal, replacedInMs: delay }, 'a worker died; starting another');
+        logger.warn(
+          { workerPid: worker.process.pid, code, signal, replacedInMs: delay },
+          'a worker died; starting another',
+        );
         setTimeout(() => void replace(), delay);
       });
     });
@@ -84,7 +107,9 @@ export async function startWorkers({ count, env, logger }: { count: number; env:
 
   async function stopAll(): Promise<void> {
     stopping = true;
-    const running = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined && !worker.isDead());
+    const running = Object.values(cluster.workers ?? {}).filter(
+      (worker): worker is Worker => worker !== undefined && !worker.isDead(),
+    );
     await Promise.all(
       running.map(
         (worker) =>

@@ -20,14 +20,23 @@ export class WriteBudget {
     this.#perMs = bytesPerMinute / 60_000;
   }
 
-  /** Takes `bytes` from the address's budget; or, taking nothing, says in how many seconds they will be there. */
+  /**
+   * Takes `bytes` from the address's budget; or, taking nothing, says in how many seconds they will
+   * be there.
+   */
   take(address: string, bytes: number): number | undefined {
     const now = this.now();
     this.#forgetRefilled(now);
     const known = this.#buckets.get(address);
     if (!known && this.#buckets.size >= this.maxAddresses) return 60;
-    const tokens = known ? Math.min(this.bytesPerMinute, known.tokens + (now - known.at) * this.#perMs) : this.bytesPerMinute;
-    if (tokens < bytes) return Math.max(1, Math.ceil((Math.min(bytes, this.bytesPerMinute) - tokens) / this.#perMs / 1000));
+    const tokens = known
+      ? Math.min(this.bytesPerMinute, known.tokens + (now - known.at) * this.#perMs)
+      : this.bytesPerMinute;
+    if (tokens < bytes)
+      return Math.max(
+        1,
+        Math.ceil((Math.min(bytes, this.bytesPerMinute) - tokens) / this.#perMs / 1000),
+      );
     this.#buckets.delete(address);
     this.#buckets.set(address, { tokens: tokens - bytes, at: now });
     return undefined;

@@ -7,7 +7,8 @@ import type { Knex } from 'knex';
  * compares the database's clock with the service's, which are expected to agree (NTP); the
  * embedded database shares the machine's.
  */
-export const inTime = (parameter: number) => `write_in_time(to_timestamp($${parameter}::float8 / 1000))`;
+export const inTime = (parameter: number) =>
+  `write_in_time(to_timestamp($${parameter}::float8 / 1000))`;
 
 /** The function behind `inTime`, for a service's migration. */
 export async function createWriteFence(knex: Knex): Promise<void> {

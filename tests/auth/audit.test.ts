@@ -4,17 +4,43 @@ import { AuditRing, type AuditEvent, type NewAuditEvent } from '../../server/aut
 import { EventRate, MANY_ADDRESSES } from '../../server/auth/auditRate.js';
 import { messages } from '../../server/auth/messages.js';
 import type { Database } from '../../server/shared/database.js';
-import { ADMIN, signIn, START, tokenFrom, USER, useAuthService, type AuthClient } from '../support/authClient.js';
+import {
+  ADMIN,
+  signIn,
+  START,
+  tokenFrom,
+  USER,
+  useAuthService,
+  type AuthClient,
+} from '../support/authClient.js';
 
 const { start } = useAuthService();
 
 /** The fields every event has, each of its type (`email` and `userId` may be null). */
 function expectEventFields(event: AuditEvent): void {
   const shown = JSON.stringify(event);
-  expect(Object.keys(event).sort(), shown).toEqual(['address', 'detail', 'email', 'id', 'requestId', 'time', 'type', 'userAgent', 'userId']);
-  expect(event, shown).toMatchObject({ id: expect.any(Number), type: expect.any(String), address: expect.any(String), userAgent: expect.any(String), requestId: expect.any(String), detail: expect.any(Object) });
+  expect(Object.keys(event).sort(), shown).toEqual([
+    'address',
+    'detail',
+    'email',
+    'id',
+    'requestId',
+    'time',
+    'type',
+    'userAgent',
+    'userId',
+  ]);
+  expect(event, shown).toMatchObject({
+    id: expect.any(Number),
+    type: expect.any(String),
+    address: expect.any(String),
+    userAgent: expect.any(String),
+    requestId: expect.any(String),
+    detail: expect.any(Object),
+  });
   expect(new Date(event.time).toISOString(), shown).toBe(event.time);
-  for (const field of [event.email, event.userId]) expect(field === null || typeof field === 'string', shown).toBe(true);
+  for (const field of [event.email, event.userId])
+    expect(field === null || typeof field === 'string', shown).toBe(true);
 }
 
 /** A page of the audit trail as an administrator reads it, every event with every field. */
@@ -29,8 +55,12 @@ async function auditPage(service: AuthClient, admin: string, query = '') {
 /** Every event kept, newest first, a page of 100 at a time. */
 async function allEvents(service: AuthClient, admin: string, filter = ''): Promise<AuditEvent[]> {
   const events: AuditEvent[] = [];
-  for (let before: number | null | undefined; before !== null; ) {
-    const page = await auditPage(service, admin, `?limit=100${before === undefined ? '' : `&before=${before}`}${filter}`);
+  for (let before: number | null | undefined; before !== null;) {
+    const page = await auditPage(
+      service,
+      admin,
+      `?limit=100${before === undefined ? '' : `&before=${before}`}${filter}`,
+    );
     events.push(...page.events);
     before = page.next;
   }
@@ -38,28 +68,59 @@ async function allEvents(service: AuthClient, admin: string, filter = ''): Promi
 }
 
 /** A login as a browser sends it, from `address`, with a request id of the test's choosing. */
-const attempt = (service: AuthClient, credentials: { email: string; password: string }, requestId: string, address = '127.0.0.1', userAgent = 'Audit/1.0') =>
-  service.request('POST', '/api/login', { json: credentials, headers: { 'user-agent': userAgent, 'x-request-id': requestId }, localAddress: address });
+const attempt = (
+  service: AuthClient,
+  credentials: { email: string; password: string },
+  requestId: string,
+  address = '127.0.0.1',
+  userAgent = 'Audit/1.0',
+) =>
+  service.request('POST', '/api/login', {
+    json: credentials,
+    headers: { 'user-agent': userAgent, 'x-request-id': requestId },
+    localAddress: address,
+  });
 
-const eventLines = (service: AuthClient): LogLine[] => service.logs.lines.filter((line) => typeof line.event === 'string');
+const eventLines = (service: AuthClient): LogLine[] =>
+  service.logs.lines.filter((line) => typeof line.event === 'string');
 
 describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (store) => {
-  const startService = (env: Record<string, string> = {}) => start({ SESSION_STORE: store, ...env });
+  const startService = (env: Record<string, string> = {}) =>
+    start({ SESSION_STORE: store, ...env });
 
   it('records each login outcome with its fields, newest first, for administrators only, and never a secret', async () => {
     const service = await startService();
     const succeeded = await attempt(service, USER, 'req-ok');
     const token = tokenFrom(succeeded);
-    expect((await attempt(service, { email: USER.email, password: 'wrong-guess-1' }, 'req-wrong')).status).toBe(401);
-    expect((await attempt(service, { email: 'Nobody@Example.com', password: 'wrong-guess-2' }, 'req-unknown')).status).toBe(401);
-    for (let failure = 1; failure <= 5; failure++) await attempt(service, { email: ADMIN.email, password: `wrong-guess-${failure + 2}` }, `req-admin-${failure}`, '127.0.0.2');
+    expect(
+      (await attempt(service, { email: USER.email, password: 'wrong-guess-1' }, 'req-wrong'))
+        .status,
+    ).toBe(401);
+    expect(
+      (
+        await attempt(
+          service,
+          { email: 'Nobody@Example.com', password: 'wrong-guess-2' },
+          'req-unknown',
+        )
+      ).status,
+    ).toBe(401);
+    for (let failure = 1; failure <= 5; failure++)
+      await attempt(
+        service,
+        { email: ADMIN.email, password: `wrong-guess-${failure + 2}` },
+        `req-admin-${failure}`,
+        '127.0.0.2',
+      );
     const throttled = await attempt(service, ADMIN, 'req-throttled', '127.0.0.2');
     expect(throttled.status).toBe(429);
     const admin = await signIn(service, ADMIN);
 
     const { events, next } = await auditPage(service, admin);
     expect(next).toBeNull();
-    expect(events.map((event) => event.id)).toEqual([...events.map((event) => event.id)].sort((a, b) => b - a));
+    expect(events.map((event) => event.id)).toEqual(
+      [...events.map((event) => event.id)].sort((a, b) => b - a),
+    );
     const byRequest = (requestId: string) => events.find((event) => event.requestId === requestId);
     expect(byRequest('req-ok')).toEqual({
       id: expect.any(Number),
@@ -73,8 +134,20 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
       detail: { trustedDevice: false },
     });
     const fromTheBrowser = { address: '127.0.0.1', userAgent: 'Audit/1.0' };
-    expect(byRequest('req-wrong')).toMatchObject({ type: 'login.failed', email: USER.email, userId: '1', ...fromTheBrowser, detail: { reason: 'wrong password' } });
-    expect(byRequest('req-unknown')).toMatchObject({ type: 'login.failed', email: 'nobody@example.com', userId: null, ...fromTheBrowser, detail: { reason: 'unknown email' } });
+    expect(byRequest('req-wrong')).toMatchObject({
+      type: 'login.failed',
+      email: USER.email,
+      userId: '1',
+      ...fromTheBrowser,
+      detail: { reason: 'wrong password' },
+    });
+    expect(byRequest('req-unknown')).toMatchObject({
+      type: 'login.failed',
+      email: 'nobody@example.com',
+      userId: null,
+      ...fromTheBrowser,
+      detail: { reason: 'unknown email' },
+    });
     expect(byRequest('req-throttled')).toMatchObject({
       type: 'login.throttled',
       email: ADMIN.email,
@@ -83,10 +156,18 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
       userAgent: 'Audit/1.0',
       detail: { limit: 'pair', retryAfterSeconds: Number(throttled.headers['retry-after']) },
     });
-    expect(events.filter((event) => event.type === 'login.failed' && event.address === '127.0.0.2')).toHaveLength(5);
+    expect(
+      events.filter((event) => event.type === 'login.failed' && event.address === '127.0.0.2'),
+    ).toHaveLength(5);
 
     // Nothing the clients sent as a secret is kept or logged, and every line is short.
-    const secrets = [USER.password, ADMIN.password, token, admin, ...Array.from({ length: 7 }, (_, i) => `wrong-guess-${i + 1}`)];
+    const secrets = [
+      USER.password,
+      ADMIN.password,
+      token,
+      admin,
+      ...Array.from({ length: 7 }, (_, i) => `wrong-guess-${i + 1}`),
+    ];
     for (const secret of secrets) expect(JSON.stringify(events)).not.toContain(secret);
     const lines = eventLines(service);
     expect(lines.map((line) => line.event)).toContain('login.throttled');
@@ -94,11 +175,18 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
       for (const secret of secrets) expect(JSON.stringify(line)).not.toContain(secret);
       expect(Buffer.byteLength(JSON.stringify(line))).toBeLessThanOrEqual(400);
     }
-    expect(lines.find((line) => line.reqId === 'req-throttled')).toMatchObject({ level: 40, event: 'login.throttled', userId: '2', detail: { limit: 'pair' } });
+    expect(lines.find((line) => line.reqId === 'req-throttled')).toMatchObject({
+      level: 40,
+      event: 'login.throttled',
+      userId: '2',
+      detail: { limit: 'pair' },
+    });
 
     // Administrators only.
     const user = await signIn(service);
-    expect((await service.as(undefined, 'GET', '/api/admin/audit')).json).toEqual({ error: messages.unauthenticated });
+    expect((await service.as(undefined, 'GET', '/api/admin/audit')).json).toEqual({
+      error: messages.unauthenticated,
+    });
     const refused = await service.as(user, 'GET', '/api/admin/audit');
     expect([refused.status, refused.json]).toEqual([403, { error: messages.forbidden }]);
   });
@@ -106,48 +194,75 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
   it('records logouts and every kind of session ending, with who ended them; filters by type and email and pages', async () => {
     const service = await startService({ SESSION_MAX_PER_USER: '3' });
     const admin = await signIn(service, ADMIN);
-    const sessionsOf = async (token: string) => ((await service.as(token, 'GET', '/api/sessions')).json as { sessions: { id: string; current: boolean }[] }).sessions;
-    // A minute between steps: more than 5 events of a type from one address in a minute would be counted, not kept one by one.
+    const sessionsOf = async (token: string) =>
+      (
+        (await service.as(token, 'GET', '/api/sessions')).json as {
+          sessions: { id: string; current: boolean }[];
+        }
+      ).sessions;
+    // A minute between steps: more than 5 events of a type from one address in a minute would be
+    // counted, not kept one by one.
     const nextMinute = () => service.advance(60);
 
     expect((await service.logout(await signIn(service))).status).toBe(200);
     const mine = await signIn(service);
     await signIn(service);
     const otherId = (await sessionsOf(mine)).find((session) => !session.current)!.id;
-    expect((await service.as(mine, 'DELETE', `/api/sessions/${otherId}`)).json).toEqual({ ended: 1 });
+    expect((await service.as(mine, 'DELETE', `/api/sessions/${otherId}`)).json).toEqual({
+      ended: 1,
+    });
     nextMinute();
     await signIn(service);
     expect((await service.as(mine, 'DELETE', '/api/sessions')).json).toEqual({ ended: 1 });
     const ended = await signIn(service);
     const endedId = (await sessionsOf(ended)).find((session) => session.current)!.id;
-    expect((await service.as(admin, 'DELETE', `/api/admin/sessions/${endedId}`)).json).toEqual({ ended: 1 });
+    expect((await service.as(admin, 'DELETE', `/api/admin/sessions/${endedId}`)).json).toEqual({
+      ended: 1,
+    });
     nextMinute();
     // A new login in a browser that holds a session replaces it.
     const replaced = tokenFrom(await service.login(USER, mine));
     // Past SESSION_MAX_PER_USER (3), the account's oldest ends.
     for (let login = 0; login < 3; login++) await signIn(service);
-    expect((await service.as(admin, 'DELETE', '/api/admin/users/1/sessions')).json).toEqual({ ended: 3 });
+    expect((await service.as(admin, 'DELETE', '/api/admin/users/1/sessions')).json).toEqual({
+      ended: 3,
+    });
     expect((await service.me(replaced)).status).toBe(401);
     nextMinute();
 
     const endings = await allEvents(service, admin, '&type=session.ended');
     expect(endings.map(({ email, userId, detail }) => ({ email, userId, detail }))).toEqual([
       { email: USER.email, userId: '1', detail: { by: 'admin', adminId: '2', ended: 3 } },
-      { email: USER.email, userId: '1', detail: { by: 'cap', cap: 'SESSION_MAX_PER_USER', ended: 1 } },
+      {
+        email: USER.email,
+        userId: '1',
+        detail: { by: 'cap', cap: 'SESSION_MAX_PER_USER', ended: 1 },
+      },
       { email: USER.email, userId: '1', detail: { by: 'login', ended: 1 } },
       { email: USER.email, userId: '1', detail: { by: 'admin', adminId: '2', ended: 1 } },
       { email: USER.email, userId: '1', detail: { by: 'owner', ended: 1 } },
       { email: USER.email, userId: '1', detail: { by: 'owner', ended: 1 } },
     ]);
     const logouts = await allEvents(service, admin, '&type=logout');
-    expect(logouts.map(({ email, userId, detail }) => ({ email, userId, detail }))).toEqual([{ email: USER.email, userId: '1', detail: {} }]);
+    expect(logouts.map(({ email, userId, detail }) => ({ email, userId, detail }))).toEqual([
+      { email: USER.email, userId: '1', detail: {} },
+    ]);
 
-    // Whatever the letter case of the email; a page at a time, each page's `next` the `before` of the following one.
-    const users = await allEvents(service, admin, `&email=${encodeURIComponent(USER.email.toUpperCase())}`);
+    // Whatever the letter case of the email; a page at a time, each page's `next` the `before` of
+    // the following one.
+    const users = await allEvents(
+      service,
+      admin,
+      `&email=${encodeURIComponent(USER.email.toUpperCase())}`,
+    );
     expect(users.length).toBe(6 + 1 + 9);
     expect(users.every((event) => event.userId === '1')).toBe(true);
     const first = await auditPage(service, admin, `?limit=4&email=${USER.email}`);
-    const second = await auditPage(service, admin, `?limit=4&email=${USER.email}&before=${first.next}`);
+    const second = await auditPage(
+      service,
+      admin,
+      `?limit=4&email=${USER.email}&before=${first.next}`,
+    );
     expect([...first.events, ...second.events]).toEqual(users.slice(0, 8));
     expect(first.next).toBe(first.events[3]!.id);
     expect((await auditPage(service, admin, '?limit=1')).events).toHaveLength(1);
@@ -159,37 +274,57 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
     }
   });
 
-  it('records a busy refusal (the password checks\' queue full) with its request', async () => {
+  it("records a busy refusal (the password checks' queue full) with its request", async () => {
     // The default cost: checks last long enough for the queue to fill.
     const service = await startService({ PASSWORD_HASH_COST: '16384' });
     const answers = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => attempt(service, { email: `stranger-${i}@example.com`, password: 'wrong' }, `req-flood-${i}`, `127.0.8.${1 + (i >> 1)}`)),
+      Array.from({ length: 100 }, (_, i) =>
+        attempt(
+          service,
+          { email: `stranger-${i}@example.com`, password: 'wrong' },
+          `req-flood-${i}`,
+          `127.0.8.${1 + (i >> 1)}`,
+        ),
+      ),
     );
     const busy = answers.flatMap((answer, i) => (answer.status === 503 ? [`req-flood-${i}`] : []));
     expect(busy.length).toBeGreaterThan(0);
     const admin = await signIn(service, ADMIN);
     const events = await allEvents(service, admin, '&type=login.busy');
     expect(events.map((event) => event.requestId).sort()).toEqual(busy.sort());
-    expect(events[0]).toMatchObject({ type: 'login.busy', email: expect.stringMatching(/^stranger-\d+@example\.com$/), userId: null, detail: { retryAfterSeconds: 1 } });
+    expect(events[0]).toMatchObject({
+      type: 'login.busy',
+      email: expect.stringMatching(/^stranger-\d+@example\.com$/),
+      userId: null,
+      detail: { retryAfterSeconds: 1 },
+    });
   });
 
   it('keeps a flood within its bounds: a few events per type and address each minute, a summary counting the rest, at most AUDIT_MAX_EVENTS in all', async () => {
     const service = await startService({ AUDIT_MAX_EVENTS: '20' });
     const addresses = ['127.0.9.1', '127.0.9.2', '127.0.9.3', '127.0.9.4'];
     const answers = new Map<string, number>();
-    // Two attempts at once from each address (its limit), 500 from each: 50 are checked, the rest refused by its budget.
+    // Two attempts at once from each address (its limit), 500 from each: 50 are checked, the rest
+    // refused by its budget.
     await Promise.all(
       addresses.flatMap((address) =>
         [0, 1].map(async (lane) => {
           for (let i = 0; i < 250; i++) {
-            const { status } = await attempt(service, { email: `flood-${lane}-${i}@example.com`, password: 'wrong' }, `flood-${address}-${lane}-${i}`, address);
+            const { status } = await attempt(
+              service,
+              { email: `flood-${lane}-${i}@example.com`, password: 'wrong' },
+              `flood-${address}-${lane}-${i}`,
+              address,
+            );
             answers.set(`${status} ${address}`, (answers.get(`${status} ${address}`) ?? 0) + 1);
           }
         }),
       ),
     );
-    for (const address of addresses) expect([answers.get(`401 ${address}`), answers.get(`429 ${address}`)]).toEqual([50, 450]);
-    // 5 events of each type from each address, one by one; their window's summaries are kept once it ends.
+    for (const address of addresses)
+      expect([answers.get(`401 ${address}`), answers.get(`429 ${address}`)]).toEqual([50, 450]);
+    // 5 events of each type from each address, one by one; their window's summaries are kept once
+    // it ends.
     expect(eventLines(service)).toHaveLength(addresses.length * 2 * 5);
     service.advance(60);
     const admin = await signIn(service, ADMIN);
@@ -197,26 +332,40 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
     expect(events.length).toBeLessThanOrEqual(20);
     if (store === 'postgres') {
       const db = service.db as unknown as Database;
-      expect((await db.query('SELECT count(*)::int AS rows FROM audit_events')).rows[0].rows).toBeLessThanOrEqual(20);
+      expect(
+        (await db.query('SELECT count(*)::int AS rows FROM audit_events')).rows[0].rows,
+      ).toBeLessThanOrEqual(20);
     }
     const summaries = events.filter((event) => event.detail.count !== undefined);
-    expect(summaries.map(({ type, address, detail }) => `${type} ${address} ${detail.count}`).sort()).toEqual(
-      addresses.flatMap((address) => [`login.failed ${address} 45`, `login.throttled ${address} 445`]).sort(),
+    expect(
+      summaries.map(({ type, address, detail }) => `${type} ${address} ${detail.count}`).sort(),
+    ).toEqual(
+      addresses
+        .flatMap((address) => [`login.failed ${address} 45`, `login.throttled ${address} 445`])
+        .sort(),
     );
     expect(eventLines(service)).toHaveLength(addresses.length * 2 * 6 + 1);
   });
 
-  it('cuts what a log line repeats of the client\'s text but the request id, so that a line stays under 500 bytes', async () => {
+  it("cuts what a log line repeats of the client's text but the request id, so that a line stays under 500 bytes", async () => {
     const service = await startService();
     const email = `${'電'.repeat(240)}@example.com`;
     const userAgent = 'Mozilla/5.0 '.repeat(30);
     await attempt(service, { email, password: 'wrong' }, 'r'.repeat(128), '127.0.0.1', userAgent);
     const [line] = eventLines(service);
-    expect(line).toMatchObject({ event: 'login.failed', email: expect.stringMatching(/^電+…$/), reqId: 'r'.repeat(128) });
+    expect(line).toMatchObject({
+      event: 'login.failed',
+      email: expect.stringMatching(/^電+…$/),
+      reqId: 'r'.repeat(128),
+    });
     expect(Buffer.byteLength(JSON.stringify(line))).toBeLessThanOrEqual(500);
     const admin = await signIn(service, ADMIN);
     const [event] = await allEvents(service, admin, '&type=login.failed');
-    expect(event).toMatchObject({ email, requestId: 'r'.repeat(128), userAgent: userAgent.slice(0, 256) });
+    expect(event).toMatchObject({
+      email,
+      requestId: 'r'.repeat(128),
+      userAgent: userAgent.slice(0, 256),
+    });
   });
 });
 
@@ -239,8 +388,12 @@ describe('the parts of the audit trail a flood presses on', () => {
       ring.keep([event(`r${n}`)]);
       expect(ring.size).toBeLessThanOrEqual(10);
     }
-    expect((await ring.list({ limit: 100 })).map((kept) => kept.requestId)).toEqual(Array.from({ length: 10 }, (_, i) => `r${1_000 - i}`));
-    expect((await ring.list({ limit: 3, before: 995 })).map((kept) => kept.id)).toEqual([994, 993, 992]);
+    expect((await ring.list({ limit: 100 })).map((kept) => kept.requestId)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `r${1_000 - i}`),
+    );
+    expect((await ring.list({ limit: 3, before: 995 })).map((kept) => kept.id)).toEqual([
+      994, 993, 992,
+    ]);
     time += 24 * 3600 * 1000 + 1;
     expect(await ring.list({ limit: 100 })).toEqual([]);
     expect(ring.size).toBe(0);
@@ -248,11 +401,15 @@ describe('the parts of the audit trail a flood presses on', () => {
 
   it('counts the events of addresses past the clients a window tracks together, as from *', () => {
     const rate = new EventRate({ perClient: 1, windowMs: 60_000, maxClients: 2 }, () => time);
-    const kept = ['a', 'b', 'c', 'd', 'e', 'a'].flatMap((client, i) => rate.take(event(`r${i}`, client), client));
+    const kept = ['a', 'b', 'c', 'd', 'e', 'a'].flatMap((client, i) =>
+      rate.take(event(`r${i}`, client), client),
+    );
     expect(kept.map((one) => one.requestId)).toEqual(['r0', 'r1']);
     expect(rate.ended()).toEqual([]);
     time += 60_000;
-    expect(rate.ended().map(({ address, requestId, detail }) => ({ address, requestId, detail }))).toEqual([
+    expect(
+      rate.ended().map(({ address, requestId, detail }) => ({ address, requestId, detail })),
+    ).toEqual([
       { address: 'a', requestId: 'r5', detail: { reason: 'unknown email', count: 1 } },
       { address: MANY_ADDRESSES, requestId: 'r2', detail: { reason: 'unknown email', count: 3 } },
     ]);

@@ -2,26 +2,44 @@ import { describe, expect, it } from 'vitest';
 import { startService } from '../../harness/service.js';
 import { auth } from '../../server/auth/index.js';
 import { ConfigError } from '../../server/shared/config.js';
-import { ADMIN, authConfig, setCookies, signIn, tokenFrom, USER, useAuthService } from '../support/authClient.js';
+import {
+  ADMIN,
+  authConfig,
+  setCookies,
+  signIn,
+  tokenFrom,
+  USER,
+  useAuthService,
+} from '../support/authClient.js';
 
 const { start, spa } = useAuthService();
 
 describe('auth production mode', () => {
-  const production = { NODE_ENV: 'production', AUTH_USER_PASSWORD: 'a-long-secret-1', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' };
+  const production = {
+    NODE_ENV: 'production',
+    AUTH_USER_PASSWORD: 'a-long-secret-1',
+    AUTH_ADMIN_PASSWORD: 'a-long-secret-2',
+  };
 
   it('marks the cookie and its deletion Secure', async () => {
     const service = await start(production);
     const reply = await service.login({ email: USER.email, password: 'a-long-secret-1' });
     expect(reply.status).toBe(200);
-    expect(setCookies(reply)[0]).toMatch(/^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+    expect(setCookies(reply)[0]).toMatch(
+      /^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+    );
     const logout = await service.logout(tokenFrom(reply));
-    expect(setCookies(logout)).toEqual(['token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure']);
+    expect(setCookies(logout)).toEqual([
+      'token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure',
+    ]);
   });
 
   it('accepts only the configured passwords', async () => {
     const service = await start(production);
     expect((await service.login(USER)).status).toBe(401);
-    expect((await service.login({ email: ADMIN.email, password: 'a-long-secret-2' })).status).toBe(200);
+    expect((await service.login({ email: ADMIN.email, password: 'a-long-secret-2' })).status).toBe(
+      200,
+    );
   });
 
   it('adds HSTS and upgrade-insecure-requests', async () => {
@@ -32,43 +50,85 @@ describe('auth production mode', () => {
     expect((await service.me()).headers['strict-transport-security']).toMatch(/max-age=\d+/);
   });
 
-  const documented = (variable: string) => `${variable} is a documented default password: production mode needs one of your own`;
+  const documented = (variable: string) =>
+    `${variable} is a documented default password: production mode needs one of your own`;
   it.each([
-    ['both default passwords', {}, [documented('AUTH_USER_PASSWORD'), documented('AUTH_ADMIN_PASSWORD')]],
-    ['the default user password', { AUTH_ADMIN_PASSWORD: 'a-long-secret-2' }, [documented('AUTH_USER_PASSWORD')]],
-    ['the default admin password', { AUTH_USER_PASSWORD: 'a-long-secret-1' }, [documented('AUTH_ADMIN_PASSWORD')]],
-    ['each account given the other\'s default', { AUTH_USER_PASSWORD: 'admin-password', AUTH_ADMIN_PASSWORD: 'user-password' }, [documented('AUTH_USER_PASSWORD'), documented('AUTH_ADMIN_PASSWORD')]],
-    ['a password shorter than 12 characters', { AUTH_USER_PASSWORD: 'short-pass1', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' }, ['AUTH_USER_PASSWORD is shorter than 12 characters: production mode needs a longer password']],
-    ['a password that is the account\'s email', { AUTH_USER_PASSWORD: 'User@Example.com', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' }, ['AUTH_USER_PASSWORD is the account\'s own email: production mode needs another password']],
+    [
+      'both default passwords',
+      {},
+      [documented('AUTH_USER_PASSWORD'), documented('AUTH_ADMIN_PASSWORD')],
+    ],
+    [
+      'the default user password',
+      { AUTH_ADMIN_PASSWORD: 'a-long-secret-2' },
+      [documented('AUTH_USER_PASSWORD')],
+    ],
+    [
+      'the default admin password',
+      { AUTH_USER_PASSWORD: 'a-long-secret-1' },
+      [documented('AUTH_ADMIN_PASSWORD')],
+    ],
+    [
+      "each account given the other's default",
+      { AUTH_USER_PASSWORD: 'admin-password', AUTH_ADMIN_PASSWORD: 'user-password' },
+      [documented('AUTH_USER_PASSWORD'), documented('AUTH_ADMIN_PASSWORD')],
+    ],
+    [
+      'a password shorter than 12 characters',
+      { AUTH_USER_PASSWORD: 'short-pass1', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' },
+      ['AUTH_USER_PASSWORD is shorter than 12 characters: production mode needs a longer password'],
+    ],
+    [
+      "a password that is the account's email",
+      { AUTH_USER_PASSWORD: 'User@Example.com', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' },
+      ["AUTH_USER_PASSWORD is the account's own email: production mode needs another password"],
+    ],
   ])('refuses to start with %s, one line naming each variable', (_, env, lines) => {
-    expect(() => authConfig({ NODE_ENV: 'production', ...env })).toThrow(new ConfigError(lines.join('\n')));
+    expect(() => authConfig({ NODE_ENV: 'production', ...env })).toThrow(
+      new ConfigError(lines.join('\n')),
+    );
   });
 
   it('leaves the passwords alone in a process that does not run the login service', () => {
-    expect(() => authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,notes8000' })).not.toThrow();
-    expect(() => authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,auth' })).toThrow(ConfigError);
+    expect(() =>
+      authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,notes8000' }),
+    ).not.toThrow();
+    expect(() => authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,auth' })).toThrow(
+      ConfigError,
+    );
   });
 });
 
 describe('auth configuration checks', () => {
   it('refuses a password hash cost that is not a power of two, in one line naming the variable', () => {
-    expect(() => authConfig({ PASSWORD_HASH_COST: '1000' })).toThrow(new ConfigError('PASSWORD_HASH_COST="1000" is not valid: expected a power of two'));
+    expect(() => authConfig({ PASSWORD_HASH_COST: '1000' })).toThrow(
+      new ConfigError('PASSWORD_HASH_COST="1000" is not valid: expected a power of two'),
+    );
   });
 
   it('refuses a device trust under one day, in one line naming the variable', () => {
-    expect(() => authConfig({ DEVICE_TRUST_DAYS: '0' })).toThrow(new ConfigError('DEVICE_TRUST_DAYS="0" is not valid: expected a whole number, at least 1'));
+    expect(() => authConfig({ DEVICE_TRUST_DAYS: '0' })).toThrow(
+      new ConfigError('DEVICE_TRUST_DAYS="0" is not valid: expected a whole number, at least 1'),
+    );
   });
 
   it('refuses two accounts with the same email', async () => {
-    const starting = startService(auth, { deps: { config: authConfig({ AUTH_ADMIN_EMAIL: 'USER@example.com' }), spa: spa() } });
+    const starting = startService(auth, {
+      deps: { config: authConfig({ AUTH_ADMIN_EMAIL: 'USER@example.com' }), spa: spa() },
+    });
     await expect(starting).rejects.toBeInstanceOf(ConfigError);
     await expect(starting).rejects.toThrow(/share the email/);
   });
 
   it('logs in with accounts replaced through the environment', async () => {
-    const service = await start({ AUTH_ADMIN_EMAIL: 'boss@example.org', AUTH_ADMIN_PASSWORD: 'hunter2' });
+    const service = await start({
+      AUTH_ADMIN_EMAIL: 'boss@example.org',
+      AUTH_ADMIN_PASSWORD: 'hunter2',
+    });
     expect((await service.login(ADMIN)).status).toBe(401);
-    const reply = await service.me(await signIn(service, { email: 'boss@example.org', password: 'hunter2' }));
+    const reply = await service.me(
+      await signIn(service, { email: 'boss@example.org', password: 'hunter2' }),
+    );
     expect(reply.json).toEqual({ user: { id: '2', email: 'boss@example.org', role: 'admin' } });
   });
 });

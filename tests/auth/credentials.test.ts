@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ADMIN, authConfig, deviceFrom, setCookies, START, tokenFrom, USER, useAuthInstances } from '../support/authClient.js';
+import {
+  ADMIN,
+  authConfig,
+  deviceFrom,
+  setCookies,
+  START,
+  tokenFrom,
+  USER,
+  useAuthInstances,
+} from '../support/authClient.js';
 
 // Credentials that end: device cookies expire and name the account's credential generation, and
 // sessions die with their generation, when an administrator ends them all or when the process
@@ -12,26 +21,51 @@ const instances = useAuthInstances();
 describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   let time = START;
 
-  /** An instance of the login service on the app's clock; with postgres, every instance of the case shares one database, as a restart does. */
+  /**
+   * An instance of the login service on the app's clock; with postgres, every instance of the case
+   * shares one database, as a restart does.
+   */
   async function instance(env: Record<string, string> = {}) {
     const config = authConfig({ SESSION_STORE: store, ...env });
-    const service = await instances.start({ deps: { config, now: () => time }, ...(store === 'postgres' && { db: (await instances.database()).connect() }) });
-    // Ready once it has compared the stored credentials with its own, as a load balancer would wait.
+    const service = await instances.start({
+      deps: { config, now: () => time },
+      ...(store === 'postgres' && { db: (await instances.database()).connect() }),
+    });
+    // Ready once it has compared the stored credentials with its own, as a load balancer would
+    // wait.
     expect((await service.request('GET', '/ready')).status).toBe(200);
-    const login = (credentials: { email: string; password: string }, from = '127.0.0.1', device?: string) =>
-      service.request('POST', '/api/login', { json: credentials, localAddress: from, headers: device ? { cookie: `device=${device}` } : {} });
+    const login = (
+      credentials: { email: string; password: string },
+      from = '127.0.0.1',
+      device?: string,
+    ) =>
+      service.request('POST', '/api/login', {
+        json: credentials,
+        localAddress: from,
+        headers: device ? { cookie: `device=${device}` } : {},
+      });
     return {
       login,
       stop: () => instances.stop(service),
-      me: async (token: string) => (await service.request('GET', '/api/me', { headers: { cookie: `token=${token}` } })).status,
-      as: (token: string, method: string, path: string) => service.request(method, path, { headers: { cookie: `token=${token}` } }),
-      /** Spends the address budget of `from` with unknown emails: only a browser the account trusts gets in from there. */
+      me: async (token: string) =>
+        (await service.request('GET', '/api/me', { headers: { cookie: `token=${token}` } })).status,
+      as: (token: string, method: string, path: string) =>
+        service.request(method, path, { headers: { cookie: `token=${token}` } }),
+      /**
+       * Spends the address budget of `from` with unknown emails: only a browser the account trusts
+       * gets in from there.
+       */
       async block(from: string) {
-        for (let attempt = 0; attempt < 50; attempt++) await login({ email: `stranger-${attempt}@example.com`, password: 'wrong' }, from);
+        for (let attempt = 0; attempt < 50; attempt++)
+          await login({ email: `stranger-${attempt}@example.com`, password: 'wrong' }, from);
         expect((await login(USER, from)).status).toBe(429);
       },
-      /** Whether the browser holding `device` is trusted for the user account: it gets in from a blocked address. */
-      trusts: async (device: string, blocked: string) => (await login(USER, blocked, device)).status === 200,
+      /**
+       * Whether the browser holding `device` is trusted for the user account: it gets in from a
+       * blocked address.
+       */
+      trusts: async (device: string, blocked: string) =>
+        (await login(USER, blocked, device)).status === 200,
     };
   }
 
@@ -40,7 +74,9 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     const service = await instance({ DEVICE_TRUST_DAYS: '2' });
     const reply = await service.login(USER);
     const cookie = setCookies(reply).find((line) => line.startsWith('device='));
-    expect(cookie).toMatch(/^device=[^;]+; Max-Age=172800; Path=\/api\/login; HttpOnly; SameSite=Lax$/);
+    expect(cookie).toMatch(
+      /^device=[^;]+; Max-Age=172800; Path=\/api\/login; HttpOnly; SameSite=Lax$/,
+    );
     const [account, generation, issuedAt] = deviceFrom(reply).split('.');
     expect([account, issuedAt]).toEqual(['1', String(START / 1000)]);
     expect(Number(generation)).toBeGreaterThan(0);
@@ -83,11 +119,22 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     const changed = await instance({ AUTH_USER_PASSWORD: 'another-password' });
     expect(await changed.me(tokenFrom(user))).toBe(401);
     expect((await changed.login(USER)).status).toBe(401);
-    const now = await changed.login({ email: USER.email, password: 'another-password' }, '127.0.1.4');
+    const now = await changed.login(
+      { email: USER.email, password: 'another-password' },
+      '127.0.1.4',
+    );
     expect(now.status).toBe(200);
     await changed.block('127.0.1.5');
-    expect(await changed.login({ email: USER.email, password: 'another-password' }, '127.0.1.5', deviceFrom(user)).then((reply) => reply.status)).toBe(429);
-    expect(await changed.login({ email: USER.email, password: 'another-password' }, '127.0.1.5', deviceFrom(now)).then((reply) => reply.status)).toBe(200);
+    expect(
+      await changed
+        .login({ email: USER.email, password: 'another-password' }, '127.0.1.5', deviceFrom(user))
+        .then((reply) => reply.status),
+    ).toBe(429);
+    expect(
+      await changed
+        .login({ email: USER.email, password: 'another-password' }, '127.0.1.5', deviceFrom(now))
+        .then((reply) => reply.status),
+    ).toBe(200);
     // The other account kept its password: with PostgreSQL its session lives on.
     expect(await changed.me(admin)).toBe(store === 'postgres' ? 200 : 401);
   });
@@ -111,7 +158,8 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       time = START;
       const old = await instance();
       await instance({ AUTH_USER_PASSWORD: 'another-password' });
-      for (let attempt = 0; attempt < 6; attempt++) expect((await old.login(USER, '127.0.1.7')).status).toBe(401);
+      for (let attempt = 0; attempt < 6; attempt++)
+        expect((await old.login(USER, '127.0.1.7')).status).toBe(401);
       expect((await old.login(ADMIN, '127.0.1.7')).status).toBe(200);
     });
   }

@@ -23,7 +23,8 @@ describe('development mode', () => {
   });
 
   /** A page or a module, as the browser asks for it; redirects are not followed. */
-  const get = (path: string, headers: Record<string, string> = {}) => send(service.url, { method: 'GET', path, headers });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    send(service.url, { method: 'GET', path, headers });
 
   it('redirects /dashboard to /login without a session, with no page content', async () => {
     const reply = await get('/dashboard');
@@ -33,7 +34,9 @@ describe('development mode', () => {
   });
 
   it('serves Vite’s transformed page at /dashboard with a session', async () => {
-    const login = await service.request('POST', '/api/login', { json: { email: 'user@example.com', password: 'user-password' } });
+    const login = await service.request('POST', '/api/login', {
+      json: { email: 'user@example.com', password: 'user-password' },
+    });
     expect(login.status).toBe(200);
     const cookie = login.headers['set-cookie']![0]!.split(';')[0]!;
     const reply = await get('/dashboard', { cookie });

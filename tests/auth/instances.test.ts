@@ -15,7 +15,10 @@ const running = useAuthInstances();
 async function instances(count: number, env: Record<string, string> = {}) {
   const start = async () => {
     const config = authConfig({ SESSION_SWEEP_INTERVAL_MS: '100', ...env });
-    const instance = await running.start({ deps: { config }, ...(config.sessions.store === 'postgres' && { db: (await running.database()).connect() }) });
+    const instance = await running.start({
+      deps: { config },
+      ...(config.sessions.store === 'postgres' && { db: (await running.database()).connect() }),
+    });
     return client(instance);
   };
   return { started: await Promise.all(Array.from({ length: count }, start)), start };
@@ -26,11 +29,16 @@ function client(instance: StartedService<AuthDeps>) {
   return {
     instance,
     login: (credentials = USER) => instance.request('POST', '/api/login', { json: credentials }),
-    signIn: async (credentials = USER) => tokenFrom(await instance.request('POST', '/api/login', { json: credentials })),
-    me: async (token: string) => (await instance.request('GET', '/api/me', { headers: cookie(token) })).status,
+    signIn: async (credentials = USER) =>
+      tokenFrom(await instance.request('POST', '/api/login', { json: credentials })),
+    me: async (token: string) =>
+      (await instance.request('GET', '/api/me', { headers: cookie(token) })).status,
     logout: (token: string) => instance.request('POST', '/api/logout', { headers: cookie(token) }),
-    call: (token: string, method: string, path: string) => instance.request(method, path, { headers: cookie(token) }),
-    dashboard: async (token: string) => (await send(instance.url, { method: 'GET', path: '/dashboard', headers: cookie(token) })).status,
+    call: (token: string, method: string, path: string) =>
+      instance.request(method, path, { headers: cookie(token) }),
+    dashboard: async (token: string) =>
+      (await send(instance.url, { method: 'GET', path: '/dashboard', headers: cookie(token) }))
+        .status,
   };
 }
 
@@ -38,7 +46,9 @@ describe('two instances on one database (SESSION_STORE=postgres)', () => {
   const env = { SESSION_STORE: 'postgres' };
 
   it('a login on A is signed in on B; a logout on B ends it on A at once', async () => {
-    const { started: [a, b] } = await instances(2, env);
+    const {
+      started: [a, b],
+    } = await instances(2, env);
     const token = await a!.signIn();
     expect(await b!.me(token)).toBe(200);
     expect(await b!.dashboard(token)).toBe(200);
@@ -48,17 +58,23 @@ describe('two instances on one database (SESSION_STORE=postgres)', () => {
   });
 
   it('an administrator ending a session on A signs it out on B', async () => {
-    const { started: [a, b] } = await instances(2, env);
+    const {
+      started: [a, b],
+    } = await instances(2, env);
     const user = await b!.signIn();
     const admin = await a!.signIn(ADMIN);
-    const listed = (await a!.call(admin, 'GET', '/api/admin/sessions')).json as { users: { id: string; sessions: { id: string }[] }[] };
+    const listed = (await a!.call(admin, 'GET', '/api/admin/sessions')).json as {
+      users: { id: string; sessions: { id: string }[] }[];
+    };
     const id = listed.users.find((account) => account.id === '1')!.sessions[0]!.id;
     expect((await a!.call(admin, 'DELETE', `/api/admin/sessions/${id}`)).status).toBe(200);
     expect(await b!.me(user)).toBe(401);
   });
 
   it('counts failed logins across both: the sixth wrong password is refused on either', async () => {
-    const { started: [a, b] } = await instances(2, env);
+    const {
+      started: [a, b],
+    } = await instances(2, env);
     const wrong = { email: USER.email, password: 'wrong' };
     for (const instance of [a, b, a, b, a]) expect((await instance!.login(wrong)).status).toBe(401);
     for (const instance of [a, b]) {
@@ -69,21 +85,30 @@ describe('two instances on one database (SESSION_STORE=postgres)', () => {
   });
 
   it('refuses an expired session on both, and deletes its row once', async () => {
-    const { started: [a, b] } = await instances(2, { ...env, SESSION_TTL_SECONDS: '1' });
+    const {
+      started: [a, b],
+    } = await instances(2, { ...env, SESSION_TTL_SECONDS: '1' });
     const token = await a!.signIn();
     expect(await b!.me(token)).toBe(200);
     await sleep(1_100);
     expect([await a!.me(token), await b!.me(token)]).toEqual([401, 401]);
     const rows = (await running.database()).connect();
-    const count = async () => (await rows.query<{ count: number }>('SELECT count(*)::int AS count FROM sessions')).rows[0]!.count;
+    const count = async () =>
+      (await rows.query<{ count: number }>('SELECT count(*)::int AS count FROM sessions')).rows[0]!
+        .count;
     for (let waited = 0; (await count()) > 0 && waited < 5_000; waited += 100) await sleep(100);
     expect(await count()).toBe(0);
-    const swept = [a, b].flatMap(({ instance }) => instance.logs.lines.filter((line) => line.msg === 'expired sessions deleted'));
+    const swept = [a, b].flatMap(({ instance }) =>
+      instance.logs.lines.filter((line) => line.msg === 'expired sessions deleted'),
+    );
     expect(swept.map((line) => line.swept)).toEqual([1]);
   });
 
   it('keeps sessions through a restart of both', async () => {
-    const { started: [a], start } = await instances(2, env);
+    const {
+      started: [a],
+      start,
+    } = await instances(2, env);
     const token = await a!.signIn();
     await running.stopAll();
     const [a2, b2] = [await start(), await start()];
@@ -93,7 +118,10 @@ describe('two instances on one database (SESSION_STORE=postgres)', () => {
 
 describe('instances with SESSION_STORE=memory', () => {
   it('each knows only its own sessions, and a restart ends them', async () => {
-    const { started: [a, b], start } = await instances(2);
+    const {
+      started: [a, b],
+      start,
+    } = await instances(2);
     const token = await a!.signIn();
     expect([await a!.me(token), await b!.me(token)]).toEqual([200, 401]);
     await running.stopAll();

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { messages } from '../../server/auth/messages.js';
-import { ADMIN, deviceFrom, setCookies, signIn, tokenFrom, USER, useAuthService } from '../support/authClient.js';
+import {
+  ADMIN,
+  deviceFrom,
+  setCookies,
+  signIn,
+  tokenFrom,
+  USER,
+  useAuthService,
+} from '../support/authClient.js';
 
 const { start } = useAuthService();
 
@@ -16,13 +24,18 @@ describe('auth POST /api/login', () => {
     expect(cookie).toMatch(/^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax$/);
     expect(tokenFrom(reply)).toMatch(UUID);
     // Beside it, the device cookie of the throttling scheme, sent back to the login endpoint only.
-    expect(device).toMatch(/^device=[^;]+; Max-Age=7776000; Path=\/api\/login; HttpOnly; SameSite=Lax$/);
+    expect(device).toMatch(
+      /^device=[^;]+; Max-Age=7776000; Path=\/api\/login; HttpOnly; SameSite=Lax$/,
+    );
     expect(others).toEqual([]);
   });
 
   it('answers 400 {error} for an email over 254 characters, checking nothing', async () => {
     const service = await start();
-    const reply = await service.login({ email: `${'a'.repeat(243)}@example.com`, password: 'whatever' });
+    const reply = await service.login({
+      email: `${'a'.repeat(243)}@example.com`,
+      password: 'whatever',
+    });
     expect(reply.status).toBe(400);
     expect(reply.json).toEqual({ error: messages.invalidLoginBody });
   });
@@ -30,7 +43,10 @@ describe('auth POST /api/login', () => {
   it('sends no device cookie again to a browser that showed a valid one', async () => {
     const service = await start();
     const device = deviceFrom(await service.login(USER));
-    const again = await service.request('POST', '/api/login', { json: USER, headers: { cookie: `device=${device}` } });
+    const again = await service.request('POST', '/api/login', {
+      json: USER,
+      headers: { cookie: `device=${device}` },
+    });
     expect(setCookies(again).filter((line) => line.startsWith('device='))).toEqual([]);
   });
 
@@ -88,7 +104,10 @@ describe('auth POST /api/login', () => {
   it('ends every session whose token the browser sends when it logs in again', async () => {
     const service = await start();
     const [first, second] = [await signIn(service), await signIn(service, ADMIN)];
-    const reply = await service.request('POST', '/api/login', { json: USER, headers: { cookie: `token=${first}; token=${second}` } });
+    const reply = await service.request('POST', '/api/login', {
+      json: USER,
+      headers: { cookie: `token=${first}; token=${second}` },
+    });
     expect(reply.status).toBe(200);
     expect((await service.me(first)).json).toEqual({ error: 'invalid session' });
     expect((await service.me(second)).json).toEqual({ error: 'invalid session' });
@@ -98,7 +117,11 @@ describe('auth POST /api/login', () => {
   it.each([
     ['malformed JSON', 'application/json', '{"email": '],
     ['a text body', 'text/plain', 'email=user@example.com&password=user-password'],
-    ['a form body', 'application/x-www-form-urlencoded', 'email=user@example.com&password=user-password'],
+    [
+      'a form body',
+      'application/x-www-form-urlencoded',
+      'email=user@example.com&password=user-password',
+    ],
     ['no body', 'application/json', ''],
     ['a JSON array', 'application/json', '[]'],
     ['a JSON string', 'application/json', '"user@example.com"'],
@@ -128,13 +151,16 @@ describe('auth POST /api/login', () => {
     expect((await service.postLogin(padded(16 * 1024))).status).toBe(200);
   });
 
-  it.each([['http://evil.example'], ['https://127.0.0.1.evil.example'], ['null']])('answers 403 {error} when Origin is %s', async (origin) => {
-    const service = await start();
-    const reply = await service.postLogin(JSON.stringify(USER), { origin });
-    expect(reply.status).toBe(403);
-    expect(reply.json).toEqual({ error: messages.foreignOrigin });
-    expect(setCookies(reply)).toEqual([]);
-  });
+  it.each([['http://evil.example'], ['https://127.0.0.1.evil.example'], ['null']])(
+    'answers 403 {error} when Origin is %s',
+    async (origin) => {
+      const service = await start();
+      const reply = await service.postLogin(JSON.stringify(USER), { origin });
+      expect(reply.status).toBe(403);
+      expect(reply.json).toEqual({ error: messages.foreignOrigin });
+      expect(setCookies(reply)).toEqual([]);
+    },
+  );
 
   it('accepts an Origin naming this service', async () => {
     const service = await start();

@@ -7,13 +7,20 @@ import { HttpError } from '../../server/shared/errors.js';
 // The parts of login throttling whose order and bounds cannot be seen reliably over HTTP: the
 // queue's turns, the address keys, and the address table when it is full.
 
-/** Checks that end when the test says: `run(client, name)` queues one, `finish()` ends the one running last started. */
+/**
+ * Checks that end when the test says: `run(client, name)` queues one, `finish()` ends the one
+ * running last started.
+ */
 function checks(queue: FairQueue) {
   const started: string[] = [];
   const endings = new Map<string, () => void>();
   return {
     started,
-    run: (client: string, name: string) => queue.run(client, () => new Promise<void>((end) => (started.push(name), endings.set(name, end)))),
+    run: (client: string, name: string) =>
+      queue.run(
+        client,
+        () => new Promise<void>((end) => (started.push(name), endings.set(name, end))),
+      ),
     async finish() {
       endings.get(started.at(-1)!)!();
       // The next check starts a few turns of the microtask queue later.
@@ -25,7 +32,9 @@ function checks(queue: FairQueue) {
 describe('FairQueue', () => {
   it('runs one check at a time here, serving the waiting clients in turn, not in arrival order', async () => {
     const queue = checks(new FairQueue({ running: 1, waiting: 10 }));
-    const runs = ['a1', 'a2', 'a3', 'a4', 'b1', 'c1', 'b2'].map((name) => queue.run(name[0]!, name));
+    const runs = ['a1', 'a2', 'a3', 'a4', 'b1', 'c1', 'b2'].map((name) =>
+      queue.run(name[0]!, name),
+    );
     for (let finished = 0; finished < runs.length; finished++) {
       expect(queue.started.length).toBe(finished + 1);
       await queue.finish();
@@ -66,7 +75,11 @@ describe('clientKey', () => {
 describe('AddressBudget in memory', () => {
   it('when its table is full, refuses a newcomer until the least recently failing address leaves, and forgets no one', async () => {
     let time = 0;
-    const budget = AddressBudget.inMemory(() => time, { perAddress: 3, windowMs: 900_000, atOnce: 2 }, 2);
+    const budget = AddressBudget.inMemory(
+      () => time,
+      { perAddress: 3, windowMs: 900_000, atOnce: 2 },
+      2,
+    );
     for (const address of ['a', 'b']) {
       const admission = await budget.admit(address);
       if (!('settle' in admission)) throw new Error(`${address} was refused`);
@@ -81,14 +94,22 @@ describe('AddressBudget in memory', () => {
   });
 
   it('counts the newcomers in flight against the room left', async () => {
-    const budget = AddressBudget.inMemory(() => 0, { perAddress: 3, windowMs: 900_000, atOnce: 2 }, 2);
+    const budget = AddressBudget.inMemory(
+      () => 0,
+      { perAddress: 3, windowMs: 900_000, atOnce: 2 },
+      2,
+    );
     expect('settle' in (await budget.admit('a'))).toBe(true);
     expect('settle' in (await budget.admit('b'))).toBe(true);
     expect(await budget.admit('c')).toEqual({ retryAfterSeconds: 1, limit: 'address' });
   });
 
   it('tells an attempt to come back when those in flight could reach the limit', async () => {
-    const budget = AddressBudget.inMemory(() => 0, { perAddress: 2, windowMs: 900_000, atOnce: 2 }, 10);
+    const budget = AddressBudget.inMemory(
+      () => 0,
+      { perAddress: 2, windowMs: 900_000, atOnce: 2 },
+      10,
+    );
     const first = await budget.admit('a');
     if (!('settle' in first)) throw new Error('refused');
     await first.settle('failed');

@@ -32,7 +32,10 @@ describe('auth POST /api/logout', () => {
   it('ignores a body: still ends the session', async () => {
     const service = await start();
     const token = await signIn(service);
-    const reply = await service.request('POST', '/api/logout', { headers: { cookie: `token=${token}`, 'content-type': 'application/json' }, body: '{not json' });
+    const reply = await service.request('POST', '/api/logout', {
+      headers: { cookie: `token=${token}`, 'content-type': 'application/json' },
+      body: '{not json',
+    });
     expect(reply.status).toBe(200);
     expect(reply.json).toEqual({ ok: true });
     expect((await service.me(token)).status).toBe(401);
@@ -44,7 +47,8 @@ describe('auth POST /api/logout', () => {
       const service = await start();
       const token = await signIn(service);
       const { port } = new URL(service.url);
-      const foreign = origin === 'another port of this host' ? `http://127.0.0.1:${Number(port) + 1}` : origin;
+      const foreign =
+        origin === 'another port of this host' ? `http://127.0.0.1:${Number(port) + 1}` : origin;
       const reply = await service.logout(token, { origin: foreign, 'content-type': 'text/plain' });
       expect(reply.status).toBe(200);
       expect(reply.json).toEqual({ ok: true });

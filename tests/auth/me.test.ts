@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ADMIN, setCookies, signIn, tokenFrom, USER, useAuthService } from '../support/authClient.js';
+import {
+  ADMIN,
+  setCookies,
+  signIn,
+  tokenFrom,
+  USER,
+  useAuthService,
+} from '../support/authClient.js';
 
 const { start } = useAuthService();
 
@@ -55,17 +62,27 @@ describe('auth GET /api/me', () => {
 
   it('keeps at most SESSION_MAX sessions, ending the oldest first', async () => {
     const service = await start({ SESSION_MAX: '2' });
-    const [first, second, third] = [await signIn(service), await signIn(service), await signIn(service, ADMIN)];
+    const [first, second, third] = [
+      await signIn(service),
+      await signIn(service),
+      await signIn(service, ADMIN),
+    ];
     expect((await service.me(first)).json).toEqual({ error: 'invalid session' });
     expect((await service.me(second)).status).toBe(200);
     expect((await service.me(third)).status).toBe(200);
   });
 
-  it('keeps at most SESSION_MAX_PER_USER sessions per account, ending that account\'s oldest, never another\'s', async () => {
+  it("keeps at most SESSION_MAX_PER_USER sessions per account, ending that account's oldest, never another's", async () => {
     const service = await start({ SESSION_MAX_PER_USER: '3' });
     const admin = await signIn(service, ADMIN);
-    const users = [await signIn(service), await signIn(service), await signIn(service), await signIn(service)];
+    const users = [
+      await signIn(service),
+      await signIn(service),
+      await signIn(service),
+      await signIn(service),
+    ];
     expect((await service.me(users[0])).json).toEqual({ error: 'invalid session' });
-    for (const token of [...users.slice(1), admin]) expect((await service.me(token)).status).toBe(200);
+    for (const token of [...users.slice(1), admin])
+      expect((await service.me(token)).status).toBe(200);
   });
 });

@@ -12,7 +12,13 @@ describe('MemorySessionStore sweeping', () => {
 
   it('drops expired sessions at the next login', async () => {
     let time = 0;
-    const sessions = new MemorySessionStore({ ttlSeconds: 60, max: 100, maxPerUser: 100, now: () => time, generationOf: () => 1 });
+    const sessions = new MemorySessionStore({
+      ttlSeconds: 60,
+      max: 100,
+      maxPerUser: 100,
+      now: () => time,
+      generationOf: () => 1,
+    });
     for (let login = 0; login < 5; login++) await sessions.create(user, client, 1);
     time += 30_000;
     const { token: live } = await sessions.create(user, client, 1);
@@ -23,14 +29,26 @@ describe('MemorySessionStore sweeping', () => {
   });
 
   it('never holds more than its maximum', async () => {
-    const sessions = new MemorySessionStore({ ttlSeconds: 60, max: 3, maxPerUser: 100, now: () => 0, generationOf: () => 1 });
+    const sessions = new MemorySessionStore({
+      ttlSeconds: 60,
+      max: 3,
+      maxPerUser: 100,
+      now: () => 0,
+      generationOf: () => 1,
+    });
     for (let login = 0; login < 10; login++) await sessions.create(user, client, 1);
     expect(sessions.size).toBe(3);
   });
 
   it('refuses, lists no more and drops a session of an older credential generation', async () => {
     let generation = 1;
-    const sessions = new MemorySessionStore({ ttlSeconds: 60, max: 100, maxPerUser: 100, now: () => 0, generationOf: () => generation });
+    const sessions = new MemorySessionStore({
+      ttlSeconds: 60,
+      max: 100,
+      maxPerUser: 100,
+      now: () => 0,
+      generationOf: () => generation,
+    });
     const { token: old } = await sessions.create(user, client, 1);
     generation = 2;
     const { token: fresh } = await sessions.create(user, client, 2);
@@ -75,7 +93,7 @@ describe('FailureLog memory bound', () => {
     expect(log.size).toBe(1);
   });
 
-  it('blocks until the limit-th most recent failure leaves the window, keeping only the limit\'s timestamps', () => {
+  it("blocks until the limit-th most recent failure leaves the window, keeping only the limit's timestamps", () => {
     let time = 0;
     const log = new FailureLog(3, WINDOW_MS, () => time, 10);
     for (let attempt = 0; attempt < 50; attempt++) {

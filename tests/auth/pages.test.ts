@@ -33,7 +33,8 @@ describe('auth pages', () => {
   it('guards /dashboard however the path is spelled', async () => {
     const service = await start();
     expectRedirectToLogin(await service.page('/dashboard?x=1'));
-    // Routing is strict and case-sensitive: other spellings are no page at all, and nothing of the page is sent.
+    // Routing is strict and case-sensitive: other spellings are no page at all, and nothing of the
+    // page is sent.
     for (const path of ['/dashboard/', '/DASHBOARD']) {
       const other = await service.page(path);
       expect(other.status).toBe(404);
@@ -59,7 +60,8 @@ describe('auth pages', () => {
     expect(html).toMatch(/<html lang="ja">/);
     const references = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((match) => match[1]);
     const assets = references.filter((reference) => reference.startsWith('/assets/'));
-    expect(assets.length).toBeGreaterThanOrEqual(1); // the script (the stylesheet is in the document)
+    // The script (the stylesheet is in the document).
+    expect(assets.length).toBeGreaterThanOrEqual(1);
     for (const asset of assets) {
       const file = await service.page(asset);
       expect(file.status).toBe(200);

@@ -39,11 +39,15 @@ describe('auth security headers', () => {
   it('sends a same-origin Content-Security-Policy and helmet’s headers with the pages', async () => {
     const service = await start();
     const token = await signIn(service);
-    for (const reply of [await service.page('/login'), await service.page('/dashboard', { cookie: `token=${token}` })]) {
+    for (const reply of [
+      await service.page('/login'),
+      await service.page('/dashboard', { cookie: `token=${token}` }),
+    ]) {
       const csp = reply.headers['content-security-policy'] ?? '';
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self';");
-      // The page's own stylesheet, inlined by the build, allowed by its hash; no other inline style.
+      // The page's own stylesheet, inlined by the build, allowed by its hash; no other inline
+      // style.
       expect(csp).toMatch(/style-src 'self' 'sha256-[A-Za-z0-9+/]+=*';/);
       expect(csp).not.toContain('unsafe-inline');
       expect(csp).toContain("object-src 'none'");
@@ -59,8 +63,14 @@ describe('auth security headers', () => {
   it('answers the API with a policy that allows nothing, never stored, sniffed or framed', async () => {
     const service = await start();
     const signedIn = await signIn(service);
-    for (const reply of [await service.me(signedIn), await service.me(), await service.request('GET', '/api/unknown')]) {
-      expect(reply.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+    for (const reply of [
+      await service.me(signedIn),
+      await service.me(),
+      await service.request('GET', '/api/unknown'),
+    ]) {
+      expect(reply.headers['content-security-policy']).toBe(
+        "default-src 'none'; frame-ancestors 'none'",
+      );
       expect(reply.headers['cache-control']).toBe('no-store');
       expect(reply.headers['x-content-type-options']).toBe('nosniff');
       expect(reply.headers['x-frame-options']).toBe('DENY');
@@ -84,6 +94,7 @@ describe('auth request log', () => {
       { method: 'POST', path: '/api/login', status: 401 },
     ]);
     const logged = JSON.stringify(service.logs.lines);
-    for (const secret of [USER.password, 'a-wrong-guess', token]) expect(logged).not.toContain(secret);
+    for (const secret of [USER.password, 'a-wrong-guess', token])
+      expect(logged).not.toContain(secret);
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { messages } from '../../server/auth/messages.js';
-import { ADMIN, signIn, tokenFrom, USER, useAuthService, type AuthClient } from '../support/authClient.js';
+import {
+  ADMIN,
+  signIn,
+  tokenFrom,
+  USER,
+  useAuthService,
+  type AuthClient,
+} from '../support/authClient.js';
 
 const { start } = useAuthService();
 
@@ -12,16 +19,22 @@ const ADMIN_API = [
 ] as const;
 
 const idsOf = async (service: AuthClient, token: string) =>
-  ((await service.as(token, 'GET', '/api/sessions')).json as { sessions: { id: string; current: boolean }[] }).sessions;
+  (
+    (await service.as(token, 'GET', '/api/sessions')).json as {
+      sessions: { id: string; current: boolean }[];
+    }
+  ).sessions;
 
-const currentId = async (service: AuthClient, token: string) => (await idsOf(service, token)).find((session) => session.current)!.id;
+const currentId = async (service: AuthClient, token: string) =>
+  (await idsOf(service, token)).find((session) => session.current)!.id;
 
 // Every case runs on both stores: what a client sees does not depend on where sessions are kept.
 describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
-  const startService = (env: Record<string, string> = {}) => start({ SESSION_STORE: store, ...env });
+  const startService = (env: Record<string, string> = {}) =>
+    start({ SESSION_STORE: store, ...env });
 
   describe("a user's own sessions", () => {
-    it('lists the browsers the user is signed in with, marking this one, and nobody else\'s; never a token', async () => {
+    it("lists the browsers the user is signed in with, marking this one, and nobody else's; never a token", async () => {
       const service = await startService();
       const first = await signIn(service);
       const second = tokenFrom(await service.login(USER, undefined, '127.0.0.2'));
@@ -39,12 +52,17 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
 
     it('ends every other session, keeping this one', async () => {
       const service = await startService();
-      const [mine, ...others] = [await signIn(service), await signIn(service), await signIn(service)];
+      const [mine, ...others] = [
+        await signIn(service),
+        await signIn(service),
+        await signIn(service),
+      ];
       const theirs = await signIn(service, ADMIN);
       const reply = await service.as(mine, 'DELETE', '/api/sessions');
       expect(reply.status).toBe(200);
       expect(reply.json).toEqual({ ended: 2 });
-      for (const token of others) expect((await service.me(token)).json).toEqual({ error: messages.invalidSession });
+      for (const token of others)
+        expect((await service.me(token)).json).toEqual({ error: messages.invalidSession });
       expect((await service.me(mine)).status).toBe(200);
       expect((await service.me(theirs)).status).toBe(200);
     });
@@ -54,7 +72,10 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       const [mine, other] = [await signIn(service), await signIn(service)];
       const admins = await signIn(service, ADMIN);
       const otherId = (await idsOf(service, mine)).find((session) => !session.current)!.id;
-      expect((await service.as(mine, 'DELETE', `/api/sessions/${await currentId(service, admins)}`)).json).toEqual({ error: messages.sessionNotFound });
+      expect(
+        (await service.as(mine, 'DELETE', `/api/sessions/${await currentId(service, admins)}`))
+          .json,
+      ).toEqual({ error: messages.sessionNotFound });
       expect((await service.me(admins)).status).toBe(200);
       const reply = await service.as(mine, 'DELETE', `/api/sessions/${otherId}`);
       expect(reply.status).toBe(200);
@@ -75,7 +96,9 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
         expect(reply.status).toBe(401);
         expect(reply.json).toEqual({ error: messages.unauthenticated });
       }
-      const forged = await service.as(mine, 'DELETE', '/api/sessions', { origin: 'https://evil.example' });
+      const forged = await service.as(mine, 'DELETE', '/api/sessions', {
+        origin: 'https://evil.example',
+      });
       expect(forged.status).toBe(403);
       expect(forged.json).toEqual({ error: messages.foreignRequest });
       expect((await service.me(other)).status).toBe(200);
@@ -88,11 +111,23 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       const user = await signIn(service);
       for (const [method, path] of ADMIN_API) {
         const anonymous = await service.as(undefined, method, path);
-        expect([path, anonymous.status, anonymous.json]).toEqual([path, 401, { error: messages.unauthenticated }]);
+        expect([path, anonymous.status, anonymous.json]).toEqual([
+          path,
+          401,
+          { error: messages.unauthenticated },
+        ]);
         const ended = await service.as(crypto.randomUUID(), method, path);
-        expect([path, ended.status, ended.json]).toEqual([path, 401, { error: messages.invalidSession }]);
+        expect([path, ended.status, ended.json]).toEqual([
+          path,
+          401,
+          { error: messages.invalidSession },
+        ]);
         const forbidden = await service.as(user, method, path);
-        expect([path, forbidden.status, forbidden.json]).toEqual([path, 403, { error: messages.forbidden }]);
+        expect([path, forbidden.status, forbidden.json]).toEqual([
+          path,
+          403,
+          { error: messages.forbidden },
+        ]);
       }
       expect((await service.me(user)).status).toBe(200);
     });
@@ -103,8 +138,12 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       const admin = await signIn(service, ADMIN);
       const reply = await service.as(admin, 'GET', '/api/admin/sessions');
       expect(reply.status).toBe(200);
-      const { users: accounts } = reply.json as { users: { id: string; email: string; role: string; sessions: { current: boolean }[] }[] };
-      expect(accounts.map(({ id, email, role, sessions }) => [id, email, role, sessions.length])).toEqual([
+      const { users: accounts } = reply.json as {
+        users: { id: string; email: string; role: string; sessions: { current: boolean }[] }[];
+      };
+      expect(
+        accounts.map(({ id, email, role, sessions }) => [id, email, role, sessions.length]),
+      ).toEqual([
         ['1', USER.email, 'user', 2],
         ['2', ADMIN.email, 'admin', 1],
       ]);
@@ -142,13 +181,21 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       const service = await startService();
       const user = await signIn(service);
       const admin = await signIn(service, ADMIN);
-      const reply = await service.as(admin, 'DELETE', '/api/admin/users/1/sessions', { origin: 'http://evil.example' });
+      const reply = await service.as(admin, 'DELETE', '/api/admin/users/1/sessions', {
+        origin: 'http://evil.example',
+      });
       expect([reply.status, reply.json]).toEqual([403, { error: messages.foreignRequest }]);
       expect((await service.me(user)).status).toBe(200);
     });
 
     it('reads the effective settings, and no secret', async () => {
-      const service = await startService({ SESSION_TTL_SECONDS: '1800', SESSION_MAX_PER_USER: '7', DEVICE_TRUST_DAYS: '30', TRUST_PROXY: 'loopback', AUTH_ALLOWED_HOSTS: '127.0.0.1,app.example' });
+      const service = await startService({
+        SESSION_TTL_SECONDS: '1800',
+        SESSION_MAX_PER_USER: '7',
+        DEVICE_TRUST_DAYS: '30',
+        TRUST_PROXY: 'loopback',
+        AUTH_ALLOWED_HOSTS: '127.0.0.1,app.example',
+      });
       const admin = await signIn(service, ADMIN);
       const reply = await service.as(admin, 'GET', '/api/admin/settings');
       expect(reply.status).toBe(200);
@@ -168,9 +215,16 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
         allowedHosts: ['127.0.0.1', 'app.example'],
         production: false,
         passwordHashCost: 1024,
-        audit: { retentionDays: 30, maxEvents: 100_000, perClient: 5, windowSeconds: 60, maxClients: 1000 },
+        audit: {
+          retentionDays: 30,
+          maxEvents: 100_000,
+          perClient: 5,
+          windowSeconds: 60,
+          maxClients: 1000,
+        },
       });
-      for (const secret of [USER.password, ADMIN.password, admin]) expect(reply.text).not.toContain(secret);
+      for (const secret of [USER.password, ADMIN.password, admin])
+        expect(reply.text).not.toContain(secret);
     });
   });
 
@@ -190,7 +244,8 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
         expect(admin.status).toBe(200);
         expect(admin.headers['content-type']).toMatch(/^text\/html/);
         expect(admin.text).not.toContain(adminToken);
-        for (const reply of [anonymous, user, admin]) expect(reply.headers['cache-control']).toBe('no-store');
+        for (const reply of [anonymous, user, admin])
+          expect(reply.headers['cache-control']).toBe('no-store');
       });
     }
 
@@ -204,8 +259,11 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       expect(users.text).toContain('127.0.0.3');
       const settings = await service.as(admin, 'GET', '/admin/settings');
       expect(settings.text).toContain('<title>システム設定</title>');
-      expect(settings.text).toContain(store === 'postgres' ? 'PostgreSQL (postgres)' : 'プロセスのメモリー (memory)');
-      for (const secret of [USER.password, ADMIN.password]) expect(settings.text).not.toContain(secret);
+      expect(settings.text).toContain(
+        store === 'postgres' ? 'PostgreSQL (postgres)' : 'プロセスのメモリー (memory)',
+      );
+      for (const secret of [USER.password, ADMIN.password])
+        expect(settings.text).not.toContain(secret);
     });
   });
 });

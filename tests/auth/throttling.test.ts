@@ -1,11 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { messages } from '../../server/auth/messages.js';
-import { ADMIN, deviceFrom, setCookies, USER, useAuthService, type AuthClient } from '../support/authClient.js';
+import {
+  ADMIN,
+  deviceFrom,
+  setCookies,
+  USER,
+  useAuthService,
+  type AuthClient,
+} from '../support/authClient.js';
 
 const { start } = useAuthService();
 
 describe('auth login throttling', () => {
-  const fail = (service: AuthClient, email = USER.email, from = '127.0.0.1') => service.login({ email, password: 'wrong' }, undefined, from);
+  const fail = (service: AuthClient, email = USER.email, from = '127.0.0.1') =>
+    service.login({ email, password: 'wrong' }, undefined, from);
 
   it('blocks an account and client address pair after 5 failures in 15 minutes, even with the right password, until the window frees', async () => {
     const service = await start();
@@ -40,14 +48,19 @@ describe('auth login throttling', () => {
     const device = deviceFrom(owner);
     let failures = 0;
     for (let address = 2; address <= 30; address++) {
-      for (let attempt = 1; attempt <= 5; attempt++) if ((await fail(service, USER.email, `127.0.1.${address}`)).status === 401) failures++;
+      for (let attempt = 1; attempt <= 5; attempt++)
+        if ((await fail(service, USER.email, `127.0.1.${address}`)).status === 401) failures++;
     }
     expect(failures).toBe(100);
     const fresh = await service.login(USER, undefined, '127.0.2.1');
     expect(fresh.status).toBe(429);
     expect(Number(fresh.headers['retry-after'])).toBeGreaterThan(0);
     // The owner's browser shows its device cookie: admitted, from any address.
-    const trusted = await service.request('POST', '/api/login', { json: USER, headers: { cookie: `device=${device}` }, localAddress: '127.0.2.2' });
+    const trusted = await service.request('POST', '/api/login', {
+      json: USER,
+      headers: { cookie: `device=${device}` },
+      localAddress: '127.0.2.2',
+    });
     expect(trusted.status).toBe(200);
     // Other accounts are not touched.
     expect((await service.login(ADMIN, undefined, '127.0.2.1')).status).toBe(200);
@@ -64,30 +77,51 @@ describe('auth login throttling', () => {
         await fail(service, USER.email, `127.0.1.${address}`);
       }
     }
-    const withDevice = (cookie: string, credentials = USER) => service.request('POST', '/api/login', { json: credentials, headers: { cookie: `device=${cookie}` }, localAddress: '127.0.3.1' });
+    const withDevice = (cookie: string, credentials = USER) =>
+      service.request('POST', '/api/login', {
+        json: credentials,
+        headers: { cookie: `device=${cookie}` },
+        localAddress: '127.0.3.1',
+      });
     expect((await withDevice(device, ADMIN)).status).toBe(429);
     const [id, generation, issuedAt, nonce, signature] = device.split('.');
     expect((await withDevice(`${id}.${generation}.${issuedAt}.${nonce}.forged`)).status).toBe(429);
     // Made younger, or of another generation, it no longer matches its signature.
-    expect((await withDevice(`${id}.${generation}.${Number(issuedAt) + 86_400}.${nonce}.${signature}`)).status).toBe(429);
-    expect((await withDevice(`${id}.${Number(generation) + 1}.${issuedAt}.${nonce}.${signature}`)).status).toBe(429);
+    expect(
+      (await withDevice(`${id}.${generation}.${Number(issuedAt) + 86_400}.${nonce}.${signature}`))
+        .status,
+    ).toBe(429);
+    expect(
+      (await withDevice(`${id}.${Number(generation) + 1}.${issuedAt}.${nonce}.${signature}`))
+        .status,
+    ).toBe(429);
     expect((await withDevice(device)).status).toBe(200);
   });
 
   it('admits correct logins arriving together, two from each address, every one of them', async () => {
     const service = await start();
-    const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => service.login(USER, undefined, `127.0.4.${1 + (i >> 1)}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        service.login(USER, undefined, `127.0.4.${1 + (i >> 1)}`),
+      ),
+    );
     expect(answers.map((answer) => answer.status)).toEqual(Array(16).fill(200));
   });
 
   it('refuses at once an attempt from an address with two in progress (429, Retry-After: 1), checking nothing', async () => {
     // The default cost: each check takes long enough for the others to arrive while it runs.
     const service = await start({ PASSWORD_HASH_COST: '16384' });
-    const answers = await Promise.all(Array.from({ length: 10 }, () => fail(service, 'nobody@example.com', '127.0.4.20')));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => fail(service, 'nobody@example.com', '127.0.4.20')),
+    );
     const refused = answers.filter((answer) => answer.status === 429);
     expect(answers.filter((answer) => answer.status === 401).length).toBeGreaterThanOrEqual(2);
     expect(refused.length).toBeGreaterThan(0);
-    for (const answer of refused) expect([answer.headers['retry-after'], answer.json]).toEqual(['1', { error: messages.tooManyAttempts }]);
+    for (const answer of refused)
+      expect([answer.headers['retry-after'], answer.json]).toEqual([
+        '1',
+        { error: messages.tooManyAttempts },
+      ]);
   });
 
   it('checks guesses arriving together no faster than the limit allows: 5 wrong, the rest wait and are refused', async () => {
@@ -95,7 +129,13 @@ describe('auth login throttling', () => {
     // One trusted device guessing from 20 addresses at once: its own pair limit is what holds it.
     const device = deviceFrom(await service.login(USER, undefined, '127.0.5.1'));
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => service.request('POST', '/api/login', { json: { ...USER, password: 'wrong' }, headers: { cookie: `device=${device}` }, localAddress: `127.0.5.${2 + i}` })),
+      Array.from({ length: 20 }, (_, i) =>
+        service.request('POST', '/api/login', {
+          json: { ...USER, password: 'wrong' },
+          headers: { cookie: `device=${device}` },
+          localAddress: `127.0.5.${2 + i}`,
+        }),
+      ),
     );
     const statuses = answers.map((answer) => answer.status).sort();
     expect(statuses).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
@@ -104,9 +144,12 @@ describe('auth login throttling', () => {
   it('bounds the failures of an address at 50 in 15 minutes, over every account and unknown email; past it even the right password waits, but not from elsewhere, nor a trusted browser', async () => {
     const service = await start();
     const device = deviceFrom(await service.login(USER, undefined, '127.0.6.2'));
-    for (let attempt = 1; attempt <= 5; attempt++) expect((await fail(service, ADMIN.email, '127.0.6.1')).status).toBe(401);
+    for (let attempt = 1; attempt <= 5; attempt++)
+      expect((await fail(service, ADMIN.email, '127.0.6.1')).status).toBe(401);
     for (let attempt = 1; attempt <= 45; attempt++) {
-      expect((await fail(service, `stranger-${attempt}@example.com`, '127.0.6.1')).status).toBe(401);
+      expect((await fail(service, `stranger-${attempt}@example.com`, '127.0.6.1')).status).toBe(
+        401,
+      );
       service.advance(1);
     }
     const refused = await fail(service, 'one-more@example.com', '127.0.6.1');
@@ -115,7 +158,11 @@ describe('auth login throttling', () => {
     expect(refused.headers['retry-after']).toBe('855');
     expect((await service.login(USER, undefined, '127.0.6.1')).status).toBe(429);
     expect((await service.login(USER, undefined, '127.0.6.3')).status).toBe(200);
-    const trusted = await service.request('POST', '/api/login', { json: USER, headers: { cookie: `device=${device}` }, localAddress: '127.0.6.1' });
+    const trusted = await service.request('POST', '/api/login', {
+      json: USER,
+      headers: { cookie: `device=${device}` },
+      localAddress: '127.0.6.1',
+    });
     expect(trusted.status).toBe(200);
     service.advance(855);
     expect((await service.login(USER, undefined, '127.0.6.1')).status).toBe(200);
@@ -123,20 +170,29 @@ describe('auth login throttling', () => {
 
   it('counts an IPv6 client by its /64', async () => {
     const service = await start({ TRUST_PROXY: 'loopback' });
-    const from = (address: string, email: string) => service.request('POST', '/api/login', { json: { email, password: 'wrong' }, headers: { 'x-forwarded-for': address } });
-    for (let attempt = 1; attempt <= 50; attempt++) expect((await from(`2001:db8:1:2::${attempt.toString(16)}`, `stranger-${attempt}@example.com`)).status).toBe(401);
+    const from = (address: string, email: string) =>
+      service.request('POST', '/api/login', {
+        json: { email, password: 'wrong' },
+        headers: { 'x-forwarded-for': address },
+      });
+    for (let attempt = 1; attempt <= 50; attempt++)
+      expect(
+        (await from(`2001:db8:1:2::${attempt.toString(16)}`, `stranger-${attempt}@example.com`))
+          .status,
+      ).toBe(401);
     expect((await from('2001:db8:1:2:ffff::1', 'another@example.com')).status).toBe(429);
     expect((await from('2001:db8:1:3::1', 'another@example.com')).status).toBe(401);
   });
 
   it('counts each account on its own, and emails whatever their letter case as one', async () => {
     const service = await start();
-    for (let attempt = 1; attempt <= 5; attempt++) await fail(service, attempt % 2 ? 'USER@example.com' : USER.email);
+    for (let attempt = 1; attempt <= 5; attempt++)
+      await fail(service, attempt % 2 ? 'USER@example.com' : USER.email);
     expect((await service.login(USER)).status).toBe(429);
     expect((await service.login(ADMIN)).status).toBe(200);
   });
 
-  it('clears a pair\'s failures on success', async () => {
+  it("clears a pair's failures on success", async () => {
     const service = await start();
     for (let attempt = 1; attempt <= 4; attempt++) await fail(service);
     expect((await service.login(USER)).status).toBe(200);

@@ -6,7 +6,9 @@ const { start } = useAuthService();
 // A browser sends several `token` cookies when cookies of that name were set for several paths
 // or domains (a sibling site can plant one); the first that names a live session is the user's.
 describe('auth several token cookies', () => {
-  const cookies = (...tokens: string[]) => ({ cookie: tokens.map((token) => `token=${token}`).join('; ') });
+  const cookies = (...tokens: string[]) => ({
+    cookie: tokens.map((token) => `token=${token}`).join('; '),
+  });
 
   it.each([
     ['an unknown token', () => crypto.randomUUID()],
@@ -35,13 +37,19 @@ describe('auth several token cookies', () => {
   it('takes the first of two live sessions', async () => {
     const service = await start();
     const [user, admin] = [await signIn(service), await signIn(service, ADMIN)];
-    expect((await service.request('GET', '/api/me', { headers: cookies(user, admin) })).json).toMatchObject({ user: { role: 'user' } });
-    expect((await service.request('GET', '/api/me', { headers: cookies(admin, user) })).json).toMatchObject({ user: { role: 'admin' } });
+    expect(
+      (await service.request('GET', '/api/me', { headers: cookies(user, admin) })).json,
+    ).toMatchObject({ user: { role: 'user' } });
+    expect(
+      (await service.request('GET', '/api/me', { headers: cookies(admin, user) })).json,
+    ).toMatchObject({ user: { role: 'admin' } });
   });
 
   it('answers 401 invalid session when none names a live session', async () => {
     const service = await start();
-    const reply = await service.request('GET', '/api/me', { headers: cookies(crypto.randomUUID(), '', crypto.randomUUID()) });
+    const reply = await service.request('GET', '/api/me', {
+      headers: cookies(crypto.randomUUID(), '', crypto.randomUUID()),
+    });
     expect(reply.status).toBe(401);
     expect(reply.json).toEqual({ error: 'invalid session' });
   });

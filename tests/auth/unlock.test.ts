@@ -5,39 +5,63 @@ import { ADMIN, signIn, USER, useAuthService, type AuthClient } from '../support
 
 const { start } = useAuthService();
 
-const fail = (service: AuthClient, from: string, email = USER.email) => service.login({ email, password: 'wrong' }, undefined, from);
+const fail = (service: AuthClient, from: string, email = USER.email) =>
+  service.login({ email, password: 'wrong' }, undefined, from);
 
 /** The user's account as the users page shows it. */
 async function userAccount(service: AuthClient, admin: string): Promise<AccountOverview> {
   const reply = await service.as(admin, 'GET', '/api/admin/users');
   expect(reply.status).toBe(200);
-  return (reply.json as { users: AccountOverview[] }).users.find((account) => account.email === USER.email)!;
+  return (reply.json as { users: AccountOverview[] }).users.find(
+    (account) => account.email === USER.email,
+  )!;
 }
 
-const unlock = (service: AuthClient, admin: string, id = '1', headers: Record<string, string> = {}) => service.as(admin, 'DELETE', `/api/admin/users/${id}/throttle`, headers);
+const unlock = (
+  service: AuthClient,
+  admin: string,
+  id = '1',
+  headers: Record<string, string> = {},
+) => service.as(admin, 'DELETE', `/api/admin/users/${id}/throttle`, headers);
 
 describe.each(['memory', 'postgres'])('unlocking an account with SESSION_STORE=%s', (store) => {
-  const startService = (env: Record<string, string> = {}) => start({ SESSION_STORE: store, ...env });
+  const startService = (env: Record<string, string> = {}) =>
+    start({ SESSION_STORE: store, ...env });
 
   it('admits again an account blocked for a client, once an administrator unlocks it, and records who did', async () => {
     const service = await startService();
     const admin = await signIn(service, ADMIN);
-    for (let attempt = 1; attempt <= 5; attempt++) expect((await fail(service, '127.0.0.5')).status).toBe(401);
+    for (let attempt = 1; attempt <= 5; attempt++)
+      expect((await fail(service, '127.0.0.5')).status).toBe(401);
     expect((await service.login(USER, undefined, '127.0.0.5')).status).toBe(429);
     // Until the first failure leaves the 15-minute window (PostgreSQL's clock moves on meanwhile).
     const blockedThrottle = {
       blocked: true,
       account: { failures: 5, retryAfterSeconds: null },
-      clients: [{ address: '127.0.0.5', failures: 5, retryAfterSeconds: expect.toSatisfy((seconds: number) => seconds > 880 && seconds <= 900) }],
+      clients: [
+        {
+          address: '127.0.0.5',
+          failures: 5,
+          retryAfterSeconds: expect.toSatisfy((seconds: number) => seconds > 880 && seconds <= 900),
+        },
+      ],
     };
     const blocked = await userAccount(service, admin);
     expect(blocked.throttle).toEqual(blockedThrottle);
-    expect(blocked.events[0]).toMatchObject({ type: 'login.throttled', address: '127.0.0.5', detail: { limit: 'pair' } });
+    expect(blocked.events[0]).toMatchObject({
+      type: 'login.throttled',
+      address: '127.0.0.5',
+      detail: { limit: 'pair' },
+    });
 
     const unlocked = await unlock(service, admin);
     expect(unlocked.status).toBe(200);
     expect(unlocked.json).toEqual({ cleared: blockedThrottle });
-    expect((await userAccount(service, admin)).throttle).toEqual({ blocked: false, account: { failures: 0, retryAfterSeconds: null }, clients: [] });
+    expect((await userAccount(service, admin)).throttle).toEqual({
+      blocked: false,
+      account: { failures: 0, retryAfterSeconds: null },
+      clients: [],
+    });
     expect((await service.login(USER, undefined, '127.0.0.5')).status).toBe(200);
 
     const [latest, unlocking] = (await userAccount(service, admin)).events as AuditEventView[];
@@ -49,7 +73,9 @@ describe.each(['memory', 'postgres'])('unlocking an account with SESSION_STORE=%
       detail: { adminId: '2', wasBlocked: true, clients: 1, accountFailures: 5 },
     });
     // Unlocking an account that is not blocked clears nothing, and says so.
-    expect((await unlock(service, admin)).json).toEqual({ cleared: { blocked: false, account: { failures: 0, retryAfterSeconds: null }, clients: [] } });
+    expect((await unlock(service, admin)).json).toEqual({
+      cleared: { blocked: false, account: { failures: 0, retryAfterSeconds: null }, clients: [] },
+    });
   });
 
   it("clears the account's own limit, from every address, but not an address's budget, which is the address's", async () => {
@@ -60,15 +86,24 @@ describe.each(['memory', 'postgres'])('unlocking an account with SESSION_STORE=%
       for (let attempt = 1; attempt <= 5; attempt++) await fail(service, `127.0.10.${address}`);
     }
     // And one address past its own budget, with emails of nobody's.
-    for (let attempt = 1; attempt <= 50; attempt++) await fail(service, '127.0.11.1', `stranger-${attempt}@example.com`);
+    for (let attempt = 1; attempt <= 50; attempt++)
+      await fail(service, '127.0.11.1', `stranger-${attempt}@example.com`);
     expect((await service.login(USER, undefined, '127.0.12.1')).status).toBe(429);
     expect((await service.login(USER, undefined, '127.0.11.1')).status).toBe(429);
     const { throttle } = await userAccount(service, admin);
-    expect([throttle.blocked, throttle.account.failures, throttle.clients.length]).toEqual([true, 100, 20]);
+    expect([throttle.blocked, throttle.account.failures, throttle.clients.length]).toEqual([
+      true,
+      100,
+      20,
+    ]);
     expect(throttle.account.retryAfterSeconds).toBeGreaterThan(0);
 
     const { cleared } = (await unlock(service, admin)).json as { cleared: AccountThrottle };
-    expect([cleared.blocked, cleared.account.failures, cleared.clients.length]).toEqual([true, 100, 20]);
+    expect([cleared.blocked, cleared.account.failures, cleared.clients.length]).toEqual([
+      true,
+      100,
+      20,
+    ]);
     expect((await service.login(USER, undefined, '127.0.12.1')).status).toBe(200);
     expect((await service.login(USER, undefined, '127.0.10.1')).status).toBe(200);
     // The address that spent its budget on every account waits on.
@@ -81,13 +116,18 @@ describe.each(['memory', 'postgres'])('unlocking an account with SESSION_STORE=%
     for (let attempt = 1; attempt <= 5; attempt++) await fail(service, '127.0.0.6');
     expect((await unlock(service, admin, '99')).json).toEqual({ error: messages.userNotFound });
     expect((await unlock(service, admin, '99')).status).toBe(404);
-    expect((await service.as(undefined, 'DELETE', '/api/admin/users/1/throttle')).json).toEqual({ error: messages.unauthenticated });
+    expect((await service.as(undefined, 'DELETE', '/api/admin/users/1/throttle')).json).toEqual({
+      error: messages.unauthenticated,
+    });
     const refused = await unlock(service, user);
     expect([refused.status, refused.json]).toEqual([403, { error: messages.forbidden }]);
     const forged = await unlock(service, admin, '1', { origin: 'https://evil.example' });
     expect([forged.status, forged.json]).toEqual([403, { error: messages.foreignRequest }]);
     expect((await service.login(USER, undefined, '127.0.0.6')).status).toBe(429);
-    for (const [method, path] of [['GET', '/api/admin/users'], ['GET', '/api/admin/audit']] as const) {
+    for (const [method, path] of [
+      ['GET', '/api/admin/users'],
+      ['GET', '/api/admin/audit'],
+    ] as const) {
       expect((await service.as(user, method, path)).status).toBe(403);
       expect((await service.as(undefined, method, path)).status).toBe(401);
     }

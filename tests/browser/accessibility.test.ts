@@ -11,22 +11,29 @@ const SCHEMES: Scheme[] = ['light', 'dark'];
 /** WCAG's contrast ratio of two `rgb(…)` colours as getComputedStyle writes them. */
 function contrast(first: string, second: string): number {
   const luminance = (color: string) => {
-    const [r, g, b] = color.match(/[\d.]+/g)!.slice(0, 3).map((value) => {
-      const channel = Number(value) / 255;
-      return channel <= 0.04045 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
-    });
+    const [r, g, b] = color
+      .match(/[\d.]+/g)!
+      .slice(0, 3)
+      .map((value) => {
+        const channel = Number(value) / 255;
+        return channel <= 0.04045 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
+      });
     return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
   };
   const [light, dark] = [luminance(first), luminance(second)].sort((a, b) => b - a);
   return (light! + 0.05) / (dark! + 0.05);
 }
 
-/** The focused control's ring, and the colour behind it (the nearest opaque background of its ancestors). */
+/**
+ * The focused control's ring, and the colour behind it (the nearest opaque background of its
+ * ancestors).
+ */
 function focusRing(control: Locator) {
   return control.evaluate((element) => {
     const style = getComputedStyle(element);
     let behind = element.parentElement;
-    while (behind && /rgba\(.*, 0\)|transparent/.test(getComputedStyle(behind).backgroundColor)) behind = behind.parentElement;
+    while (behind && /rgba\(.*, 0\)|transparent/.test(getComputedStyle(behind).backgroundColor))
+      behind = behind.parentElement;
     return {
       style: style.outlineStyle,
       width: parseFloat(style.outlineWidth),
@@ -44,72 +51,103 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
   /** No axe-core violation, and one h1, in the page's present state. */
   async function expectAccessible(page: Page, state: string) {
     const { violations } = await new AxeBuilder({ page }).analyze();
-    expect(violations.map(({ id, nodes }) => `${state}: ${id} at ${nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+    expect(
+      violations.map(
+        ({ id, nodes }) =>
+          `${state}: ${id} at ${nodes.map((node) => node.target.join(' ')).join(', ')}`,
+      ),
+    ).toEqual([]);
     expect(await page.locator('h1').count(), state).toBe(1);
   }
 
-  it.each(SCHEMES)('has no axe-core violation and one h1 in every state of the login page (%s theme)', async (scheme) => {
-    const { page, gateway } = pages;
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.goto(pages.url('/login'));
-    await expectAccessible(page, 'login');
-    gateway.mode = 'hold';
-    await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
-    await submitButton().click();
-    await status().filter({ hasText: 'ログイン中…' }).waitFor();
-    await expectAccessible(page, 'logging in');
-    gateway.mode = 'forward';
-    gateway.release();
-    await page.locator('main .error').waitFor();
-    await expectAccessible(page, 'login failed');
-  });
+  it.each(SCHEMES)(
+    'has no axe-core violation and one h1 in every state of the login page (%s theme)',
+    async (scheme) => {
+      const { page, gateway } = pages;
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.goto(pages.url('/login'));
+      await expectAccessible(page, 'login');
+      gateway.mode = 'hold';
+      await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
+      await submitButton().click();
+      await status().filter({ hasText: 'ログイン中…' }).waitFor();
+      await expectAccessible(page, 'logging in');
+      gateway.mode = 'forward';
+      gateway.release();
+      await page.locator('main .error').waitFor();
+      await expectAccessible(page, 'login failed');
+    },
+  );
 
-  it.each(SCHEMES)('has no axe-core violation and one h1 in every state of the dashboard (%s theme)', async (scheme) => {
-    const { page, gateway } = pages;
-    await page.emulateMedia({ colorScheme: scheme });
-    await pages.logIn(USER);
-    await expectAccessible(page, 'dashboard of a user');
-    await pages.logIn(ADMIN);
-    await expectAccessible(page, 'dashboard of an admin');
-    gateway.mode = 'hold';
-    await page.getByRole('button', { name: 'ログアウト' }).click();
-    await status().filter({ hasText: 'ログアウト中…' }).waitFor();
-    await expectAccessible(page, 'logging out');
-    gateway.mode = 'forward';
-    gateway.release();
-    await page.waitForURL(pages.url('/login'));
-    await pages.logIn(ADMIN);
-    gateway.mode = 'badGateway';
-    await page.getByRole('button', { name: 'ログアウト' }).click();
-    await status().filter({ hasText: 'ログアウトに失敗しました' }).waitFor();
-    await expectAccessible(page, 'logout failed');
-    expect(await page.locator('main .error').textContent()).toBe('ログアウトに失敗しました');
-  });
+  it.each(SCHEMES)(
+    'has no axe-core violation and one h1 in every state of the dashboard (%s theme)',
+    async (scheme) => {
+      const { page, gateway } = pages;
+      await page.emulateMedia({ colorScheme: scheme });
+      await pages.logIn(USER);
+      await expectAccessible(page, 'dashboard of a user');
+      await pages.logIn(ADMIN);
+      await expectAccessible(page, 'dashboard of an admin');
+      gateway.mode = 'hold';
+      await page.getByRole('button', { name: 'ログアウト' }).click();
+      await status().filter({ hasText: 'ログアウト中…' }).waitFor();
+      await expectAccessible(page, 'logging out');
+      gateway.mode = 'forward';
+      gateway.release();
+      await page.waitForURL(pages.url('/login'));
+      await pages.logIn(ADMIN);
+      gateway.mode = 'badGateway';
+      await page.getByRole('button', { name: 'ログアウト' }).click();
+      await status().filter({ hasText: 'ログアウトに失敗しました' }).waitFor();
+      await expectAccessible(page, 'logout failed');
+      expect(await page.locator('main .error').textContent()).toBe('ログアウトに失敗しました');
+    },
+  );
 
-  it.each(SCHEMES)('has no axe-core violation and one h1 on the administrators\' pages and the forbidden page (%s theme)', async (scheme) => {
-    const { page } = pages;
-    await page.emulateMedia({ colorScheme: scheme });
-    await pages.logIn(ADMIN);
-    await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
-    // Earlier tests of this file may have left the admin signed in elsewhere.
-    await status().filter({ hasText: /ほかにログイン中の端末はありません|ほかの端末の \d+ 件のセッションを終了しました/ }).waitFor();
-    await expectAccessible(page, 'dashboard, other devices signed out');
-    await page.goto(pages.url('/admin/users'));
-    await expectAccessible(page, 'users');
-    await page.locator('section', { has: page.getByRole('heading', { name: ADMIN.email }) }).getByRole('button', { name: 'すべて終了' }).waitFor();
-    // The user's account blocked for this machine's address: its state, and the button that unblocks it.
-    for (let attempt = 1; attempt <= 5; attempt++) await send(pages.url(''), { method: 'POST', path: '/api/login', json: { email: USER.email, password: 'wrong' } });
-    await page.reload();
-    await expectAccessible(page, 'users, an account blocked');
-    await page.locator('section', { has: page.getByRole('heading', { name: USER.email }) }).getByRole('button', { name: 'ブロック解除' }).click();
-    await status().filter({ hasText: 'ブロックを解除しました' }).waitFor();
-    await expectAccessible(page, 'users, the account unblocked');
-    await page.goto(pages.url('/admin/settings'));
-    await expectAccessible(page, 'settings');
-    await pages.logIn(USER);
-    await page.goto(pages.url('/admin/users'));
-    await expectAccessible(page, 'forbidden');
-  });
+  it.each(SCHEMES)(
+    "has no axe-core violation and one h1 on the administrators' pages and the forbidden page (%s theme)",
+    async (scheme) => {
+      const { page } = pages;
+      await page.emulateMedia({ colorScheme: scheme });
+      await pages.logIn(ADMIN);
+      await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
+      // Earlier tests of this file may have left the admin signed in elsewhere.
+      await status()
+        .filter({
+          hasText:
+            /ほかにログイン中の端末はありません|ほかの端末の \d+ 件のセッションを終了しました/,
+        })
+        .waitFor();
+      await expectAccessible(page, 'dashboard, other devices signed out');
+      await page.goto(pages.url('/admin/users'));
+      await expectAccessible(page, 'users');
+      await page
+        .locator('section', { has: page.getByRole('heading', { name: ADMIN.email }) })
+        .getByRole('button', { name: 'すべて終了' })
+        .waitFor();
+      // The user's account blocked for this machine's address: its state, and the button that
+      // unblocks it.
+      for (let attempt = 1; attempt <= 5; attempt++)
+        await send(pages.url(''), {
+          method: 'POST',
+          path: '/api/login',
+          json: { email: USER.email, password: 'wrong' },
+        });
+      await page.reload();
+      await expectAccessible(page, 'users, an account blocked');
+      await page
+        .locator('section', { has: page.getByRole('heading', { name: USER.email }) })
+        .getByRole('button', { name: 'ブロック解除' })
+        .click();
+      await status().filter({ hasText: 'ブロックを解除しました' }).waitFor();
+      await expectAccessible(page, 'users, the account unblocked');
+      await page.goto(pages.url('/admin/settings'));
+      await expectAccessible(page, 'settings');
+      await pages.logIn(USER);
+      await page.goto(pages.url('/admin/users'));
+      await expectAccessible(page, 'forbidden');
+    },
+  );
 
   it('keeps the focus on the button while the login runs, and announces it', async () => {
     const { page, gateway } = pages;
@@ -139,29 +177,41 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
     }
     // The next Tab stays in the form.
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('password');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe(
+      'password',
+    );
   });
 
-  it.each(SCHEMES)('rings every focused control at 3:1 or more against what is behind it (%s theme)', async (scheme) => {
-    const { page } = pages;
-    await page.emulateMedia({ colorScheme: scheme });
-    const check = async (controls: Locator[]) => {
-      for (const control of controls) {
-        await control.focus();
-        const ring = await focusRing(control);
-        expect(ring.style, await control.evaluate((element) => element.outerHTML)).toBe('solid');
-        expect(ring.width).toBeGreaterThanOrEqual(2);
-        expect(contrast(ring.color, ring.behind), `${ring.color} on ${ring.behind}`).toBeGreaterThanOrEqual(3);
-      }
-    };
-    await page.goto(pages.url('/login'));
-    // Through the keyboard, as :focus-visible shows the ring for it.
-    await page.keyboard.press('Tab');
-    await check([page.getByLabel('メールアドレス'), page.getByLabel('パスワード'), submitButton()]);
-    await pages.logIn(ADMIN);
-    await page.keyboard.press('Tab');
-    await check([page.getByRole('button', { name: 'ログアウト' })]);
-  });
+  it.each(SCHEMES)(
+    'rings every focused control at 3:1 or more against what is behind it (%s theme)',
+    async (scheme) => {
+      const { page } = pages;
+      await page.emulateMedia({ colorScheme: scheme });
+      const check = async (controls: Locator[]) => {
+        for (const control of controls) {
+          await control.focus();
+          const ring = await focusRing(control);
+          expect(ring.style, await control.evaluate((element) => element.outerHTML)).toBe('solid');
+          expect(ring.width).toBeGreaterThanOrEqual(2);
+          expect(
+            contrast(ring.color, ring.behind),
+            `${ring.color} on ${ring.behind}`,
+          ).toBeGreaterThanOrEqual(3);
+        }
+      };
+      await page.goto(pages.url('/login'));
+      // Through the keyboard, as :focus-visible shows the ring for it.
+      await page.keyboard.press('Tab');
+      await check([
+        page.getByLabel('メールアドレス'),
+        page.getByLabel('パスワード'),
+        submitButton(),
+      ]);
+      await pages.logIn(ADMIN);
+      await page.keyboard.press('Tab');
+      await check([page.getByRole('button', { name: 'ログアウト' })]);
+    },
+  );
 
   it('shows the focus ring in forced-colours mode', async () => {
     const { page } = pages;
@@ -181,15 +231,27 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
     const colours = () =>
       page.evaluate(() => {
         const card = getComputedStyle(document.querySelector('main')!);
-        return { page: getComputedStyle(document.documentElement).backgroundColor, card: card.backgroundColor, text: card.color };
+        return {
+          page: getComputedStyle(document.documentElement).backgroundColor,
+          card: card.backgroundColor,
+          text: card.color,
+        };
       });
     await page.emulateMedia({ colorScheme: 'light' });
     await page.goto(pages.url('/login'));
     const light = await colours();
     await page.emulateMedia({ colorScheme: 'dark' });
     const dark = await colours();
-    expect(light).toEqual({ page: 'rgb(243, 245, 248)', card: 'rgb(255, 255, 255)', text: 'rgb(31, 41, 51)' });
-    expect(dark).toEqual({ page: 'rgb(15, 20, 26)', card: 'rgb(26, 32, 41)', text: 'rgb(230, 233, 238)' });
+    expect(light).toEqual({
+      page: 'rgb(243, 245, 248)',
+      card: 'rgb(255, 255, 255)',
+      text: 'rgb(31, 41, 51)',
+    });
+    expect(dark).toEqual({
+      page: 'rgb(15, 20, 26)',
+      card: 'rgb(26, 32, 41)',
+      text: 'rgb(230, 233, 238)',
+    });
     expect(contrast(dark.text, dark.card)).toBeGreaterThanOrEqual(4.5);
   });
 });

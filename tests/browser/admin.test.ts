@@ -18,7 +18,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     return { context, page };
   }
 
-  it('sends a visitor without a session from the administrators\' pages to /login', async () => {
+  it("sends a visitor without a session from the administrators' pages to /login", async () => {
     const { page } = pages;
     for (const path of ['/admin/users', '/admin/settings']) {
       await page.goto(url(path));
@@ -26,13 +26,15 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     }
   });
 
-  it('shows a user the administrators\' pages as forbidden (403), with the way back', async () => {
+  it("shows a user the administrators' pages as forbidden (403), with the way back", async () => {
     const { page } = pages;
     await pages.logIn(USER);
     for (const path of ['/admin/users', '/admin/settings']) {
       const response = await page.goto(url(path));
       expect(response?.status()).toBe(403);
-      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('このページを表示する権限がありません');
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
+        'このページを表示する権限がありません',
+      );
       expect(await page.getByText('admin@example.com').count()).toBe(0);
     }
     await page.getByRole('link', { name: 'ダッシュボードに戻る' }).click();
@@ -51,12 +53,21 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
       const rows = await userSessions.getByRole('row').count();
       const adminSessions = page.getByRole('table', { name: `${ADMIN.email} のセッション` });
       expect(await adminSessions.getByText('この端末').count()).toBe(1);
-      expect(await page.content()).not.toMatch(/token=|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"\s*\}/);
+      expect(await page.content()).not.toMatch(
+        /token=|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"\s*\}/,
+      );
 
       // Sessions are listed oldest first: the other browser's is the last.
       await userSessions.getByRole('button', { name: '終了' }).last().click();
-      await page.getByRole('status').filter({ hasText: '1 件のセッションを終了しました' }).waitFor();
-      expect(rows === 2 ? await page.getByText('ログイン中のセッションはありません').count() : await userSessions.getByRole('row').count()).toBe(rows === 2 ? 1 : rows - 1);
+      await page
+        .getByRole('status')
+        .filter({ hasText: '1 件のセッションを終了しました' })
+        .waitFor();
+      expect(
+        rows === 2
+          ? await page.getByText('ログイン中のセッションはありません').count()
+          : await userSessions.getByRole('row').count(),
+      ).toBe(rows === 2 ? 1 : rows - 1);
 
       await other.page.goto(url('/dashboard'));
       expect(pages.path(other.page)).toBe('/login');
@@ -71,9 +82,14 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     try {
       await pages.logIn(ADMIN);
       await page.goto(url('/admin/users'));
-      const account = page.locator('section', { has: page.getByRole('heading', { name: USER.email }) });
+      const account = page.locator('section', {
+        has: page.getByRole('heading', { name: USER.email }),
+      });
       await account.getByRole('button', { name: 'すべて終了' }).click();
-      await page.getByRole('status').filter({ hasText: /\d+ 件のセッションを終了しました/ }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /\d+ 件のセッションを終了しました/ })
+        .waitFor();
       expect(await account.getByText('ログイン中のセッションはありません').count()).toBe(1);
       for (const other of [first, second]) {
         await other.page.reload();
@@ -93,31 +109,48 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     await pages.logIn(ADMIN);
     await page.getByRole('link', { name: 'システム設定' }).click();
     await page.waitForURL(url('/admin/settings'));
-    const value = (name: string) => page.locator('.settings div', { has: page.getByText(name, { exact: true }) }).locator('dd').textContent();
+    const value = (name: string) =>
+      page
+        .locator('.settings div', { has: page.getByText(name, { exact: true }) })
+        .locator('dd')
+        .textContent();
     expect(await value('セッションの保存先 (SESSION_STORE)')).toBe('プロセスのメモリー (memory)');
     expect(await value('セッションの有効期間 (SESSION_TTL_SECONDS)')).toBe('3600 秒');
     expect(await value('ログイン失敗の上限: アカウントと接続元ごと')).toBe('900 秒に 5 回');
-    expect(await value('ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)')).toBe('900 秒に 50 回');
+    expect(
+      await value('ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)'),
+    ).toBe('900 秒に 50 回');
     expect(await value('接続元ごとの同時ログイン試行 (プロセスごと)')).toBe('2 件まで');
     expect(await value('信頼済み端末の有効期間 (DEVICE_TRUST_DAYS)')).toBe('90 日');
     expect(await value('監査ログの保存期間 (AUDIT_RETENTION_DAYS)')).toBe('30 日');
     expect(await value('監査ログの最大件数 (AUDIT_MAX_EVENTS)')).toBe('100,000');
-    expect(await value('監査ログに 1 件ずつ記録するイベント: 種類と接続元ごと')).toBe('60 秒に 5 件まで (超えた分は件数だけ記録)');
+    expect(await value('監査ログに 1 件ずつ記録するイベント: 種類と接続元ごと')).toBe(
+      '60 秒に 5 件まで (超えた分は件数だけ記録)',
+    );
     expect(await page.locator('input, textarea, select').count()).toBe(0);
     expect(await page.content()).not.toContain(ADMIN.password);
   });
 
   it('shows the admin an account blocked for an address, with its latest events, and unblocks it: the user gets in again', async () => {
     const { page } = pages;
-    // Five wrong passwords from this machine (the browsers' address too) block the user's account for it.
+    // Five wrong passwords from this machine (the browsers' address too) block the user's account
+    // for it.
     for (let attempt = 1; attempt <= 5; attempt++) {
-      const reply = await send(url(''), { method: 'POST', path: '/api/login', json: { email: USER.email, password: 'wrong' } });
+      const reply = await send(url(''), {
+        method: 'POST',
+        path: '/api/login',
+        json: { email: USER.email, password: 'wrong' },
+      });
       expect(reply.status).toBe(401);
     }
     await pages.logIn(ADMIN);
     await page.goto(url('/admin/users'));
-    const account = page.locator('section', { has: page.getByRole('heading', { name: USER.email }) });
-    expect(await account.getByText('ログイン失敗が多すぎるため、ブロックされています').count()).toBe(1);
+    const account = page.locator('section', {
+      has: page.getByRole('heading', { name: USER.email }),
+    });
+    expect(
+      await account.getByText('ログイン失敗が多すぎるため、ブロックされています').count(),
+    ).toBe(1);
     expect(await account.getByText(/^接続元 127\.0\.0\.1: 5 回失敗、あと \d+ 秒$/).count()).toBe(1);
     const events = account.getByRole('table', { name: `${USER.email} の最近のイベント` });
     expect(await events.getByText('ログイン失敗 (login.failed)').count()).toBe(5);
@@ -144,7 +177,10 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     try {
       await pages.logIn(USER);
       await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
-      await page.getByRole('status').filter({ hasText: 'ほかの端末の 1 件のセッションを終了しました' }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: 'ほかの端末の 1 件のセッションを終了しました' })
+        .waitFor();
       await other.page.reload();
       expect(pages.path(other.page)).toBe('/login');
       await page.reload();

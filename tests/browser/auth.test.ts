@@ -29,16 +29,25 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     expect(await password.evaluate((input: HTMLInputElement) => input.required)).toBe(true);
 
     const loginRequests: string[] = [];
-    page.on('request', (request) => request.url().endsWith('/api/login') && loginRequests.push(request.url()));
+    page.on(
+      'request',
+      (request) => request.url().endsWith('/api/login') && loginRequests.push(request.url()),
+    );
     await submitButton().click();
-    expect(await email.evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(true);
+    expect(await email.evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(
+      true,
+    );
     await email.fill(USER.email);
     await submitButton().click();
-    expect(await password.evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(true);
+    expect(await password.evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(
+      true,
+    );
     await email.fill('not-an-email');
     await password.fill(USER.password);
     await submitButton().click();
-    expect(await email.evaluate((input: HTMLInputElement) => input.validity.typeMismatch)).toBe(true);
+    expect(await email.evaluate((input: HTMLInputElement) => input.validity.typeMismatch)).toBe(
+      true,
+    );
 
     expect(loginRequests).toEqual([]);
     expect(path()).toBe('/login');
@@ -48,7 +57,9 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
     await submitButton().click();
     await errorMessage().waitFor();
-    expect(await errorMessage().textContent()).toBe('メールアドレスまたはパスワードが正しくありません');
+    expect(await errorMessage().textContent()).toBe(
+      'メールアドレスまたはパスワードが正しくありません',
+    );
     // Under the form: after it in the document.
     expect(await pages.page.locator('form ~ .error').count()).toBe(1);
     expect(path()).toBe('/login');
@@ -79,10 +90,15 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     const { page } = pages;
     pages.gateway.mode = 'hold';
     const loginRequests: string[] = [];
-    page.on('request', (request) => request.url().endsWith('/api/login') && loginRequests.push(request.url()));
+    page.on(
+      'request',
+      (request) => request.url().endsWith('/api/login') && loginRequests.push(request.url()),
+    );
     await pages.fillLogin(USER);
     await submitButton().click();
-    await page.waitForFunction(() => document.querySelector('form button')?.textContent === 'ログイン中…');
+    await page.waitForFunction(
+      () => document.querySelector('form button')?.textContent === 'ログイン中…',
+    );
     // Disabled as assistive technology sees it (the accessibility tree), while keeping the focus.
     expect(await page.getByRole('button', { name: 'ログイン中…', disabled: true }).count()).toBe(1);
     // Playwright waits for an aria-disabled button to be enabled: these press it regardless.
@@ -113,8 +129,15 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     expect(await page.getByText(`ようこそ、${ADMIN.email} さん`).count()).toBe(1);
     expect(await page.getByText('ロール: 管理者 (admin)').count()).toBe(1);
     const menu = page.getByRole('region', { name: '管理メニュー' });
-    expect(await menu.getByRole('listitem').allTextContents()).toEqual(['ユーザ管理', 'システム設定']);
-    expect(await menu.getByRole('link').evaluateAll((links) => links.map((link) => link.getAttribute('href')))).toEqual(['/admin/users', '/admin/settings']);
+    expect(await menu.getByRole('listitem').allTextContents()).toEqual([
+      'ユーザ管理',
+      'システム設定',
+    ]);
+    expect(
+      await menu
+        .getByRole('link')
+        .evaluateAll((links) => links.map((link) => link.getAttribute('href'))),
+    ).toEqual(['/admin/users', '/admin/settings']);
   });
 
   it('logs out to /login; Back and a direct visit to /dashboard both end on /login', async () => {
@@ -150,19 +173,33 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
 
   it('stays signed in when a token cookie planted for a narrower path is sent before the real one', async () => {
     const { page, context } = pages;
-    // A browser sends the cookie of the longer path first: these reach /dashboard and /api/me ahead of the session's.
+    // A browser sends the cookie of the longer path first: these reach /dashboard and /api/me ahead
+    // of the session's.
     const domain = new URL(pages.gateway.url).hostname;
-    await context.addCookies(['/api', '/dashboard'].map((cookiePath) => ({ name: 'token', value: 'planted', domain, path: cookiePath })));
-    const dashboard = page.waitForRequest((request) => new URL(request.url()).pathname === '/dashboard');
+    await context.addCookies(
+      ['/api', '/dashboard'].map((cookiePath) => ({
+        name: 'token',
+        value: 'planted',
+        domain,
+        path: cookiePath,
+      })),
+    );
+    const dashboard = page.waitForRequest(
+      (request) => new URL(request.url()).pathname === '/dashboard',
+    );
     await pages.logIn(USER);
-    expect(await (await dashboard).headerValue('cookie')).toMatch(/^token=planted; token=[0-9a-f-]{36}$/);
+    expect(await (await dashboard).headerValue('cookie')).toMatch(
+      /^token=planted; token=[0-9a-f-]{36}$/,
+    );
     expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
 
     // The page's own check of the session, when the tab comes back, sees the same order.
     const me = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/me');
     await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
     expect((await me).status()).toBe(200);
-    expect(await (await me).request().headerValue('cookie')).toMatch(/^token=planted; token=[0-9a-f-]{36}$/);
+    expect(await (await me).request().headerValue('cookie')).toMatch(
+      /^token=planted; token=[0-9a-f-]{36}$/,
+    );
     expect(path()).toBe('/dashboard');
 
     await page.reload();
@@ -174,17 +211,20 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
   it.each([
     ['shown again', () => document.dispatchEvent(new Event('visibilitychange'))],
     ['focused', () => window.dispatchEvent(new Event('focus'))],
-  ])('goes to /login when the tab is %s and /api/me answers 401 (session expired)', async (_, comeBack) => {
-    const { page } = pages;
-    await pages.logIn(USER);
-    pages.advance(3600 * 1000);
-    try {
-      await page.evaluate(comeBack);
-      await page.waitForURL(url('/login'));
-    } finally {
-      pages.advance(-3600 * 1000);
-    }
-  });
+  ])(
+    'goes to /login when the tab is %s and /api/me answers 401 (session expired)',
+    async (_, comeBack) => {
+      const { page } = pages;
+      await pages.logIn(USER);
+      pages.advance(3600 * 1000);
+      try {
+        await page.evaluate(comeBack);
+        await page.waitForURL(url('/login'));
+      } finally {
+        pages.advance(-3600 * 1000);
+      }
+    },
+  );
 
   it('shows the dashboard from its HTML alone, before any script: email, role, admin menu and title', async () => {
     await pages.logIn(ADMIN);
@@ -193,7 +233,10 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
       await noScript.addCookies(await pages.context.cookies());
       const page = await noScript.newPage();
       const scripts: string[] = [];
-      page.on('request', (request) => request.resourceType() === 'script' && scripts.push(request.url()));
+      page.on(
+        'request',
+        (request) => request.resourceType() === 'script' && scripts.push(request.url()),
+      );
       await page.goto(url('/dashboard'));
       expect(await page.title()).toBe('ダッシュボード');
       expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('ダッシュボード');

@@ -23,7 +23,10 @@ export function pagesInBrowser() {
   let gateway: Gateway;
   let browser: Browser;
   let time = Date.now();
-  const current = { context: undefined as unknown as BrowserContext, page: undefined as unknown as Page };
+  const current = {
+    context: undefined as unknown as BrowserContext,
+    page: undefined as unknown as Page,
+  };
   let requested: string[] = [];
   let complaints: string[] = [];
 
@@ -49,9 +52,14 @@ export function pagesInBrowser() {
     const page = await context.newPage();
     page.on('request', (request) => requested.push(request.url()));
     page.on('console', (message) => {
-      // A failed API call is a console error the browser writes by itself; the tests cause those on purpose.
+      // A failed API call is a console error the browser writes by itself; the tests cause those on
+      // purpose.
       const expected = message.type() === 'error' && /Failed to load resource/.test(message.text());
-      if (/Content Security Policy/i.test(message.text()) || (message.type() === 'error' && !expected)) complaints.push(message.text());
+      if (
+        /Content Security Policy/i.test(message.text()) ||
+        (message.type() === 'error' && !expected)
+      )
+        complaints.push(message.text());
     });
     page.on('pageerror', (error) => complaints.push(error.message));
     return page;
@@ -67,7 +75,9 @@ export function pagesInBrowser() {
   afterEach(async () => {
     await current.context.close();
     expect(complaints).toEqual([]);
-    expect(requested.filter((url) => !url.startsWith(`${gateway.url}/`) && !url.startsWith('data:'))).toEqual([]);
+    expect(
+      requested.filter((url) => !url.startsWith(`${gateway.url}/`) && !url.startsWith('data:')),
+    ).toEqual([]);
   });
 
   const url = (path: string) => gateway.url + path;

@@ -89,58 +89,83 @@ const nastyValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) =>
     { depthSize: 'small', withCrossShrink: true },
     scalar,
     fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom(...POLLUTING)), tie('value'), { maxKeys: 4 }),
+    fc.dictionary(
+      fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom(...POLLUTING)),
+      tie('value'),
+      { maxKeys: 4 },
+    ),
   ),
 })).value;
 
 /** Objects with the services' own field names holding hostile values. */
-const fieldNames = ['title', 'body', 'content', 'email', 'password', 'id', 'created_at', 'updated_at'];
-const nastyRecord = fc.dictionary(fc.oneof(fc.constantFrom(...fieldNames), fc.constantFrom(...POLLUTING)), nastyValue, {
-  maxKeys: 5,
-});
+const fieldNames = [
+  'title',
+  'body',
+  'content',
+  'email',
+  'password',
+  'id',
+  'created_at',
+  'updated_at',
+];
+const nastyRecord = fc.dictionary(
+  fc.oneof(fc.constantFrom(...fieldNames), fc.constantFrom(...POLLUTING)),
+  nastyValue,
+  {
+    maxKeys: 5,
+  },
+);
 
 const validLike = fc.record({
   title: nastyString,
   body: fc.option(nastyString),
   content: fc.option(nastyString),
-  email: fc.constantFrom('user@example.com', 'admin@example.com', 'USER@EXAMPLE.COM', 'nobody@example.com'),
+  email: fc.constantFrom(
+    'user@example.com',
+    'admin@example.com',
+    'USER@EXAMPLE.COM',
+    'nobody@example.com',
+  ),
   password: fc.oneof(fc.constantFrom('user-password', 'admin-password'), nastyString),
 });
 
 /** Bodies whose text JSON.stringify cannot produce: duplicates, huge numbers, pollution. */
 const craftedJsonTexts = [
-    '{"title":"a","title":5}',
-    '{"title":"a","body":"b","body":{"x":1}}',
-    '{"email":"user@example.com","password":"x","password":"user-password"}',
-    '{"__proto__":{"polluted":"yes"},"title":"t","body":"b","content":"c"}',
-    '{"constructor":{"prototype":{"polluted":"yes"}},"title":"t","content":"c"}',
-    '{"title":{"__proto__":{"polluted":"yes"}},"content":{"constructor":{"prototype":{"polluted":"yes"}}}}',
-    '{"email":{"__proto__":{"polluted":"yes"}},"password":"x"}',
-    '{"email":"user@example.com","password":"user-password","__proto__":{"role":"admin","polluted":"yes"}}',
-    '[{"__proto__":{"polluted":"yes"}}]',
-    '{"title":"\\u0000","content":"\\ud800"}',
-    '{"title":"\\udfff\\ud800","body":"\\u0000"}',
-    '{"title":"t","content":"c"} trailing',
-    '{"title":"t",}',
-    "{'title':'t'}",
-    '{"title":"t"',
-    '{"title":"t\u0001"}',
-    '"just a string"',
-    'null',
-    'true',
-    '0',
-    '[]',
-    '{}',
-    '\ufeff{"title":"bom","content":"c","body":"b"}',
-    'NaN',
-    '{"title":Infinity}',
+  '{"title":"a","title":5}',
+  '{"title":"a","body":"b","body":{"x":1}}',
+  '{"email":"user@example.com","password":"x","password":"user-password"}',
+  '{"__proto__":{"polluted":"yes"},"title":"t","body":"b","content":"c"}',
+  '{"constructor":{"prototype":{"polluted":"yes"}},"title":"t","content":"c"}',
+  '{"title":{"__proto__":{"polluted":"yes"}},"content":{"constructor":{"prototype":{"polluted":"yes"}}}}',
+  '{"email":{"__proto__":{"polluted":"yes"}},"password":"x"}',
+  '{"email":"user@example.com","password":"user-password","__proto__":{"role":"admin","polluted":"yes"}}',
+  '[{"__proto__":{"polluted":"yes"}}]',
+  '{"title":"\\u0000","content":"\\ud800"}',
+  '{"title":"\\udfff\\ud800","body":"\\u0000"}',
+  '{"title":"t","content":"c"} trailing',
+  '{"title":"t",}',
+  "{'title':'t'}",
+  '{"title":"t"',
+  '{"title":"t\u0001"}',
+  '"just a string"',
+  'null',
+  'true',
+  '0',
+  '[]',
+  '{}',
+  '\ufeff{"title":"bom","content":"c","body":"b"}',
+  'NaN',
+  '{"title":Infinity}',
 ];
 
 const craftedJson = fc.oneof(
   fc.constantFrom(...craftedJsonTexts),
-  fc.tuple(fc.constantFrom('title', 'body', 'content', 'email', 'password'), fc.constantFrom(...numberTexts)).map(
-    ([key, number]) => `{"${key}":${number},"title":"t","content":"c"}`,
-  ),
+  fc
+    .tuple(
+      fc.constantFrom('title', 'body', 'content', 'email', 'password'),
+      fc.constantFrom(...numberTexts),
+    )
+    .map(([key, number]) => `{"${key}":${number},"title":"t","content":"c"}`),
 );
 
 /** Nesting deep enough to overflow a recursive parser, validator or serializer. */
@@ -170,14 +195,25 @@ const bodyArb: fc.Arbitrary<Buffer | undefined> = fc.oneof(
   { weight: 1, arbitrary: fc.constant(Buffer.alloc(0)) },
   { weight: 4, arbitrary: validLike.map((value) => Buffer.from(JSON.stringify(value))) },
   { weight: 3, arbitrary: nastyRecord.map((value) => Buffer.from(JSON.stringify(value))) },
-  { weight: 2, arbitrary: nastyValue.map((value) => Buffer.from(JSON.stringify(value) ?? 'undefined')) },
+  {
+    weight: 2,
+    arbitrary: nastyValue.map((value) => Buffer.from(JSON.stringify(value) ?? 'undefined')),
+  },
   { weight: 3, arbitrary: craftedJson.map((text) => Buffer.from(text)) },
   { weight: 1, arbitrary: deepNesting.map((text) => Buffer.from(text)) },
   { weight: 1, arbitrary: invalidUtf8 },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 200 }).map((text) => Buffer.from(text)) },
+  {
+    weight: 1,
+    arbitrary: fc.string({ unit: 'binary', maxLength: 200 }).map((text) => Buffer.from(text)),
+  },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)) },
   // Just over every body limit (16 KiB for login, 1 MiB for notes).
-  { weight: 1, arbitrary: fc.constantFrom(16 * 1024 + 1, 1024 * 1024 + 1).map((size) => Buffer.from(`{"title":"${'a'.repeat(size)}"}`)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(16 * 1024 + 1, 1024 * 1024 + 1)
+      .map((size) => Buffer.from(`{"title":"${'a'.repeat(size)}"}`)),
+  },
 );
 
 const contentTypes = [
@@ -295,25 +331,84 @@ const cookieArb: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(undefined) },
   { weight: 2, arbitrary: fc.constant('token=VALID') },
   { weight: 3, arbitrary: fc.constantFrom(...nastyCookies) },
-  { weight: 1, arbitrary: fc.integer({ min: 50, max: 2000 }).map((count) => Array.from({ length: count }, (_, i) => `c${i}=${i}`).join('; ')) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 100 }).map((text) => text.replace(/[^\t\x20-\x7e]/g, '')) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 50, max: 2000 })
+      .map((count) => Array.from({ length: count }, (_, i) => `c${i}=${i}`).join('; ')),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: 'binary-ascii', maxLength: 100 })
+      .map((text) => text.replace(/[^\t\x20-\x7e]/g, '')),
+  },
 );
 
-const originArb = fc.constantFrom(undefined, undefined, undefined, 'null', 'http://evil.example', 'not a url', 'http://127.0.0.1');
+const originArb = fc.constantFrom(
+  undefined,
+  undefined,
+  undefined,
+  'null',
+  'http://evil.example',
+  'not a url',
+  'http://127.0.0.1',
+);
 
-const encodingArb = fc.constantFrom(undefined, undefined, undefined, undefined, 'gzip', 'deflate', 'br', 'identity', 'bogus');
+const encodingArb = fc.constantFrom(
+  undefined,
+  undefined,
+  undefined,
+  undefined,
+  'gzip',
+  'deflate',
+  'br',
+  'identity',
+  'bogus',
+);
 
 function routes(service: Service): fc.Arbitrary<string> {
-  const query = fc.constantFrom('', '', '', '?a=1', '?__proto__[polluted]=yes', '?constructor[prototype][polluted]=yes', '?%zz', '?x=' + 'y'.repeat(5000));
+  const query = fc.constantFrom(
+    '',
+    '',
+    '',
+    '?a=1',
+    '?__proto__[polluted]=yes',
+    '?constructor[prototype][polluted]=yes',
+    '?%zz',
+    '?x=' + 'y'.repeat(5000),
+  );
   const notes = fc.oneof(
     fc.constant('/notes'),
     idArb.map((id) => `/notes/${id}`),
     idArb.map((id) => `/notes/${id}/extra`),
-    fc.constantFrom('/notes/', '//notes', '/NOTES', '/notes//1', '/notes/1/', '/', '/unknown', '/%zz', '/notes%2F1'),
+    fc.constantFrom(
+      '/notes/',
+      '//notes',
+      '/NOTES',
+      '/notes//1',
+      '/notes/1/',
+      '/',
+      '/unknown',
+      '/%zz',
+      '/notes%2F1',
+    ),
   );
   const paths: Record<Service, fc.Arbitrary<string>> = {
     notes8080: notes,
-    notes8000: fc.oneof(notes, fc.constantFrom('/health', '/docs', '/openapi.json', '/redoc', '/docs/swagger-ui.css', '/docs/..%2F..%2Fpackage.json', '/docs/%zz', '/docs/nope.js')),
+    notes8000: fc.oneof(
+      notes,
+      fc.constantFrom(
+        '/health',
+        '/docs',
+        '/openapi.json',
+        '/redoc',
+        '/docs/swagger-ui.css',
+        '/docs/..%2F..%2Fpackage.json',
+        '/docs/%zz',
+        '/docs/nope.js',
+      ),
+    ),
     auth: fc.constantFrom(
       '/api/login',
       '/api/login',
@@ -340,7 +435,17 @@ function routes(service: Service): fc.Arbitrary<string> {
 export function hostileRequest(service: Service): fc.Arbitrary<HostileRequest> {
   return fc
     .record({
-      method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD', 'POST', 'PUT'),
+      method: fc.constantFrom(
+        'GET',
+        'POST',
+        'PUT',
+        'DELETE',
+        'PATCH',
+        'OPTIONS',
+        'HEAD',
+        'POST',
+        'PUT',
+      ),
       path: routes(service),
       body: bodyArb,
       contentType: fc.option(fc.constantFrom(...contentTypes), { freq: 4 }),
@@ -354,7 +459,13 @@ export function hostileRequest(service: Service): fc.Arbitrary<HostileRequest> {
       if (encoding) headers['content-encoding'] = encoding;
       if (cookie !== undefined) headers.cookie = cookie;
       if (origin) headers.origin = origin;
-      return { method, path, headers, body: method === 'HEAD' ? undefined : body, withValidSession: cookie?.includes('VALID') ?? false };
+      return {
+        method,
+        path,
+        headers,
+        body: method === 'HEAD' ? undefined : body,
+        withValidSession: cookie?.includes('VALID') ?? false,
+      };
     });
 }
 
@@ -367,11 +478,22 @@ export function catalogue(service: Service): HostileRequest[] {
   const json = { 'content-type': 'application/json' };
   const bodies = [
     ...craftedJsonTexts.map((text) => Buffer.from(text)),
-    ...[10_000, 300_000].flatMap((depth) => NESTING_KINDS.map((kind) => Buffer.from(nested(depth, kind)))),
+    ...[10_000, 300_000].flatMap((depth) =>
+      NESTING_KINDS.map((kind) => Buffer.from(nested(depth, kind))),
+    ),
     ...invalidUtf8Bodies,
-    ...nastyStrings.map((text) => Buffer.from(JSON.stringify({ title: text, body: text, content: text, email: text, password: text }))),
+    ...nastyStrings.map((text) =>
+      Buffer.from(
+        JSON.stringify({ title: text, body: text, content: text, email: text, password: text }),
+      ),
+    ),
   ];
-  const request = (method: string, path: string, headers: OutgoingHttpHeaders = {}, body?: Buffer): HostileRequest => ({
+  const request = (
+    method: string,
+    path: string,
+    headers: OutgoingHttpHeaders = {},
+    body?: Buffer,
+  ): HostileRequest => ({
     method,
     path,
     headers,
@@ -382,12 +504,17 @@ export function catalogue(service: Service): HostileRequest[] {
     return [
       ...bodies.map((body) => request('POST', '/api/login', json, body)),
       ...nastyCookies.flatMap((cookie) =>
-        ['/api/me', '/dashboard', '/api/logout'].map((path) => request(path === '/api/logout' ? 'POST' : 'GET', path, { cookie })),
+        ['/api/me', '/dashboard', '/api/logout'].map((path) =>
+          request(path === '/api/logout' ? 'POST' : 'GET', path, { cookie }),
+        ),
       ),
     ];
   }
   return [
-    ...bodies.flatMap((body) => [request('POST', '/notes', json, body), request('PUT', '/notes/1', json, body)]),
+    ...bodies.flatMap((body) => [
+      request('POST', '/notes', json, body),
+      request('PUT', '/notes/1', json, body),
+    ]),
     ...nastyIds.flatMap((id) => [
       request('GET', `/notes/${id}`),
       request('PUT', `/notes/${id}`, json, Buffer.from('{"title":"t","body":"b","content":"c"}')),

@@ -19,7 +19,10 @@ import { scale } from './scale.js';
 const USER = { email: 'user@example.com', password: 'user-password' };
 /** How long the user logs in under the flood. */
 const FLOOD_MS = scale(3_000, 25_000);
-/** The attackers of the second scenario, each keeping 4 wrong logins in flight (few in the quick form: spending their budgets takes most of its time). */
+/**
+ * The attackers of the second scenario, each keeping 4 wrong logins in flight (few in the quick
+ * form: spending their budgets takes most of its time).
+ */
 const MANY_ADDRESSES = scale(4, 50);
 const USER_LOGINS = 20;
 /**
@@ -29,7 +32,10 @@ const USER_LOGINS = 20;
  */
 const P95_LIMIT_MS = scale(2_000, 1_000);
 const LOG_BYTES_PER_REQUEST = 400;
-/** The failures an address may cause in 15 minutes; past them it gets a Retry-After of minutes, not 1 s. */
+/**
+ * The failures an address may cause in 15 minutes; past them it gets a Retry-After of minutes, not
+ * 1 s.
+ */
 const PER_ADDRESS = 50;
 /**
  * How long the many addresses may take to spend their budgets: ~58 checks a second at the default
@@ -42,12 +48,22 @@ const SPENDING_DEADLINE_MS = scale(60_000, 300_000);
  * `USER_LOGINS` logins of the user with the right password, from `from`, spread over `FLOOD_MS`:
  * each one's status and time, over the connection of the user's browser (see userBrowser).
  */
-async function userLogins(url: string, { from, agent }: { from: string; agent: http.Agent }): Promise<{ status: number | string; ms: number }[]> {
+async function userLogins(
+  url: string,
+  { from, agent }: { from: string; agent: http.Agent },
+): Promise<{ status: number | string; ms: number }[]> {
   const logins: { status: number | string; ms: number }[] = [];
   for (let login = 0; login < USER_LOGINS; login++) {
     const startedAt = performance.now();
     try {
-      const reply = await send(url, { method: 'POST', path: '/api/login', json: USER, agent, localAddress: from, timeoutMs: 30_000 });
+      const reply = await send(url, {
+        method: 'POST',
+        path: '/api/login',
+        json: USER,
+        agent,
+        localAddress: from,
+        timeoutMs: 30_000,
+      });
       logins.push({ status: reply.status, ms: reply.ms });
     } catch (error) {
       logins.push({ status: (error as Error).message, ms: performance.now() - startedAt });
@@ -63,7 +79,10 @@ async function userLogins(url: string, { from, agent }: { from: string; agent: h
  * connections are being handed to them one by one would wait its turn in the primary: that is
  * node:cluster's, not the login's.)
  */
-async function userBrowser(url: string, from: string): Promise<{ from: string; agent: http.Agent }> {
+async function userBrowser(
+  url: string,
+  from: string,
+): Promise<{ from: string; agent: http.Agent }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   onTestFinished(() => agent.destroy());
   await send(url, { method: 'GET', path: '/login', agent, localAddress: from });
@@ -81,7 +100,13 @@ const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
  * loads, and a flood met right after a start would measure that rather than the service.
  */
 async function warmUp(services: RunningProcess, from: string): Promise<void> {
-  for (let login = 0; login < 4; login++) await send(services.urls.auth, { method: 'POST', path: '/api/login', json: ADMIN, localAddress: from });
+  for (let login = 0; login < 4; login++)
+    await send(services.urls.auth, {
+      method: 'POST',
+      path: '/api/login',
+      json: ADMIN,
+      localAddress: from,
+    });
   const flood = startFlood({ url: services.urls.auth, addresses: [from], lanes: 20 });
   await flood.started;
   await sleep(WARM_UP_MS);
@@ -89,18 +114,34 @@ async function warmUp(services: RunningProcess, from: string): Promise<void> {
 }
 
 /** What the process logged while `during` ran: error lines, stacks, bytes per request. */
-async function logsDuring<T>(services: RunningProcess, during: () => Promise<T>): Promise<{ result: T; errorLines: number; stacks: number; bytes: number }> {
+async function logsDuring<T>(
+  services: RunningProcess,
+  during: () => Promise<T>,
+): Promise<{ result: T; errorLines: number; stacks: number; bytes: number }> {
   const before = services.output().length;
   const result = await during();
   // The last request lines are written after their answers.
   await sleep(200);
   const text = services.output().slice(before);
   const lines = logLines(text);
-  return { result, errorLines: lines.filter((line) => line.level >= 50).length, stacks: lines.filter((line) => JSON.stringify(line).includes('"stack"')).length, bytes: Buffer.byteLength(text) };
+  return {
+    result,
+    errorLines: lines.filter((line) => line.level >= 50).length,
+    stacks: lines.filter((line) => JSON.stringify(line).includes('"stack"')).length,
+    bytes: Buffer.byteLength(text),
+  };
 }
 
-const summary = (outcomes: Record<string, number>) => Object.entries(outcomes).map(([outcome, count]) => `${count} × ${outcome}`).join(', ');
-const tally = (values: (number | string)[]) => summary(Object.fromEntries(values.map((value) => [value, values.filter((other) => other === value).length])));
+const summary = (outcomes: Record<string, number>) =>
+  Object.entries(outcomes)
+    .map(([outcome, count]) => `${count} × ${outcome}`)
+    .join(', ');
+const tally = (values: (number | string)[]) =>
+  summary(
+    Object.fromEntries(
+      values.map((value) => [value, values.filter((other) => other === value).length]),
+    ),
+  );
 
 /** How the process runs: its variables beside the defaults, said in the report, and its workers. */
 interface Variant {
@@ -119,7 +160,11 @@ const mostChecked = ({ workers }: Variant) => PER_ADDRESS + (workers - 1) * 2;
  * One address with 200 wrong logins in flight, the user logging in from another: every login
  * of the user answers 200 within the bound, and the flood meets 429 at once.
  */
-async function oneAddress(services: RunningProcess, variant: Variant, { key, from, user }: { key: string; from: string; user: string }) {
+async function oneAddress(
+  services: RunningProcess,
+  variant: Variant,
+  { key, from, user }: { key: string; from: string; user: string },
+) {
   const url = services.urls.auth;
   const browser = await userBrowser(url, user);
   const { result, errorLines, stacks, bytes } = await logsDuring(services, async () => {
@@ -133,12 +178,17 @@ async function oneAddress(services: RunningProcess, variant: Variant, { key, fro
   const times = logins.map((login) => login.ms);
   const perRequest = bytes / (attack.sent + logins.length);
   const checks = {
-    [`all ${USER_LOGINS} logins of the user answered 200`]: logins.every((login) => login.status === 200),
+    [`all ${USER_LOGINS} logins of the user answered 200`]: logins.every(
+      (login) => login.status === 200,
+    ),
     [`the user's logins took p95 < ${P95_LIMIT_MS} ms`]: percentile(times, 95) < P95_LIMIT_MS,
-    'the flood met 429 within its first 100 attempts': attack.firstRefusal !== undefined && attack.firstRefusal < 100,
-    [`the flooding address had at most ${mostChecked(variant)} attempts checked`]: (attack.checked[from] ?? 0) <= mostChecked(variant),
+    'the flood met 429 within its first 100 attempts':
+      attack.firstRefusal !== undefined && attack.firstRefusal < 100,
+    [`the flooding address had at most ${mostChecked(variant)} attempts checked`]:
+      (attack.checked[from] ?? 0) <= mostChecked(variant),
     'no error-level line and no stack in the log': errorLines === 0 && stacks === 0,
-    [`at most ${LOG_BYTES_PER_REQUEST} bytes of log per request`]: perRequest <= LOG_BYTES_PER_REQUEST,
+    [`at most ${LOG_BYTES_PER_REQUEST} bytes of log per request`]:
+      perRequest <= LOG_BYTES_PER_REQUEST,
   };
   report({
     key,
@@ -155,13 +205,21 @@ async function oneAddress(services: RunningProcess, variant: Variant, { key, fro
  * Many addresses with 4 wrong logins in flight each: once they have spent their failure
  * budgets, they cost no password check, and the user's logins answer 200 within the bound.
  */
-async function manyAddresses(services: RunningProcess, variant: Variant, { key, subnet, user }: { key: string; subnet: string; user: string }) {
+async function manyAddresses(
+  services: RunningProcess,
+  variant: Variant,
+  { key, subnet, user }: { key: string; subnet: string; user: string },
+) {
   const url = services.urls.auth;
   const addresses = range(MANY_ADDRESSES).map((index) => `${subnet}.${index + 1}`);
   const { result, errorLines, stacks, bytes } = await logsDuring(services, async () => {
     const flood = startFlood({ url, addresses, lanes: 4 });
     const startedAt = performance.now();
-    while (flood.spent.size < addresses.length && performance.now() - startedAt < SPENDING_DEADLINE_MS) await sleep(100);
+    while (
+      flood.spent.size < addresses.length &&
+      performance.now() - startedAt < SPENDING_DEADLINE_MS
+    )
+      await sleep(100);
     const spendingMs = performance.now() - startedAt;
     const spent = flood.spent.size;
     const logins = await userLogins(url, await userBrowser(url, user));
@@ -172,12 +230,17 @@ async function manyAddresses(services: RunningProcess, variant: Variant, { key, 
   const perRequest = bytes / (attack.sent + logins.length);
   const checkedAtMost = Math.max(...addresses.map((from) => attack.checked[from] ?? 0));
   const checks = {
-    [`every address spent its budget within ${SPENDING_DEADLINE_MS / 1000} s`]: spent === addresses.length,
-    [`no address had more than ${mostChecked(variant)} attempts checked`]: checkedAtMost <= mostChecked(variant),
-    [`all ${USER_LOGINS} logins of the user answered 200`]: logins.every((login) => login.status === 200),
+    [`every address spent its budget within ${SPENDING_DEADLINE_MS / 1000} s`]:
+      spent === addresses.length,
+    [`no address had more than ${mostChecked(variant)} attempts checked`]:
+      checkedAtMost <= mostChecked(variant),
+    [`all ${USER_LOGINS} logins of the user answered 200`]: logins.every(
+      (login) => login.status === 200,
+    ),
     [`the user's logins took p95 < ${P95_LIMIT_MS} ms`]: percentile(times, 95) < P95_LIMIT_MS,
     'no error-level line and no stack in the log': errorLines === 0 && stacks === 0,
-    [`at most ${LOG_BYTES_PER_REQUEST} bytes of log per request`]: perRequest <= LOG_BYTES_PER_REQUEST,
+    [`at most ${LOG_BYTES_PER_REQUEST} bytes of log per request`]:
+      perRequest <= LOG_BYTES_PER_REQUEST,
   };
   report({
     key,
@@ -196,22 +259,35 @@ describe('8. Login floods at the default password cost', () => {
   // Empty counts as unset: the default cost, whatever the environment of the test run says.
   const env = { SERVICES: 'auth', PASSWORD_HASH_COST: '', LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
 
-  test('SESSION_STORE=memory: one address, then many, cannot keep the user out', async () => {
-    const services = await startServices(dataDir(), env);
-    await warmUp(services, '127.0.39.1');
-    const variant = { said: '', workers: 1 };
-    await oneAddress(services, variant, { key: '8a', from: '127.0.40.1', user: '127.0.50.1' });
-    await manyAddresses(services, variant, { key: '8b', subnet: '127.0.41', user: '127.0.50.2' });
-    expect(await services.stop()).toBe(0);
-  }, scale(180_000, 480_000));
+  test(
+    'SESSION_STORE=memory: one address, then many, cannot keep the user out',
+    async () => {
+      const services = await startServices(dataDir(), env);
+      await warmUp(services, '127.0.39.1');
+      const variant = { said: '', workers: 1 };
+      await oneAddress(services, variant, { key: '8a', from: '127.0.40.1', user: '127.0.50.1' });
+      await manyAddresses(services, variant, { key: '8b', subnet: '127.0.41', user: '127.0.50.2' });
+      expect(await services.stop()).toBe(0);
+    },
+    scale(180_000, 480_000),
+  );
 
-  test('SESSION_STORE=postgres WORKERS=2: the same across two workers sharing the counts', async () => {
-    const url = await scratchDatabase();
-    const services = await startServices(dataDir(), { ...env, SESSION_STORE: 'postgres', WORKERS: '2', DATABASE_URL: url });
-    await warmUp(services, '127.0.39.2');
-    const variant = { said: ', SESSION_STORE=postgres, WORKERS=2', workers: 2 };
-    await oneAddress(services, variant, { key: '8c', from: '127.0.42.1', user: '127.0.50.3' });
-    await manyAddresses(services, variant, { key: '8d', subnet: '127.0.43', user: '127.0.50.4' });
-    expect(await services.stop()).toBe(0);
-  }, scale(180_000, 480_000));
+  test(
+    'SESSION_STORE=postgres WORKERS=2: the same across two workers sharing the counts',
+    async () => {
+      const url = await scratchDatabase();
+      const services = await startServices(dataDir(), {
+        ...env,
+        SESSION_STORE: 'postgres',
+        WORKERS: '2',
+        DATABASE_URL: url,
+      });
+      await warmUp(services, '127.0.39.2');
+      const variant = { said: ', SESSION_STORE=postgres, WORKERS=2', workers: 2 };
+      await oneAddress(services, variant, { key: '8c', from: '127.0.42.1', user: '127.0.50.3' });
+      await manyAddresses(services, variant, { key: '8d', subnet: '127.0.43', user: '127.0.50.4' });
+      expect(await services.stop()).toBe(0);
+    },
+    scale(180_000, 480_000),
+  );
 });

@@ -39,8 +39,19 @@ async function loginService(env: Record<string, string> = {}) {
   return { service, advance: (ms: number) => void (time += ms) };
 }
 
-const attempt = (service: StartedService<AuthDeps>, credentials: { email: string; password: string }, from: string, headers: Record<string, string> = {}) =>
-  send(service.url, { method: 'POST', path: '/api/login', json: credentials, localAddress: from, headers });
+const attempt = (
+  service: StartedService<AuthDeps>,
+  credentials: { email: string; password: string },
+  from: string,
+  headers: Record<string, string> = {},
+) =>
+  send(service.url, {
+    method: 'POST',
+    path: '/api/login',
+    json: credentials,
+    localAddress: from,
+    headers,
+  });
 
 /** The longest valid email (254 characters), a new one for every `n`. */
 const floodEmail = (n: number) => `${String(n).padStart(8, '0')}${'x'.repeat(234)}@example.com`;
@@ -53,7 +64,9 @@ const FLOOD_HEAP_BOUND_MIB = 4;
 const PER_ADDRESS = 50;
 
 const deviceOf = (reply: { headers: http.IncomingHttpHeaders }) =>
-  /^device=([^;]+)/.exec((reply.headers['set-cookie'] ?? []).find((line) => line.startsWith('device=')) ?? '')?.[1] ?? '';
+  /^device=([^;]+)/.exec(
+    (reply.headers['set-cookie'] ?? []).find((line) => line.startsWith('device=')) ?? '',
+  )?.[1] ?? '';
 
 describe('login throttling under attack', () => {
   test('an account attacked from many addresses while one address sprays every account: guesses stay bounded per hour and per address, its owner still gets in', async () => {
@@ -72,18 +85,33 @@ describe('login throttling under attack', () => {
         let guessed = 0;
         for (let minute = 0; minute < 60; minute++) {
           // 600 guesses an hour from ever new addresses, one minute apart in tens.
-          const wave = await Promise.all(Array.from({ length: 10 }, () => attempt(service, { email: USER.email, password: `guess-${Math.random()}` }, `127.1.${(addresses >> 8) & 255}.${addresses++ & 255 || 1}`)));
+          const wave = await Promise.all(
+            Array.from({ length: 10 }, () =>
+              attempt(
+                service,
+                { email: USER.email, password: `guess-${Math.random()}` },
+                `127.1.${(addresses >> 8) & 255}.${addresses++ & 255 || 1}`,
+              ),
+            ),
+          );
           guessed += wave.filter((answer) => answer.status === 401).length;
-          // And 20 a minute from one address: the user account, the admin account, unknown emails in turn.
+          // And 20 a minute from one address: the user account, the admin account, unknown emails
+          // in turn.
           if (minute % 15 === 0) sprayerPerQuarter.push(0);
           for (let spray = 0; spray < 20; spray++, sprayed++) {
             const email = [USER.email, ADMIN.email][sprayed % 4] ?? `spray-${sprayed}@example.com`;
-            const { status } = await attempt(service, { email, password: `spray-${sprayed}` }, '127.0.9.50');
+            const { status } = await attempt(
+              service,
+              { email, password: `spray-${sprayed}` },
+              '127.0.9.50',
+            );
             if (status === 401) sprayerPerQuarter[sprayerPerQuarter.length - 1]!++;
             if (status === 401 && email === USER.email) guessed++;
           }
           if (minute % 15 === 7) {
-            ownerAnswers.push((await attempt(service, USER, '127.0.9.2', { cookie: `device=${device}` })).status);
+            ownerAnswers.push(
+              (await attempt(service, USER, '127.0.9.2', { cookie: `device=${device}` })).status,
+            );
             freshOwner.push((await attempt(service, ADMIN, '127.0.9.3')).status);
           }
           advance(60_000);
@@ -91,9 +119,14 @@ describe('login throttling under attack', () => {
         perHour.push(guessed);
       }
       const checks = {
-        'at most 100 guesses at the user account checked in any hour': perHour.every((count) => count <= 100),
-        [`at most ${PER_ADDRESS} failures of the spraying address checked in any 15 minutes`]: sprayerPerQuarter.every((count) => count <= PER_ADDRESS),
-        'the owner, from a browser that logged in before, always got in': ownerAnswers.every((status) => status === 200),
+        'at most 100 guesses at the user account checked in any hour': perHour.every(
+          (count) => count <= 100,
+        ),
+        [`at most ${PER_ADDRESS} failures of the spraying address checked in any 15 minutes`]:
+          sprayerPerQuarter.every((count) => count <= PER_ADDRESS),
+        'the owner, from a browser that logged in before, always got in': ownerAnswers.every(
+          (status) => status === 200,
+        ),
         'the other account was not locked out': freshOwner.every((status) => status === 200),
       };
       report({
@@ -119,10 +152,21 @@ describe('login throttling under attack', () => {
     test(`SESSION_STORE=${store}: a flood of unknown emails from ${floodAddresses} addresses cannot flush an account's budget nor a blocked client`, async () => {
       const { service } = await loginService({ SESSION_STORE: store });
       try {
-        // 95 failures on the user account, 5 from each of 19 addresses: its pair from the first is blocked.
-        for (let from = 1; from <= 19; from++) for (let guess = 0; guess < 5; guess++) await attempt(service, { email: USER.email, password: `guess-${guess}` }, `127.0.8.${from}`);
+        // 95 failures on the user account, 5 from each of 19 addresses: its pair from the first is
+        // blocked.
+        for (let from = 1; from <= 19; from++)
+          for (let guess = 0; guess < 5; guess++)
+            await attempt(
+              service,
+              { email: USER.email, password: `guess-${guess}` },
+              `127.0.8.${from}`,
+            );
         const blockedBefore = (await attempt(service, USER, '127.0.8.1')).status;
-        const tooLong = await attempt(service, { email: `${'x'.repeat(16_300)}@example.com`, password: 'x' }, '127.0.8.30');
+        const tooLong = await attempt(
+          service,
+          { email: `${'x'.repeat(16_300)}@example.com`, password: 'x' },
+          '127.0.8.30',
+        );
         const heapBefore = heapMiB();
         const perAddress = 200;
         const answers = new Map<number, number>();
@@ -135,7 +179,11 @@ describe('login throttling under attack', () => {
             let checked = 0;
             const lane = async () => {
               while (sent < floodAddresses * perAddress) {
-                const { status } = await attempt(service, { email: floodEmail(sent++), password: 'x' }, from);
+                const { status } = await attempt(
+                  service,
+                  { email: floodEmail(sent++), password: 'x' },
+                  from,
+                );
                 answers.set(status, (answers.get(status) ?? 0) + 1);
                 if (status === 401) checked++;
               }
@@ -150,18 +198,29 @@ describe('login throttling under attack', () => {
         let guessesChecked = 0;
         let refusal: number | undefined;
         for (let from = 1; from <= 50 && refusal === undefined; from++) {
-          const { status } = await attempt(service, { email: USER.email, password: `late-${from}` }, `127.3.0.${from}`);
+          const { status } = await attempt(
+            service,
+            { email: USER.email, password: `late-${from}` },
+            `127.3.0.${from}`,
+          );
           if (status === 401) guessesChecked++;
           else refusal = status;
         }
         const checks = {
           'the pair was blocked before the flood': blockedBefore === 429,
           'an email over 254 characters is refused as invalid (400)': tooLong.status === 400,
-          [`each flooding address had at most ${PER_ADDRESS} attempts checked`]: checkedPerAddress.every((checked) => checked <= PER_ADDRESS),
-          'the rest were refused (429, or 503 while the queue was full)': [...answers.keys()].every((status) => [401, 429, 503].includes(status)),
+          [`each flooding address had at most ${PER_ADDRESS} attempts checked`]:
+            checkedPerAddress.every((checked) => checked <= PER_ADDRESS),
+          'the rest were refused (429, or 503 while the queue was full)': [...answers.keys()].every(
+            (status) => [401, 429, 503].includes(status),
+          ),
           'the blocked pair is still blocked after the flood': blockedAfter.status === 429,
-          'at most 5 more guesses at the account were checked before 429 (100 in the hour)': guessesChecked <= 5 && refusal === 429,
-          ...(store === 'memory' && { [`the heap grew by less than ${FLOOD_HEAP_BOUND_MIB} MiB (no email is kept)`]: heapGrowth < FLOOD_HEAP_BOUND_MIB }),
+          'at most 5 more guesses at the account were checked before 429 (100 in the hour)':
+            guessesChecked <= 5 && refusal === 429,
+          ...(store === 'memory' && {
+            [`the heap grew by less than ${FLOOD_HEAP_BOUND_MIB} MiB (no email is kept)`]:
+              heapGrowth < FLOOD_HEAP_BOUND_MIB,
+          }),
         };
         report({
           key,
@@ -183,22 +242,41 @@ describe('login throttling under attack', () => {
     const proxy = await startReverseProxy(service.url);
     try {
       const through = (from: string, credentials: { email: string; password: string }) =>
-        send(proxy.url, { method: 'POST', path: '/api/login', json: credentials, localAddress: from, headers: { 'x-forwarded-for': '127.0.7.99' } });
+        send(proxy.url, {
+          method: 'POST',
+          path: '/api/login',
+          json: credentials,
+          localAddress: from,
+          headers: { 'x-forwarded-for': '127.0.7.99' },
+        });
       const attacks = [];
       // Two at a time, its share of the password checks.
-      for (let pair = 0; pair < 15; pair++) attacks.push(...(await Promise.all([0, 1].map(() => through('127.0.7.1', { email: USER.email, password: 'wrong' })))));
-      const others = await Promise.all(['127.0.7.2', '127.0.7.3', '127.0.7.4', '127.0.7.5', '127.0.7.6'].map((from) => through(from, USER)));
+      for (let pair = 0; pair < 15; pair++)
+        attacks.push(
+          ...(await Promise.all(
+            [0, 1].map(() => through('127.0.7.1', { email: USER.email, password: 'wrong' })),
+          )),
+        );
+      const others = await Promise.all(
+        ['127.0.7.2', '127.0.7.3', '127.0.7.4', '127.0.7.5', '127.0.7.6'].map((from) =>
+          through(from, USER),
+        ),
+      );
       const attackerNow = await through('127.0.7.1', USER);
       const checks = {
-        'the attacker got at most 5 guesses checked': attacks.filter((answer) => answer.status === 401).length <= 5,
+        'the attacker got at most 5 guesses checked':
+          attacks.filter((answer) => answer.status === 401).length <= 5,
         'the attacker is now refused, even with the right password': attackerNow.status === 429,
-        'every other client behind the proxy logged in': others.every((answer) => answer.status === 200),
+        'every other client behind the proxy logged in': others.every(
+          (answer) => answer.status === 200,
+        ),
       };
       report({
         key: '7c',
         case: '7. One attacker behind a shared reverse proxy',
         done: 'The login service with TRUST_PROXY=1 behind a reverse proxy in its own process; one client sends 30 wrong passwords, two at a time (claiming another address in X-Forwarded-For); 5 other clients then log in.',
-        expected: 'The client address is read from the right of X-Forwarded-For: the attacker is blocked after 5 guesses, the others are not affected.',
+        expected:
+          'The client address is read from the right of X-Forwarded-For: the attacker is blocked after 5 guesses, the others are not affected.',
         observed: `Attacker: ${attacks.filter((answer) => answer.status === 401).length} guesses checked, ${attacks.filter((answer) => answer.status === 429).length} refused, then ${attackerNow.status} with the right password. Others: ${others.map((answer) => answer.status).join(', ')}.`,
         pass: passed(checks),
       });

@@ -37,8 +37,16 @@ export function report(row: Row): void {
   if (!FULL) return;
   withLock(() => {
     const rows = readRows();
-    rows.set(row.key, { ...row, date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC' });
-    writeFileSync(FILE, render([...rows.values()].sort((a, b) => a.key.localeCompare(b.key, 'en', { numeric: true }))));
+    rows.set(row.key, {
+      ...row,
+      date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+    });
+    writeFileSync(
+      FILE,
+      render(
+        [...rows.values()].sort((a, b) => a.key.localeCompare(b.key, 'en', { numeric: true })),
+      ),
+    );
   });
 }
 
@@ -103,12 +111,19 @@ function withLock(work: () => void) {
   }
 }
 
-/** Named yes/no findings of one case: the row's result and the test's assertions both come from them. */
+/**
+ * Named yes/no findings of one case: the row's result and the test's assertions both come from
+ * them.
+ */
 export type Checks = Record<string, boolean>;
 
 export const passed = (checks: Checks) => Object.values(checks).every(Boolean);
 
 /** Fails the test naming every check that did not hold. */
 export function expectChecks(checks: Checks): void {
-  expect(Object.entries(checks).filter(([, ok]) => !ok).map(([name]) => name)).toEqual([]);
+  expect(
+    Object.entries(checks)
+      .filter(([, ok]) => !ok)
+      .map(([name]) => name),
+  ).toEqual([]);
 }

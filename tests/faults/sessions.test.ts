@@ -36,7 +36,11 @@ class TokenList {
   }
 
   /** Whether `test` holds for every token in [from, to). */
-  async every(from: number, to: number, test: (token: string) => Promise<boolean>): Promise<boolean> {
+  async every(
+    from: number,
+    to: number,
+    test: (token: string) => Promise<boolean>,
+  ): Promise<boolean> {
     for (let i = from; i < to; i++) if (!(await test(this.at(i)))) return false;
     return true;
   }
@@ -46,7 +50,10 @@ const TTL_SECONDS = 3600;
 /** The account's credential generation, which never changes here. */
 const GENERATION = 1;
 const user: User = { id: '1', email: 'user@example.com', role: 'user' };
-const client = { address: '203.0.113.7', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0' };
+const client = {
+  address: '203.0.113.7',
+  userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0.0.0',
+};
 
 describe('sessions under pressure', () => {
   const max = scale(20_000, 100_000);
@@ -56,7 +63,13 @@ describe('sessions under pressure', () => {
     const overflow = step * steps;
     let clock = Date.UTC(2026, 0, 1);
     // One account here: its own cap is lifted so that the global one is what is pushed on.
-    const store = new MemorySessionStore({ ttlSeconds: TTL_SECONDS, max, maxPerUser: max, now: () => clock, generationOf: () => GENERATION });
+    const store = new MemorySessionStore({
+      ttlSeconds: TTL_SECONDS,
+      max,
+      maxPerUser: max,
+      now: () => clock,
+      generationOf: () => GENERATION,
+    });
     const heapEmpty = heapMiB();
 
     const tokens = new TokenList(max + overflow);
@@ -67,7 +80,11 @@ describe('sessions under pressure', () => {
     }
     const createMs = performance.now() - started;
     const heapFull = heapMiB();
-    const allResolve = await tokens.every(0, max, async (token) => (await store.find(token))?.userId === user.id);
+    const allResolve = await tokens.every(
+      0,
+      max,
+      async (token) => (await store.find(token))?.userId === user.id,
+    );
 
     // Past the cap, the heap is sampled after each step: bounded means it stops growing.
     const heapPastCap: number[] = [];
@@ -79,17 +96,37 @@ describe('sessions under pressure', () => {
       heapPastCap.push(heapMiB());
     }
     const heapOverflowed = Math.max(...heapPastCap);
-    const evictedGone = await tokens.every(0, overflow, async (token) => (await store.find(token)) === undefined);
-    const keptResolve = await tokens.every(overflow, tokens.length, async (token) => (await store.find(token)) !== undefined);
+    const evictedGone = await tokens.every(
+      0,
+      overflow,
+      async (token) => (await store.find(token)) === undefined,
+    );
+    const keptResolve = await tokens.every(
+      overflow,
+      tokens.length,
+      async (token) => (await store.find(token)) !== undefined,
+    );
 
     // Logout: the token is gone at once.
     const loggedOut = { from: overflow, to: overflow + 1000 };
-    await tokens.every(loggedOut.from, loggedOut.to, async (token) => (await store.remove(token), true));
-    const logoutRefused = await tokens.every(loggedOut.from, loggedOut.to, async (token) => (await store.find(token)) === undefined);
+    await tokens.every(
+      loggedOut.from,
+      loggedOut.to,
+      async (token) => (await store.remove(token), true),
+    );
+    const logoutRefused = await tokens.every(
+      loggedOut.from,
+      loggedOut.to,
+      async (token) => (await store.find(token)) === undefined,
+    );
 
     // Expiry: past the TTL nothing resolves; the next login sweeps the whole table.
     clock += TTL_SECONDS * 1000;
-    const expiredRefused = await tokens.every(tokens.length - 1000, tokens.length, async (token) => (await store.find(token)) === undefined);
+    const expiredRefused = await tokens.every(
+      tokens.length - 1000,
+      tokens.length,
+      async (token) => (await store.find(token)) === undefined,
+    );
     const { token: fresh } = await store.create(user, client, GENERATION);
     const heapSwept = heapMiB();
     const freshResolves = (await store.find(fresh)) !== undefined;
@@ -97,19 +134,23 @@ describe('sessions under pressure', () => {
     const growthOverCap = (heapOverflowed - heapEmpty) / (heapFull - heapEmpty);
     const checks = {
       [`all ${max} resolve`]: allResolve,
-      [`the oldest ${overflow} were evicted, the newest ${max} still resolve`]: evictedGone && keptResolve,
-      // A Map may double its backing table once past the cap; without a cap the heap would grow with every session.
+      [`the oldest ${overflow} were evicted, the newest ${max} still resolve`]:
+        evictedGone && keptResolve,
+      // A Map may double its backing table once past the cap; without a cap the heap would grow
+      // with every session.
       'memory stays bounded past the cap (< ×1.6 the full table)': growthOverCap < 1.6,
       'a logged-out token is refused': logoutRefused,
       'an expired token is refused': expiredRefused,
-      'the sweep gives the memory back (< 20% of the full table left)': heapSwept - heapEmpty < 0.2 * (heapFull - heapEmpty),
+      'the sweep gives the memory back (< 20% of the full table left)':
+        heapSwept - heapEmpty < 0.2 * (heapFull - heapEmpty),
       'a new session after the sweep resolves': freshResolves,
     };
     report({
       key: '5a',
       case: `5. Session table: ${max.toLocaleString('en')} sessions`,
       done: `${(max + overflow).toLocaleString('en')} sessions created in the login service's SessionStore (cap SESSION_MAX=${max}, TTL ${TTL_SECONDS} s, test clock); 1,000 logged out; clock moved past the TTL; one more login.`,
-      expected: 'The cap holds memory flat and evicts the oldest first; every session not evicted resolves; logged-out and expired tokens are refused; expired sessions are swept so memory returns.',
+      expected:
+        'The cap holds memory flat and evicts the oldest first; every session not evicted resolves; logged-out and expired tokens are refused; expired sessions are swept so memory returns.',
       observed: `${max.toLocaleString('en')} created in ${Math.round(createMs)} ms. Heap (after GC) above empty: ${(heapFull - heapEmpty).toFixed(1)} MiB at ${max.toLocaleString('en')}, ${heapPastCap.map((heap) => (heap - heapEmpty).toFixed(1)).join(', ')} MiB after each ${step.toLocaleString('en')} more (peak ×${growthOverCap.toFixed(2)}; without a cap ×${1 + overflow / max} expected), ${(heapSwept - heapEmpty).toFixed(1)} MiB after the sweep. Oldest ${overflow.toLocaleString('en')} refused: ${evictedGone}; newest ${max.toLocaleString('en')} resolve: ${keptResolve}; logout refused: ${logoutRefused}; expired refused: ${expiredRefused}.`,
       pass: passed(checks),
     });
@@ -123,8 +164,15 @@ describe('sessions under pressure', () => {
 
     beforeAll(async () => {
       await ensureSpaBuilt();
-      const { auth: config } = loadConfig({ PASSWORD_HASH_COST: '4', SESSION_MAX: String(sessionMax), SESSION_MAX_PER_USER: String(sessionMax) });
-      service = await startTestService(auth, { deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs }, logLevel: 'warn' });
+      const { auth: config } = loadConfig({
+        PASSWORD_HASH_COST: '4',
+        SESSION_MAX: String(sessionMax),
+        SESSION_MAX_PER_USER: String(sessionMax),
+      });
+      service = await startTestService(auth, {
+        deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs },
+        logLevel: 'warn',
+      });
     }, 180_000);
 
     afterAll(async () => {
@@ -134,18 +182,27 @@ describe('sessions under pressure', () => {
     const credentials = { email: 'user@example.com', password: 'user-password' };
 
     async function login(cookie?: string): Promise<string> {
-      const response = await service.request('POST', '/api/login', { json: credentials, headers: cookie ? { cookie } : {} });
+      const response = await service.request('POST', '/api/login', {
+        json: credentials,
+        headers: cookie ? { cookie } : {},
+      });
       expect(response.status).toBe(200);
       return /token=([^;]+)/.exec(String(response.headers['set-cookie']))![1];
     }
 
     async function me(token: string) {
-      const response = await service.request('GET', '/api/me', { headers: { cookie: `token=${token}` } });
+      const response = await service.request('GET', '/api/me', {
+        headers: { cookie: `token=${token}` },
+      });
       return { status: response.status, body: response.json };
     }
 
     async function dashboard(token: string) {
-      const response = await send(service.url, { method: 'GET', path: '/dashboard', headers: { cookie: `token=${token}` } });
+      const response = await send(service.url, {
+        method: 'GET',
+        path: '/dashboard',
+        headers: { cookie: `token=${token}` },
+      });
       return `${response.status} ${response.headers.location ?? ''}`.trim();
     }
 
@@ -157,16 +214,22 @@ describe('sessions under pressure', () => {
 
       const evicted = await Promise.all(tokens.slice(0, evictions).map(me));
       const kept = await Promise.all(tokens.slice(evictions).map(me));
-      const evictedRefused = evicted.every((answer) => JSON.stringify(answer) === JSON.stringify(invalid));
+      const evictedRefused = evicted.every(
+        (answer) => JSON.stringify(answer) === JSON.stringify(invalid),
+      );
       const keptResolve = kept.every((answer) => answer.status === 200);
       const evictedDashboard = await dashboard(tokens[0]);
 
       const held = tokens.at(-1)!;
       const renewed = await login(`token=${held}`);
-      const fixationRefused = renewed !== held && (await me(held)).status === 401 && (await me(renewed)).status === 200;
+      const fixationRefused =
+        renewed !== held && (await me(held)).status === 401 && (await me(renewed)).status === 200;
 
-      const logout = await service.request('POST', '/api/logout', { headers: { cookie: `token=${renewed}` } });
-      const logoutRefused = logout.status === 200 && JSON.stringify(await me(renewed)) === JSON.stringify(invalid);
+      const logout = await service.request('POST', '/api/logout', {
+        headers: { cookie: `token=${renewed}` },
+      });
+      const logoutRefused =
+        logout.status === 200 && JSON.stringify(await me(renewed)) === JSON.stringify(invalid);
       const loggedOutDashboard = await dashboard(renewed);
 
       const beforeExpiry = await login();
@@ -180,15 +243,18 @@ describe('sessions under pressure', () => {
         'login holding a cookie issues a fresh token and ends the old one': fixationRefused,
         'a logged-out token is refused': logoutRefused,
         'an expired token is refused': expiredRefused,
-        '/dashboard redirects to /login for evicted, logged-out and expired tokens': [evictedDashboard, loggedOutDashboard, expiredDashboard].every(
-          (answer) => answer === '302 /login',
-        ),
+        '/dashboard redirects to /login for evicted, logged-out and expired tokens': [
+          evictedDashboard,
+          loggedOutDashboard,
+          expiredDashboard,
+        ].every((answer) => answer === '302 /login'),
       };
       report({
         key: '5b',
         case: '5. Sessions through the login API',
         done: `${sessionMax + evictions} logins over HTTP with SESSION_MAX=${sessionMax} (PASSWORD_HASH_COST=4); a login sending the last token as its cookie; a logout; the app's clock moved by the TTL.`,
-        expected: 'The 10 oldest tokens are refused, all others resolve; a login holding a cookie gets a new token and the old one stops working; logged-out and expired tokens are refused by /api/me and /dashboard.',
+        expected:
+          'The 10 oldest tokens are refused, all others resolve; a login holding a cookie gets a new token and the old one stops working; logged-out and expired tokens are refused by /api/me and /dashboard.',
         observed: `Evicted refused: ${evictedRefused} (dashboard: ${evictedDashboard}); others resolve: ${kept.filter((answer) => answer.status === 200).length}/${kept.length}; fresh token on login with cookie: ${renewed !== held}, old one refused: ${fixationRefused}; logout refused: ${logoutRefused} (dashboard: ${loggedOutDashboard}); expired refused: ${expiredRefused} (dashboard: ${expiredDashboard}).`,
         pass: passed(checks),
       });

@@ -26,7 +26,8 @@ interface Attempt {
   outcome: number | string;
 }
 
-const noteBody = (service: Service, title: string) => (service === 'notes8080' ? { title, body: 'b' } : { title, content: 'c' });
+const noteBody = (service: Service, title: string) =>
+  service === 'notes8080' ? { title, body: 'b' } : { title, content: 'c' };
 
 /**
  * A create whose headers and first half of the body are sent now, the rest when `finish()`
@@ -38,7 +39,14 @@ function halfSentCreate(baseUrl: string, service: Service, title: string) {
   let finish = () => {};
   const answer = new Promise<number | string>((resolve) => {
     const request = http.request(
-      { host: hostname, port, method: 'POST', path: '/notes', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      {
+        host: hostname,
+        port,
+        method: 'POST',
+        path: '/notes',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      },
       (response) => {
         response.resume();
         response.on('end', () => resolve(response.statusCode ?? 0));
@@ -66,7 +74,9 @@ function connectionRefused(baseUrl: string): Promise<boolean> {
 
 async function storedTitles(url: string): Promise<Set<string>> {
   const { rows } = await withClient(url, (client) =>
-    client.query<{ title: string }>('SELECT title FROM notes8080.notes UNION ALL SELECT title FROM notes8000.notes'),
+    client.query<{ title: string }>(
+      'SELECT title FROM notes8080.notes UNION ALL SELECT title FROM notes8000.notes',
+    ),
   );
   return new Set(rows.map((row) => row.title));
 }
@@ -87,10 +97,20 @@ describe('shutdown under load', () => {
       for (let i = 0; !exited; i++) {
         const title = `${service}-${worker}-${i}`;
         try {
-          const response = await send(urls[service], { method: 'POST', path: '/notes', json: noteBody(service, title), agent, timeoutMs: 15_000 });
+          const response = await send(urls[service], {
+            method: 'POST',
+            path: '/notes',
+            json: noteBody(service, title),
+            agent,
+            timeoutMs: 15_000,
+          });
           attempts.push({ service, title, outcome: response.status });
         } catch (error) {
-          attempts.push({ service, title, outcome: (error as NodeJS.ErrnoException).code ?? String(error) });
+          attempts.push({
+            service,
+            title,
+            outcome: (error as NodeJS.ErrnoException).code ?? String(error),
+          });
           await sleep(50);
         }
       }
@@ -101,7 +121,10 @@ describe('shutdown under load', () => {
     );
 
     await sleep(scale(1_500, 5_000));
-    const inFlight = (['notes8080', 'notes8000'] as const).map((service) => ({ service, ...halfSentCreate(urls[service], service, `${service}-in-flight`) }));
+    const inFlight = (['notes8080', 'notes8000'] as const).map((service) => ({
+      service,
+      ...halfSentCreate(urls[service], service, `${service}-in-flight`),
+    }));
     await sleep(200);
     const answeredBeforeSignal = attempts.filter((attempt) => attempt.outcome === 201).length;
     const signalledAt = performance.now();
@@ -112,7 +135,10 @@ describe('shutdown under load', () => {
     let refusedAfterMs = Infinity;
     let refusedWhileRunning = false;
     while (performance.now() - signalledAt < 2_000) {
-      const refused = await Promise.all([connectionRefused(urls.notes8080), connectionRefused(urls.notes8000)]);
+      const refused = await Promise.all([
+        connectionRefused(urls.notes8080),
+        connectionRefused(urls.notes8000),
+      ]);
       if (refused.every(Boolean)) {
         refusedAfterMs = performance.now() - signalledAt;
         refusedWhileRunning = !exited;
@@ -130,19 +156,29 @@ describe('shutdown under load', () => {
     const leftover = await postgresProcessesFor(dataDir());
 
     // What the database kept, read with the process gone.
-    const database = await startEmbeddedPostgres({ dataDir: dataDir(), logger: createLogger('warn') });
+    const database = await startEmbeddedPostgres({
+      dataDir: dataDir(),
+      logger: createLogger('warn'),
+    });
     const stored = await storedTitles(database.url).finally(() => database.stop());
 
     const created = attempts.filter((attempt) => attempt.outcome === 201);
-    const otherStatuses = attempts.filter((attempt) => typeof attempt.outcome === 'number' && attempt.outcome !== 201);
+    const otherStatuses = attempts.filter(
+      (attempt) => typeof attempt.outcome === 'number' && attempt.outcome !== 201,
+    );
     const unanswered = attempts.filter((attempt) => typeof attempt.outcome === 'string');
-    const lostWrites = [...created.map((attempt) => attempt.title), ...inFlight.map((request) => request.title)].filter((title) => !stored.has(title));
+    const lostWrites = [
+      ...created.map((attempt) => attempt.title),
+      ...inFlight.map((request) => request.title),
+    ].filter((title) => !stored.has(title));
     const lostAnswers = unanswered.filter((attempt) => stored.has(attempt.title));
     const errorCodes = [...new Set(unanswered.map((attempt) => attempt.outcome))];
 
     const checks = {
       'every answer was 201 (nothing failed while stopping)': otherStatuses.length === 0,
-      'requests in flight at SIGTERM completed with 201': inFlightAnswers.every((answer) => answer === 201),
+      'requests in flight at SIGTERM completed with 201': inFlightAnswers.every(
+        (answer) => answer === 201,
+      ),
       'new connections refused while those were still open': refusedWhileRunning,
       'exit code 0 within 10 s': code === 0 && exitMs <= EXIT_WITHIN_MS,
       'no PostgreSQL process left': leftover.length === 0,
@@ -153,11 +189,23 @@ describe('shutdown under load', () => {
       key: '2',
       case: '2. Shutdown under load',
       done: `The process started as \`npm start\` does (embedded PostgreSQL); ${CLIENTS_PER_SERVICE * 2} keep-alive clients creating notes on 8080 and 8000; one create per service left half-sent; SIGTERM; the half-sent bodies finished 300 ms later; afterwards the tables read from the stopped cluster.`,
-      expected: 'Accepted requests complete (201, and kept); new connections refused; the pool and the embedded PostgreSQL stop; exit code 0 within 10 s; no process left behind.',
+      expected:
+        'Accepted requests complete (201, and kept); new connections refused; the pool and the embedded PostgreSQL stop; exit code 0 within 10 s; no process left behind.',
       observed: `${attempts.length} creates (${answeredBeforeSignal} answered before the signal, ${created.length - answeredBeforeSignal} 201s after it): ${created.length} answered 201, ${otherStatuses.length} other statuses, ${unanswered.length} without an answer (${errorCodes.join(', ') || 'none'}; ${lostAnswers.length} of these stored all the same: answers lost). Half-sent requests answered ${inFlightAnswers.join(', ')}. New connections refused ${Math.round(refusedAfterMs)} ms after SIGTERM, process still running then: ${refusedWhileRunning}. Exit code ${code} after ${Math.round(exitMs)} ms; PostgreSQL processes left: ${leftover.length}. Lost writes: ${lostWrites.length}.`,
       pass: passed(checks),
     });
-    if (!passed(checks)) console.error({ otherStatuses: otherStatuses.slice(0, 5), lostWrites: lostWrites.slice(0, 5), lostAnswers: lostAnswers.slice(0, 5), inFlightAnswers, output: services.output().split('\n').filter((line) => !line.includes('"status":201')).join('\n') });
+    if (!passed(checks))
+      console.error({
+        otherStatuses: otherStatuses.slice(0, 5),
+        lostWrites: lostWrites.slice(0, 5),
+        lostAnswers: lostAnswers.slice(0, 5),
+        inFlightAnswers,
+        output: services
+          .output()
+          .split('\n')
+          .filter((line) => !line.includes('"status":201'))
+          .join('\n'),
+      });
     expectChecks(checks);
   }, 240_000);
 });

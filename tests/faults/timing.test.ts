@@ -29,7 +29,10 @@ describe('login timing', () => {
     await ensureSpaBuilt();
     // The default scrypt cost, as in production.
     const { auth: config } = loadConfig({});
-    service = await startTestService(auth, { deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs }, logLevel: 'warn' });
+    service = await startTestService(auth, {
+      deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs },
+      logLevel: 'warn',
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -44,7 +47,10 @@ describe('login timing', () => {
       // Past the throttling window each time: this measures the password check, not the 429.
       clockOffsetMs += 16 * 60 * 1000;
       const email = kind === 'unknown' ? `nobody-${i}@example.com` : 'user@example.com';
-      const response = await service.request('POST', '/api/login', { json: { email, password: `wrong-${i}` }, agent });
+      const response = await service.request('POST', '/api/login', {
+        json: { email, password: `wrong-${i}` },
+        agent,
+      });
       times[kind].push(response.ms);
       answers.add(`${response.status} ${response.text}`);
     };
@@ -63,7 +69,9 @@ describe('login timing', () => {
 
     const medians = { unknown: percentile(times.unknown, 50), wrong: percentile(times.wrong, 50) };
     const difference = medians.unknown - medians.wrong;
-    const welchT = (mean(times.unknown) - mean(times.wrong)) / Math.sqrt(variance(times.unknown) / TRIES + variance(times.wrong) / TRIES);
+    const welchT =
+      (mean(times.unknown) - mean(times.wrong)) /
+      Math.sqrt(variance(times.unknown) / TRIES + variance(times.wrong) / TRIES);
     const summary = (values: number[]) =>
       `median ${percentile(values, 50).toFixed(1)} ms, mean ${mean(values).toFixed(1)} ms, p10 ${percentile(values, 10).toFixed(1)} ms, p90 ${percentile(values, 90).toFixed(1)} ms`;
 

@@ -11,7 +11,11 @@ interface Account {
   email: string;
   password: string;
 }
-const { baseUrl, admin, user } = JSON.parse(process.argv[2] ?? '') as { baseUrl: string; admin: Account; user: Account };
+const { baseUrl, admin, user } = JSON.parse(process.argv[2] ?? '') as {
+  baseUrl: string;
+  admin: Account;
+  user: Account;
+};
 const client = createClient<paths>({ baseUrl });
 
 /** The value of the cookie `name` an answer sets, if it sets one. */
@@ -36,10 +40,15 @@ async function logIn(account: Account) {
 assert.deepEqual((await client.GET('/live')).data, { status: 'live' });
 assert.deepEqual((await client.GET('/ready')).data, { status: 'ready' });
 
-const refused = await client.POST('/api/login', { body: { email: user.email, password: `not ${user.password}` } });
+const refused = await client.POST('/api/login', {
+  body: { email: user.email, password: `not ${user.password}` },
+});
 assert.equal(refused.response.status, 401);
 assert.equal(typeof refused.error?.error, 'string');
-const encoded = await client.POST('/api/login', { body: admin, headers: { 'Content-Encoding': 'zstd' } });
+const encoded = await client.POST('/api/login', {
+  body: admin,
+  headers: { 'Content-Encoding': 'zstd' },
+});
 assert.equal(encoded.response.status, 415);
 assert.deepEqual(encoded.error, { error: 'Unsupported Content-Encoding: zstd' });
 
@@ -54,9 +63,15 @@ assert.equal(me.data?.user.email, admin.email);
 assert.equal(me.data.user.role, 'admin');
 
 const mine = await client.GET('/api/sessions', session);
-assert.deepEqual(mine.data?.sessions.map(({ current }) => current), [true, false]);
+assert.deepEqual(
+  mine.data?.sessions.map(({ current }) => current),
+  [true, false],
+);
 const other = mine.data.sessions[1];
-const endedOne = await client.DELETE('/api/sessions/{id}', { ...session, params: { path: { id: other.id } } });
+const endedOne = await client.DELETE('/api/sessions/{id}', {
+  ...session,
+  params: { path: { id: other.id } },
+});
 assert.deepEqual(endedOne.data, { ended: 1 });
 const signedOut = await client.GET('/api/me', withSession(second.token));
 assert.equal(signedOut.response.status, 401);
@@ -73,10 +88,16 @@ assert.equal(typeof forbidden.error?.error, 'string');
 const everyone = await client.GET('/api/admin/sessions', session);
 const account = everyone.data?.users.find(({ email }) => email === user.email);
 assert.equal(account?.sessions.length, 1);
-const endedByAdmin = await client.DELETE('/api/admin/sessions/{id}', { ...session, params: { path: { id: account.sessions[0].id } } });
+const endedByAdmin = await client.DELETE('/api/admin/sessions/{id}', {
+  ...session,
+  params: { path: { id: account.sessions[0].id } },
+});
 assert.deepEqual(endedByAdmin.data, { ended: 1 });
 await logIn(user);
-const endedAll = await client.DELETE('/api/admin/users/{id}/sessions', { ...session, params: { path: { id: account.id } } });
+const endedAll = await client.DELETE('/api/admin/users/{id}/sessions', {
+  ...session,
+  params: { path: { id: account.id } },
+});
 assert.deepEqual(endedAll.data, { ended: 1 });
 
 // The wrong password, in the account's throttling and in the audit trail.
@@ -84,10 +105,19 @@ const overview = await client.GET('/api/admin/users', session);
 const throttled = overview.data?.users.find(({ id }) => id === account.id);
 assert.equal(throttled?.throttle.account.failures, 1);
 assert.ok(throttled.events.some(({ type }) => type === 'login.failed'));
-const unlocked = await client.DELETE('/api/admin/users/{id}/throttle', { ...session, params: { path: { id: account.id } } });
+const unlocked = await client.DELETE('/api/admin/users/{id}/throttle', {
+  ...session,
+  params: { path: { id: account.id } },
+});
 assert.deepEqual(unlocked.data?.cleared, throttled.throttle);
-const audit = await client.GET('/api/admin/audit', { ...session, params: { query: { type: 'login.failed', email: user.email, limit: 10 } } });
-assert.deepEqual(audit.data?.events.map(({ email, userId }) => ({ email, userId })), [{ email: user.email, userId: account.id }]);
+const audit = await client.GET('/api/admin/audit', {
+  ...session,
+  params: { query: { type: 'login.failed', email: user.email, limit: 10 } },
+});
+assert.deepEqual(
+  audit.data?.events.map(({ email, userId }) => ({ email, userId })),
+  [{ email: user.email, userId: account.id }],
+);
 assert.equal(audit.data.next, null);
 
 const settings = await client.GET('/api/admin/settings', session);

@@ -13,7 +13,10 @@ assert.deepEqual(health.data, { status: 'healthy' });
 assert.deepEqual((await client.GET('/live')).data, { status: 'live' });
 assert.deepEqual((await client.GET('/ready')).data, { status: 'ready' });
 
-const created = await client.POST('/notes', { body: { title: 'first', content: 'hello' }, params: { header: { 'Idempotency-Key': 'generated-client-1' } } });
+const created = await client.POST('/notes', {
+  body: { title: 'first', content: 'hello' },
+  params: { header: { 'Idempotency-Key': 'generated-client-1' } },
+});
 assert.equal(created.response.status, 201);
 const note = created.data;
 assert.ok(note);
@@ -23,29 +26,49 @@ const path = { note_id: note.id };
 const older = await client.POST('/notes', { body: { title: 'second', content: '' } });
 assert.ok(older.data);
 const page = await client.GET('/notes', { params: { query: { limit: 1 } } });
-assert.deepEqual(page.data?.map(({ id }) => id), [older.data.id]);
-assert.equal(page.response.headers.get('link'), `</notes?limit=1&before=${older.data.id}>; rel="next"`);
+assert.deepEqual(
+  page.data?.map(({ id }) => id),
+  [older.data.id],
+);
+assert.equal(
+  page.response.headers.get('link'),
+  `</notes?limit=1&before=${older.data.id}>; rel="next"`,
+);
 const all = await client.GET('/notes');
-assert.deepEqual(all.data?.map(({ id }) => id), [older.data.id, note.id]);
+assert.deepEqual(
+  all.data?.map(({ id }) => id),
+  [older.data.id, note.id],
+);
 
 const read = await client.GET('/notes/{note_id}', { params: { path } });
 assert.deepEqual(read.data, note);
 const etag = read.response.headers.get('etag');
 assert.ok(etag);
-const unchanged = await client.GET('/notes/{note_id}', { params: { path, header: { 'If-None-Match': etag } } });
+const unchanged = await client.GET('/notes/{note_id}', {
+  params: { path, header: { 'If-None-Match': etag } },
+});
 assert.equal(unchanged.response.status, 304);
 
 // A partial update: one field, or none at all.
-const renamed = await client.PUT('/notes/{note_id}', { params: { path }, body: { title: 'renamed' } });
+const renamed = await client.PUT('/notes/{note_id}', {
+  params: { path },
+  body: { title: 'renamed' },
+});
 assert.equal(renamed.data?.title, 'renamed');
 assert.equal(renamed.data.content, 'hello');
 const untouched = await client.PUT('/notes/{note_id}', { params: { path }, body: {} });
 assert.deepEqual(untouched.data, renamed.data);
-const nulls = await client.PUT('/notes/{note_id}', { params: { path }, body: { title: null, content: 'rewritten' } });
+const nulls = await client.PUT('/notes/{note_id}', {
+  params: { path },
+  body: { title: null, content: 'rewritten' },
+});
 assert.deepEqual([nulls.data?.title, nulls.data?.content], ['renamed', 'rewritten']);
 
 // Pydantic's validation entries, with what the failed rule was given.
-const tooLong = await client.PUT('/notes/{note_id}', { params: { path }, body: { title: 'x'.repeat(101) } });
+const tooLong = await client.PUT('/notes/{note_id}', {
+  params: { path },
+  body: { title: 'x'.repeat(101) },
+});
 assert.equal(tooLong.response.status, 422);
 assert.ok(tooLong.error && Array.isArray(tooLong.error.detail));
 assert.equal(tooLong.error.detail[0].type, 'string_too_long');
@@ -56,17 +79,25 @@ assert.ok(badPage.error && Array.isArray(badPage.error.detail));
 assert.deepEqual(badPage.error.detail[0].loc, ['query', 'limit']);
 assert.equal(badPage.error.detail[0].ctx?.ge, 1);
 
-const encoded = await client.POST('/notes', { body: { title: 't', content: 'c' }, headers: { 'Content-Encoding': 'zstd' } });
+const encoded = await client.POST('/notes', {
+  body: { title: 't', content: 'c' },
+  headers: { 'Content-Encoding': 'zstd' },
+});
 assert.equal(encoded.response.status, 415);
 assert.equal(encoded.error?.detail, 'Unsupported Content-Encoding: zstd');
 
 // The trailing-slash redirect, as documented: 307 to the path without it, whatever the method.
-for (const redirected of [await client.GET('/notes/', { redirect: 'manual' }), await client.POST('/notes/', { redirect: 'manual' })]) {
+for (const redirected of [
+  await client.GET('/notes/', { redirect: 'manual' }),
+  await client.POST('/notes/', { redirect: 'manual' }),
+]) {
   assert.equal(redirected.response.status, 307);
   assert.equal(redirected.response.headers.get('location'), '/notes');
 }
 
-const stale = await client.DELETE('/notes/{note_id}', { params: { path, header: { 'If-Match': etag } } });
+const stale = await client.DELETE('/notes/{note_id}', {
+  params: { path, header: { 'If-Match': etag } },
+});
 assert.equal(stale.response.status, 412);
 assert.equal(typeof stale.error?.detail, 'string');
 const deleted = await client.DELETE('/notes/{note_id}', { params: { path } });

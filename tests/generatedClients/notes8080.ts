@@ -11,7 +11,10 @@ const client = createClient<paths>({ baseUrl: process.argv[2] });
 assert.deepEqual((await client.GET('/live')).data, { status: 'live' });
 assert.deepEqual((await client.GET('/ready')).data, { status: 'ready' });
 
-const created = await client.POST('/notes', { body: { title: 'first', body: 'hello' }, params: { header: { 'Idempotency-Key': 'generated-client-1' } } });
+const created = await client.POST('/notes', {
+  body: { title: 'first', body: 'hello' },
+  params: { header: { 'Idempotency-Key': 'generated-client-1' } },
+});
 assert.equal(created.response.status, 201);
 const note = created.data;
 assert.ok(note);
@@ -28,17 +31,28 @@ const read = await client.GET('/notes/{id}', { params: { path } });
 assert.deepEqual(read.data, note);
 const etag = read.response.headers.get('etag');
 assert.ok(etag);
-const unchanged = await client.GET('/notes/{id}', { params: { path, header: { 'If-None-Match': etag } } });
+const unchanged = await client.GET('/notes/{id}', {
+  params: { path, header: { 'If-None-Match': etag } },
+});
 assert.equal(unchanged.response.status, 304);
 
 // A full replace: the body left out becomes empty.
-const replaced = await client.PUT('/notes/{id}', { params: { path, header: { 'If-Match': etag } }, body: { title: 'renamed' } });
+const replaced = await client.PUT('/notes/{id}', {
+  params: { path, header: { 'If-Match': etag } },
+  body: { title: 'renamed' },
+});
 assert.deepEqual(replaced.data, { ...note, title: 'renamed', body: '' });
-const stale = await client.PUT('/notes/{id}', { params: { path, header: { 'If-Match': etag } }, body: { title: 'again' } });
+const stale = await client.PUT('/notes/{id}', {
+  params: { path, header: { 'If-Match': etag } },
+  body: { title: 'again' },
+});
 assert.equal(stale.response.status, 412);
 assert.equal(typeof stale.error?.error, 'string');
 
-const encoded = await client.POST('/notes', { body: { title: 't' }, headers: { 'Content-Encoding': 'zstd' } });
+const encoded = await client.POST('/notes', {
+  body: { title: 't' },
+  headers: { 'Content-Encoding': 'zstd' },
+});
 assert.equal(encoded.response.status, 415);
 assert.deepEqual(encoded.error, { error: 'Unsupported Content-Encoding: zstd' });
 

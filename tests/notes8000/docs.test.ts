@@ -53,7 +53,9 @@ describe('/openapi.json', () => {
 
   test('describes the request bodies as the validating schemas define them', async () => {
     const { components, paths } = await openApi();
-    expect(paths['/notes'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/NoteCreate' });
+    expect(paths['/notes'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/NoteCreate',
+    });
     expect(paths['/notes/{note_id}'].put.requestBody.content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/NoteUpdate',
     });
@@ -71,8 +73,16 @@ describe('/openapi.json', () => {
       type: 'object',
       title: 'NoteUpdate',
       properties: {
-        title: { anyOf: [{ type: 'string', maxLength: 100, pattern: nul }, { type: 'null' }], title: 'Title', description: expect.stringContaining('default null') },
-        content: { anyOf: [{ type: 'string', pattern: nul }, { type: 'null' }], title: 'Content', description: expect.stringContaining('default null') },
+        title: {
+          anyOf: [{ type: 'string', maxLength: 100, pattern: nul }, { type: 'null' }],
+          title: 'Title',
+          description: expect.stringContaining('default null'),
+        },
+        content: {
+          anyOf: [{ type: 'string', pattern: nul }, { type: 'null' }],
+          title: 'Content',
+          description: expect.stringContaining('default null'),
+        },
       },
       required: [],
     });
@@ -80,47 +90,92 @@ describe('/openapi.json', () => {
 
   test('describes the responses: Note, validation errors, messages, and the integer path id', async () => {
     const { components, paths } = await openApi();
-    const schemaOf = (route: string, method: string, status: string) => paths[route][method].responses[status].content['application/json'].schema;
+    const schemaOf = (route: string, method: string, status: string) =>
+      paths[route][method].responses[status].content['application/json'].schema;
 
     const note = components.schemas.Note;
-    expect(Object.keys(note.properties)).toEqual(['id', 'title', 'content', 'created_at', 'updated_at']);
+    expect(Object.keys(note.properties)).toEqual([
+      'id',
+      'title',
+      'content',
+      'created_at',
+      'updated_at',
+    ]);
     expect(note.required).toEqual(['id', 'title', 'content', 'created_at', 'updated_at']);
     expect(schemaOf('/notes', 'post', '201')).toEqual({ $ref: '#/components/schemas/Note' });
-    expect(schemaOf('/notes', 'get', '200')).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Note' } });
-    for (const method of ['get', 'put']) expect(schemaOf('/notes/{note_id}', method, '200')).toEqual({ $ref: '#/components/schemas/Note' });
-    // The timestamps are naive ISO 8601 (Python's isoformat of a UTC datetime): no offset, so not RFC 3339's date-time.
+    expect(schemaOf('/notes', 'get', '200')).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/Note' },
+    });
+    for (const method of ['get', 'put'])
+      expect(schemaOf('/notes/{note_id}', method, '200')).toEqual({
+        $ref: '#/components/schemas/Note',
+      });
+    // The timestamps are naive ISO 8601 (Python's isoformat of a UTC datetime): no offset, so not
+    // RFC 3339's date-time.
     for (const field of ['created_at', 'updated_at']) {
       const timestamp = note.properties[field];
       expect(timestamp).toMatchObject({ type: 'string', pattern: expect.any(String) });
       expect(timestamp).not.toHaveProperty('format');
       const pattern = new RegExp(timestamp.pattern);
       const shown = ['2026-11-22T10:11:49.123456', '2026-11-22T10:11:49'];
-      expect(shown.filter((text) => !pattern.test(text)), `${field} refuses what the service shows`).toEqual([]);
-      const never = ['2026-11-22T10:11:49.123456Z', '2026-11-22T10:11:49+00:00', '2026-11-22T10:11:49.123', '2026-11-22'];
-      expect(never.filter((text) => pattern.test(text)), `${field} allows what the service never shows`).toEqual([]);
+      expect(
+        shown.filter((text) => !pattern.test(text)),
+        `${field} refuses what the service shows`,
+      ).toEqual([]);
+      const never = [
+        '2026-11-22T10:11:49.123456Z',
+        '2026-11-22T10:11:49+00:00',
+        '2026-11-22T10:11:49.123',
+        '2026-11-22',
+      ];
+      expect(
+        never.filter((text) => pattern.test(text)),
+        `${field} allows what the service never shows`,
+      ).toEqual([]);
     }
 
-    for (const [route, method] of [['/notes/{note_id}', 'get'], ['/notes/{note_id}', 'put'], ['/notes/{note_id}', 'delete']]) {
-      expect(schemaOf(route!, method!, '422'), `${method} ${route}`).toEqual({ $ref: '#/components/schemas/HTTPValidationError' });
+    for (const [route, method] of [
+      ['/notes/{note_id}', 'get'],
+      ['/notes/{note_id}', 'put'],
+      ['/notes/{note_id}', 'delete'],
+    ]) {
+      expect(schemaOf(route!, method!, '422'), `${method} ${route}`).toEqual({
+        $ref: '#/components/schemas/HTTPValidationError',
+      });
     }
     // A create's 422 is also an Idempotency-Key reused with another body: a message.
     expect(schemaOf('/notes', 'post', '422')).toEqual({
-      anyOf: [{ $ref: '#/components/schemas/HTTPError' }, { $ref: '#/components/schemas/HTTPValidationError' }],
+      anyOf: [
+        { $ref: '#/components/schemas/HTTPError' },
+        { $ref: '#/components/schemas/HTTPValidationError' },
+      ],
     });
     expect(components.schemas.HTTPValidationError).toMatchObject({
       type: 'object',
-      properties: { detail: { type: 'array', items: { $ref: '#/components/schemas/ValidationError' } } },
+      properties: {
+        detail: { type: 'array', items: { $ref: '#/components/schemas/ValidationError' } },
+      },
     });
-    expect(components.schemas.ValidationError.required).toEqual(expect.arrayContaining(['type', 'loc', 'msg', 'input']));
+    expect(components.schemas.ValidationError.required).toEqual(
+      expect.arrayContaining(['type', 'loc', 'msg', 'input']),
+    );
     // Every key an entry's `ctx` is sent with, and no other.
     expect(components.schemas.ValidationError.properties.ctx).toMatchObject({
       type: 'object',
-      properties: { max_length: { type: 'integer' }, ge: { type: 'integer' }, le: { type: 'integer' }, error: { type: 'string' } },
+      properties: {
+        max_length: { type: 'integer' },
+        ge: { type: 'integer' },
+        le: { type: 'integer' },
+        error: { type: 'string' },
+      },
       additionalProperties: false,
     });
 
     for (const method of ['get', 'put', 'delete']) {
-      expect(schemaOf('/notes/{note_id}', method, '404'), `${method} 404`).toEqual({ $ref: '#/components/schemas/HTTPError' });
+      expect(schemaOf('/notes/{note_id}', method, '404'), `${method} 404`).toEqual({
+        $ref: '#/components/schemas/HTTPError',
+      });
     }
     expect(components.schemas.HTTPError).toEqual({
       type: 'object',
@@ -128,9 +183,16 @@ describe('/openapi.json', () => {
       properties: { detail: { type: 'string', title: 'Detail' } },
       required: ['detail'],
     });
-    expect(schemaOf('/notes/{note_id}', 'delete', '200')).toEqual({ $ref: '#/components/schemas/Message' });
+    expect(schemaOf('/notes/{note_id}', 'delete', '200')).toEqual({
+      $ref: '#/components/schemas/Message',
+    });
     expect(paths['/notes/{note_id}'].get.parameters).toEqual([
-      { name: 'note_id', in: 'path', required: true, schema: { type: 'integer', title: 'Note Id' } },
+      {
+        name: 'note_id',
+        in: 'path',
+        required: true,
+        schema: { type: 'integer', title: 'Note Id' },
+      },
       expect.objectContaining({ name: 'If-None-Match', in: 'header', required: false }),
     ]);
   });
@@ -142,14 +204,18 @@ describe('/openapi.json', () => {
       expect(responses['307'].headers.Location).toMatchObject({ schema: { type: 'string' } });
       expect(Object.keys(responses).filter((status) => Number(status) < 400)).toEqual(['307']);
     }
-    const redirect = await service().request('POST', '/notes/?limit=1', { json: { title: 't', content: 'c' } });
+    const redirect = await service().request('POST', '/notes/?limit=1', {
+      json: { title: 't', content: 'c' },
+    });
     expect(redirect.status).toBe(307);
     expect(redirect.headers.location).toBe('/notes?limit=1');
   });
 
   test('every $ref points at a schema that exists', async () => {
     const document = await openApi();
-    const refs = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((match) => match[1]);
+    const refs = [
+      ...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g),
+    ].map((match) => match[1]);
     expect(refs.length).toBeGreaterThan(0);
     for (const name of refs) expect(document.components.schemas).toHaveProperty(name);
   });
@@ -172,13 +238,19 @@ describe('/docs over HTTP', () => {
   });
 
   test('serves Swagger UI from the installed swagger-ui-dist package', async () => {
-    const installed = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    const installed = path.dirname(
+      createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'),
+    );
     const response = await fetch(`${service().url}/docs/swagger-ui-bundle.js`);
     expect(response.headers.get('content-type')).toMatch(/^text\/javascript/);
-    expect(Buffer.from(await response.arrayBuffer()).equals(await readFile(path.join(installed, 'swagger-ui-bundle.js')))).toBe(true);
+    expect(
+      Buffer.from(await response.arrayBuffer()).equals(
+        await readFile(path.join(installed, 'swagger-ui-bundle.js')),
+      ),
+    ).toBe(true);
   });
 
-  test('serves none of the package\'s other files', async () => {
+  test("serves none of the package's other files", async () => {
     for (const asset of ['/docs/package.json', '/docs/..%2Fpackage.json', '/docs/index.html']) {
       const response = await fetch(`${service().url}${asset}`);
       expect(response.status, asset).toBe(404);
@@ -216,20 +288,30 @@ describe.skipIf(!browserAvailable)('/docs in a browser', () => {
         );
       expect(listed.sort()).toEqual([...OPERATIONS].sort());
 
-      const create = page.locator('.opblock-post').filter({ has: page.locator('.opblock-summary-path[data-path="/notes"]') });
+      const create = page
+        .locator('.opblock-post')
+        .filter({ has: page.locator('.opblock-summary-path[data-path="/notes"]') });
       await create.locator('.opblock-summary').click();
       await create.getByRole('button', { name: 'Try it out' }).click();
-      await create.locator('textarea.body-param__text').fill(JSON.stringify({ title: 'from the docs', content: 'tried out' }));
+      await create
+        .locator('textarea.body-param__text')
+        .fill(JSON.stringify({ title: 'from the docs', content: 'tried out' }));
       await create.getByRole('button', { name: 'Execute' }).click();
 
       const status = create.locator('.live-responses-table .response .response-col_status').first();
       await expect.poll(() => status.textContent(), { timeout: 10_000 }).toContain('201');
-      await expect.poll(() => create.locator('.live-responses-table .microlight').first().textContent()).toContain('from the docs');
+      await expect
+        .poll(() => create.locator('.live-responses-table .microlight').first().textContent())
+        .toContain('from the docs');
 
-      const { rows } = await service().db.query('SELECT content FROM notes WHERE title = $1', ['from the docs']);
+      const { rows } = await service().db.query('SELECT content FROM notes WHERE title = $1', [
+        'from the docs',
+      ]);
       expect(rows).toEqual([{ content: 'tried out' }]);
       // Offline: the page fetched nothing but the service's own URLs.
-      expect(requested.filter((url) => !url.startsWith(service().url) && !url.startsWith('data:'))).toEqual([]);
+      expect(
+        requested.filter((url) => !url.startsWith(service().url) && !url.startsWith('data:')),
+      ).toEqual([]);
     } finally {
       await page.close();
     }

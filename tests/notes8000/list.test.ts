@@ -28,12 +28,19 @@ describe('notes8000 GET /notes', () => {
   });
 
   test('GET /notes sends a list longer than one read batch whole: every note once, newest first', async () => {
-    await service().db.query(`INSERT INTO notes (title, content) SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`);
-    const stored = (await service().db.query<{ id: string }>('SELECT id FROM notes ORDER BY id DESC')).rows.map((row) => Number(row.id));
+    await service().db.query(
+      `INSERT INTO notes (title, content) SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`,
+    );
+    const stored = (
+      await service().db.query<{ id: string }>('SELECT id FROM notes ORDER BY id DESC')
+    ).rows.map((row) => Number(row.id));
     const answer = await call('GET', '/notes');
     expect(answer.status).toBe(200);
     const notes = answer.json as Note[];
     expect(notes.map((note) => note.id)).toEqual(stored);
-    expect(notes.find((note) => note.title === 'bulk 1')).toMatchObject({ content: 'text', updated_at: expect.stringMatching(TIMESTAMP) });
+    expect(notes.find((note) => note.title === 'bulk 1')).toMatchObject({
+      content: 'text',
+      updated_at: expect.stringMatching(TIMESTAMP),
+    });
   });
 });

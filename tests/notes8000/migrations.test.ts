@@ -30,15 +30,39 @@ describe('notes8000 start-up migrations', () => {
     await withFreshDatabase(async (database) => {
       await database.migrate();
       expect(await notesColumns(database.connect(), SCHEMA)).toMatchObject([
-        { column_name: 'id', data_type: 'bigint', is_nullable: 'NO', column_default: expect.stringContaining('nextval') },
-        { column_name: 'title', data_type: 'character varying', character_maximum_length: 100, is_nullable: 'NO' },
+        {
+          column_name: 'id',
+          data_type: 'bigint',
+          is_nullable: 'NO',
+          column_default: expect.stringContaining('nextval'),
+        },
+        {
+          column_name: 'title',
+          data_type: 'character varying',
+          character_maximum_length: 100,
+          is_nullable: 'NO',
+        },
         { column_name: 'content', data_type: 'text', is_nullable: 'NO' },
-        { column_name: 'created_at', data_type: 'timestamp with time zone', is_nullable: 'NO', column_default: NOW, datetime_precision: 6 },
-        { column_name: 'updated_at', data_type: 'timestamp with time zone', is_nullable: 'NO', column_default: NOW, datetime_precision: 6 },
+        {
+          column_name: 'created_at',
+          data_type: 'timestamp with time zone',
+          is_nullable: 'NO',
+          column_default: NOW,
+          datetime_precision: 6,
+        },
+        {
+          column_name: 'updated_at',
+          data_type: 'timestamp with time zone',
+          is_nullable: 'NO',
+          column_default: NOW,
+          datetime_precision: 6,
+        },
         { column_name: 'version', data_type: 'bigint', is_nullable: 'NO', column_default: '1' },
       ]);
       await withService(database, async (fresh) => {
-        expect((await fresh.request('POST', '/notes', { json: { title: 't', content: 'c' } })).status).toBe(201);
+        expect(
+          (await fresh.request('POST', '/notes', { json: { title: 't', content: 'c' } })).status,
+        ).toBe(201);
       });
     });
   });
@@ -51,7 +75,9 @@ describe('notes8000 start-up migrations', () => {
       const before = await notesColumns(db, SCHEMA);
       await database.migrate();
       expect(await notesColumns(db, SCHEMA)).toEqual(before);
-      expect((await db.query('SELECT title, content FROM notes')).rows).toEqual([{ title: 'kept', content: 'across start-ups' }]);
+      expect((await db.query('SELECT title, content FROM notes')).rows).toEqual([
+        { title: 'kept', content: 'across start-ups' },
+      ]);
     });
   });
 
@@ -62,7 +88,9 @@ describe('notes8000 start-up migrations', () => {
       await db.query(`CREATE TABLE ${SCHEMA}.notes (
         id serial PRIMARY KEY, title varchar(100) NOT NULL, content text NOT NULL,
         created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now())`);
-      await db.query(`INSERT INTO ${SCHEMA}.notes (title, content, updated_at) VALUES ('old', 'row', '2020-01-01')`);
+      await db.query(
+        `INSERT INTO ${SCHEMA}.notes (title, content, updated_at) VALUES ('old', 'row', '2020-01-01')`,
+      );
       await database.migrate();
       await withService(database, async (started) => {
         const updated = await started.request('PUT', '/notes/1', { json: { title: 'new' } });

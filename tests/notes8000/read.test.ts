@@ -14,11 +14,14 @@ describe('notes8000 GET /notes/{id}', () => {
     expect(await call('GET', '/notes/999999')).toMatchObject({ status: 404, json: NOT_FOUND });
   });
 
-  test.each(['abc', '1.5', '1e3', '%20'])('a non-integer id (%s) answers 422 int_parsing', async (id) => {
-    const answer = await call('GET', `/notes/${id}`);
-    expect(answer.status).toBe(422);
-    expect(answer.json).toEqual(validationError(intParsing(decodeURIComponent(id))));
-  });
+  test.each(['abc', '1.5', '1e3', '%20'])(
+    'a non-integer id (%s) answers 422 int_parsing',
+    async (id) => {
+      const answer = await call('GET', `/notes/${id}`);
+      expect(answer.status).toBe(422);
+      expect(answer.json).toEqual(validationError(intParsing(decodeURIComponent(id))));
+    },
+  );
 
   test('an id of more than 4300 digits answers 422 int_parsing_size, as Pydantic does', async () => {
     const id = '1'.repeat(4301);
@@ -58,14 +61,20 @@ describe('notes8000 GET /notes/{id}: timestamps', () => {
   test('are shown in UTC without an offset, whatever offset they were stored with', async () => {
     const note = await createNote();
     await setStored(note.id, '2026-11-22 19:11:49.123456+09');
-    expect(((await call('GET', `/notes/${note.id}`)).json as Note).created_at).toBe('2026-11-22T10:11:49.123456');
+    expect(((await call('GET', `/notes/${note.id}`)).json as Note).created_at).toBe(
+      '2026-11-22T10:11:49.123456',
+    );
   });
 
   test('keep trailing zeros of the microseconds, and drop a zero fraction (Python isoformat)', async () => {
     const note = await createNote();
     await setStored(note.id, '2026-11-22 10:11:49.1+00');
-    expect(((await call('GET', `/notes/${note.id}`)).json as Note).created_at).toBe('2026-11-22T10:11:49.100000');
+    expect(((await call('GET', `/notes/${note.id}`)).json as Note).created_at).toBe(
+      '2026-11-22T10:11:49.100000',
+    );
     await setStored(note.id, '2026-11-22 10:11:49+00');
-    expect(((await call('GET', `/notes/${note.id}`)).json as Note).created_at).toBe('2026-11-22T10:11:49');
+    expect(((await call('GET', `/notes/${note.id}`)).json as Note).created_at).toBe(
+      '2026-11-22T10:11:49',
+    );
   });
 });

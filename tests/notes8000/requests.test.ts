@@ -37,7 +37,8 @@ describe('notes8000 routing', () => {
   });
 
   test('paths are matched exactly: letter case and a slash count', async () => {
-    for (const path of ['/HEALTH', '/Notes', '/health/']) expect((await call('GET', path)).status, path).not.toBe(200);
+    for (const path of ['/HEALTH', '/Notes', '/health/'])
+      expect((await call('GET', path)).status, path).not.toBe(200);
   });
 
   test('an unknown path answers 404 {detail: "Not Found"}', async () => {

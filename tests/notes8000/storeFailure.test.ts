@@ -18,7 +18,10 @@ describe('notes8000 when the store fails', () => {
       // A wait for a connection, then one for the statement: each bounded by the timeout.
       for (const answer of [list, create]) expect(answer.ms).toBeLessThan(2 * timeoutMs + 1_000);
 
-      expect(await broken.request('GET', '/health')).toMatchObject({ status: 200, json: { status: 'healthy' } });
+      expect(await broken.request('GET', '/health')).toMatchObject({
+        status: 200,
+        json: { status: 'healthy' },
+      });
       // Input is still validated without the store.
       expect((await broken.request('POST', '/notes', { json: {} })).status).toBe(422);
 

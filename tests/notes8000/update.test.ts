@@ -1,6 +1,22 @@
 import { describe, expect, test } from 'vitest';
-import { NOT_FOUND, raw, TIMESTAMP, useNotes8000, type Note, type Options } from '../support/notes8000.js';
-import { intParsing, jsonInvalid, missing, notAnObject, notAString, nulCharacter, tooLong, validationError } from '../support/pydanticErrors.js';
+import {
+  NOT_FOUND,
+  raw,
+  TIMESTAMP,
+  useNotes8000,
+  type Note,
+  type Options,
+} from '../support/notes8000.js';
+import {
+  intParsing,
+  jsonInvalid,
+  missing,
+  notAnObject,
+  notAString,
+  nulCharacter,
+  tooLong,
+  validationError,
+} from '../support/pydanticErrors.js';
 
 const { service, call, createNote, storedTimestamps } = useNotes8000();
 
@@ -8,7 +24,10 @@ describe('notes8000 PUT /notes/{id}', () => {
   /** A note whose timestamps lie in the past, so that a refresh by the store is visible. */
   async function agedNote(title = 'first', content = 'hello'): Promise<Note> {
     const note = await createNote(title, content);
-    await service().db.query(`UPDATE notes SET created_at = '2026-01-01 00:00:00.5+00', updated_at = '2026-01-01 00:00:00.5+00' WHERE id = $1`, [note.id]);
+    await service().db.query(
+      `UPDATE notes SET created_at = '2026-01-01 00:00:00.5+00', updated_at = '2026-01-01 00:00:00.5+00' WHERE id = $1`,
+      [note.id],
+    );
     return (await call('GET', `/notes/${note.id}`)).json as Note;
   }
 
@@ -17,10 +36,17 @@ describe('notes8000 PUT /notes/{id}', () => {
     const answer = await call('PUT', `/notes/${note.id}`, { json: { title: 'first (edited)' } });
     expect(answer.status).toBe(200);
     const updated = answer.json as Note;
-    expect(updated).toMatchObject({ id: note.id, title: 'first (edited)', content: 'hello', created_at: note.created_at });
+    expect(updated).toMatchObject({
+      id: note.id,
+      title: 'first (edited)',
+      content: 'hello',
+      created_at: note.created_at,
+    });
     expect(updated.updated_at).toMatch(TIMESTAMP);
     expect(updated.updated_at > note.updated_at).toBe(true);
-    expect(updated.updated_at).toBe((await storedTimestamps(note.id))?.updated_at.replace(/\.000000$/, ''));
+    expect(updated.updated_at).toBe(
+      (await storedTimestamps(note.id))?.updated_at.replace(/\.000000$/, ''),
+    );
     expect(await call('GET', `/notes/${note.id}`)).toMatchObject({ json: updated });
   });
 
@@ -34,8 +60,15 @@ describe('notes8000 PUT /notes/{id}', () => {
 
   test('both fields at once', async () => {
     const note = await agedNote();
-    const answer = await call('PUT', `/notes/${note.id}`, { json: { title: 'new', content: 'body' } });
-    expect(answer.json).toMatchObject({ id: note.id, title: 'new', content: 'body', created_at: note.created_at });
+    const answer = await call('PUT', `/notes/${note.id}`, {
+      json: { title: 'new', content: 'body' },
+    });
+    expect(answer.json).toMatchObject({
+      id: note.id,
+      title: 'new',
+      content: 'body',
+      created_at: note.created_at,
+    });
   });
 
   test.each([
@@ -51,17 +84,28 @@ describe('notes8000 PUT /notes/{id}', () => {
   });
 
   test('an unknown id answers 404', async () => {
-    expect(await call('PUT', '/notes/999999', { json: { title: 'x' } })).toMatchObject({ status: 404, json: NOT_FOUND });
+    expect(await call('PUT', '/notes/999999', { json: { title: 'x' } })).toMatchObject({
+      status: 404,
+      json: NOT_FOUND,
+    });
   });
 
-  test.each(['-1', '0', '9007199254740992', '99999999999999999999'])('an integer no note can have (%s) answers 404', async (id) => {
-    expect(await call('PUT', `/notes/${id}`, { json: { title: 'x' } })).toMatchObject({ status: 404, json: NOT_FOUND });
-  });
+  test.each(['-1', '0', '9007199254740992', '99999999999999999999'])(
+    'an integer no note can have (%s) answers 404',
+    async (id) => {
+      expect(await call('PUT', `/notes/${id}`, { json: { title: 'x' } })).toMatchObject({
+        status: 404,
+        json: NOT_FOUND,
+      });
+    },
+  );
 
   test('an unknown id with invalid JSON answers 422: the body is validated before the lookup', async () => {
     const answer = await call('PUT', '/notes/999999', raw('{bad'));
     expect(answer.status).toBe(422);
-    expect(answer.json).toEqual(validationError(jsonInvalid(1, 'Expecting property name enclosed in double quotes')));
+    expect(answer.json).toEqual(
+      validationError(jsonInvalid(1, 'Expecting property name enclosed in double quotes')),
+    );
   });
 
   test('an unknown id with a too-long title answers 422, not 404', async () => {
@@ -73,15 +117,36 @@ describe('notes8000 PUT /notes/{id}', () => {
   describe('failures answer 422 and change nothing', () => {
     const title101 = 'a'.repeat(101);
     test.each<[string, Options, object]>([
-      ['invalid JSON', raw('{bad'), validationError(jsonInvalid(1, 'Expecting property name enclosed in double quotes'))],
+      [
+        'invalid JSON',
+        raw('{bad'),
+        validationError(jsonInvalid(1, 'Expecting property name enclosed in double quotes')),
+      ],
       ['no body', raw(''), validationError(missing(['body'], null))],
       ['title is a number', raw('{"title":5}'), validationError(notAString('title', 5))],
-      ['content is an object', raw('{"content":{"a":1}}'), validationError(notAString('content', { a: 1 }))],
-      // FastAPI answers 500 here (NoteUpdate has no limit, the column refuses): the rule is create's.
-      ['title of 101 chars', raw(`{"title": "${title101}"}`), validationError(tooLong('title', title101))],
+      [
+        'content is an object',
+        raw('{"content":{"a":1}}'),
+        validationError(notAString('content', { a: 1 })),
+      ],
+      // FastAPI answers 500 here (NoteUpdate has no limit, the column refuses): the rule is
+      // create's.
+      [
+        'title of 101 chars',
+        raw(`{"title": "${title101}"}`),
+        validationError(tooLong('title', title101)),
+      ],
       ['JSON array body', raw('[]'), validationError(notAnObject([]))],
-      ['text/plain body', raw('{"title":"x"}', 'text/plain'), validationError(notAnObject('{"title":"x"}'))],
-      ['U+0000 in the content', raw('{"content":"\\u0000"}'), validationError(nulCharacter('content', '\u0000'))],
+      [
+        'text/plain body',
+        raw('{"title":"x"}', 'text/plain'),
+        validationError(notAnObject('{"title":"x"}')),
+      ],
+      [
+        'U+0000 in the content',
+        raw('{"content":"\\u0000"}'),
+        validationError(nulCharacter('content', '\u0000')),
+      ],
     ])('%s', async (_, request, expected) => {
       const note = await agedNote();
       const answer = await call('PUT', `/notes/${note.id}`, request);

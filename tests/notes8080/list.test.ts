@@ -20,7 +20,11 @@ describe('notes8080 GET /notes', () => {
   });
 
   it('lists every note, newest id first', async () => {
-    const created = [await create({ title: 'a' }), await create({ title: 'b' }), await create({ title: 'c' })];
+    const created = [
+      await create({ title: 'a' }),
+      await create({ title: 'b' }),
+      await create({ title: 'c' }),
+    ];
     const notes = await storedNotes();
     const ids = notes.map((note) => note.id);
     expect(ids).toEqual([...ids].sort((x, y) => y - x));
@@ -28,13 +32,20 @@ describe('notes8080 GET /notes', () => {
   });
 
   it('sends a list longer than one read batch whole: every note once, newest first', async () => {
-    await service().db.query(`INSERT INTO notes (title, body) SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`);
-    const stored = (await service().db.query<{ id: string }>('SELECT id FROM notes ORDER BY id DESC')).rows.map((row) => Number(row.id));
+    await service().db.query(
+      `INSERT INTO notes (title, body) SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`,
+    );
+    const stored = (
+      await service().db.query<{ id: string }>('SELECT id FROM notes ORDER BY id DESC')
+    ).rows.map((row) => Number(row.id));
     const response = await call('GET', '/notes');
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toMatch(JSON_TYPE);
     const notes = response.json as Note[];
     expect(notes.map((note) => note.id)).toEqual(stored);
-    expect(notes.find((note) => note.title === 'bulk 1')).toMatchObject({ body: 'text', created_at: expect.stringMatching(/Z$/) });
+    expect(notes.find((note) => note.title === 'bulk 1')).toMatchObject({
+      body: 'text',
+      created_at: expect.stringMatching(/Z$/),
+    });
   });
 });

@@ -22,8 +22,14 @@ async function freshDatabase(): Promise<ServiceDatabase> {
   return database;
 }
 
-/** Starts the service on a pool of `database` the way the process does: migrations first, then the app. */
-async function startService(database: ServiceDatabase, db: Database = database.connect()): Promise<Service> {
+/**
+ * Starts the service on a pool of `database` the way the process does: migrations first, then the
+ * app.
+ */
+async function startService(
+  database: ServiceDatabase,
+  db: Database = database.connect(),
+): Promise<Service> {
   await database.migrate();
   const service = await startTestService(notes8080, { db, deps });
   cleanups.push(service.close);
@@ -37,7 +43,12 @@ const EXPECTED_COLUMNS = [
     is_nullable: 'NO',
     column_default: expect.stringMatching(/^nextval\(/),
   },
-  { column_name: 'title', data_type: 'character varying', character_maximum_length: 200, is_nullable: 'NO' },
+  {
+    column_name: 'title',
+    data_type: 'character varying',
+    character_maximum_length: 200,
+    is_nullable: 'NO',
+  },
   { column_name: 'body', data_type: 'text', is_nullable: 'NO', column_default: "''::text" },
   {
     column_name: 'created_at',
@@ -55,7 +66,9 @@ describe('notes8080 start-up migrations', () => {
     const db = database.connect();
     const service = await startService(database, db);
 
-    expect(await notesColumns(db, SCHEMA)).toEqual(EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)));
+    expect(await notesColumns(db, SCHEMA)).toEqual(
+      EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)),
+    );
     const { rows } = await db.query(
       `SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
         WHERE i.indrelid = '${SCHEMA}.notes'::regclass AND i.indisprimary`,
@@ -64,7 +77,12 @@ describe('notes8080 start-up migrations', () => {
 
     const first = await createOn(service, { title: 'first', body: 'one' });
     const second = await createOn(service, { title: 'second' });
-    expect(first).toEqual({ id: 1, title: 'first', body: 'one', created_at: expect.stringMatching(TIMESTAMP) });
+    expect(first).toEqual({
+      id: 1,
+      title: 'first',
+      body: 'one',
+      created_at: expect.stringMatching(TIMESTAMP),
+    });
     expect(second.id).toBeGreaterThan(first.id);
   });
 
@@ -72,14 +90,25 @@ describe('notes8080 start-up migrations', () => {
     const database = await freshDatabase();
     const db = database.connect();
     await db.query(`CREATE SCHEMA ${SCHEMA}`);
-    await db.query(`CREATE TABLE ${SCHEMA}.notes (id serial PRIMARY KEY, title varchar(200) NOT NULL, tag text)`);
+    await db.query(
+      `CREATE TABLE ${SCHEMA}.notes (id serial PRIMARY KEY, title varchar(200) NOT NULL, tag text)`,
+    );
     await db.query(`INSERT INTO ${SCHEMA}.notes (title, tag) VALUES ('written by hand', 'kept')`);
 
     const service = await startService(database, db);
 
     const columns = await notesColumns(db, SCHEMA);
-    expect(columns.map((column) => column.column_name)).toEqual(['id', 'title', 'tag', 'body', 'created_at', 'version']);
-    expect(columns.filter((column) => column.column_name !== 'tag')).toEqual(EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)));
+    expect(columns.map((column) => column.column_name)).toEqual([
+      'id',
+      'title',
+      'tag',
+      'body',
+      'created_at',
+      'version',
+    ]);
+    expect(columns.filter((column) => column.column_name !== 'tag')).toEqual(
+      EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)),
+    );
 
     const shown = await service.request('GET', '/notes/1');
     expect(shown.status).toBe(200);
@@ -111,7 +140,8 @@ describe('notes8080 start-up migrations', () => {
     expect(await notesColumns(secondStart, SCHEMA)).toEqual(columnsBefore);
     const shown = await again.request('GET', `/notes/${note.id}`);
     expect(shown.json).toEqual(note);
-    const runs = async () => (await secondStart.query(`SELECT count(*)::int AS runs FROM ${SCHEMA}.knex_migrations`)).rows;
+    const runs = async () =>
+      (await secondStart.query(`SELECT count(*)::int AS runs FROM ${SCHEMA}.knex_migrations`)).rows;
     const migrations = (await fs.readdir(notes8080.database!.migrations)).length;
     expect(await runs()).toEqual([{ runs: migrations }]);
   });
@@ -121,8 +151,17 @@ describe('notes8080 start-up migrations', () => {
     await Promise.all(Array.from({ length: 6 }, () => database.migrate()));
     const db = database.connect();
     const migrations = (await fs.readdir(notes8080.database!.migrations)).length;
-    expect((await db.query(`SELECT count(*)::int AS runs FROM ${SCHEMA}.knex_migrations`)).rows).toEqual([{ runs: migrations }]);
-    expect((await db.query(`SELECT count(*)::int AS columns FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'notes'`, [SCHEMA])).rows[0].columns).toBeGreaterThan(0);
+    expect(
+      (await db.query(`SELECT count(*)::int AS runs FROM ${SCHEMA}.knex_migrations`)).rows,
+    ).toEqual([{ runs: migrations }]);
+    expect(
+      (
+        await db.query(
+          `SELECT count(*)::int AS columns FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'notes'`,
+          [SCHEMA],
+        )
+      ).rows[0].columns,
+    ).toBeGreaterThan(0);
   });
 
   it('keeps to its own schema: a notes table elsewhere in the database is left alone', async () => {
@@ -135,6 +174,12 @@ describe('notes8080 start-up migrations', () => {
 
     expect(await notesColumns(db, 'public')).toEqual(publicColumns);
     expect(publicColumns.map((column) => column.column_name)).toEqual(['id', 'content']);
-    expect((await notesColumns(db, SCHEMA)).map((column) => column.column_name)).toEqual(['id', 'title', 'body', 'created_at', 'version']);
+    expect((await notesColumns(db, SCHEMA)).map((column) => column.column_name)).toEqual([
+      'id',
+      'title',
+      'body',
+      'created_at',
+      'version',
+    ]);
   });
 });

@@ -6,12 +6,15 @@ describe('notes8080 requests', () => {
 
   describe('routing', () => {
     // Routing is strict: `/notes/` is not `/notes`.
-    it.each(['/', '/note', '/notes/', '/notes/1/extra', '/api/notes'])('answers 404 {error} for the unknown path %s', async (path) => {
-      const response = await call('GET', path);
-      expect(response.status).toBe(404);
-      expect(response.headers['content-type']).toMatch(JSON_TYPE);
-      expect(response.json).toEqual({ error: 'Not Found' });
-    });
+    it.each(['/', '/note', '/notes/', '/notes/1/extra', '/api/notes'])(
+      'answers 404 {error} for the unknown path %s',
+      async (path) => {
+        const response = await call('GET', path);
+        expect(response.status).toBe(404);
+        expect(response.headers['content-type']).toMatch(JSON_TYPE);
+        expect(response.json).toEqual({ error: 'Not Found' });
+      },
+    );
 
     it('serves nothing at /notes/, not even a create', async () => {
       const before = await storedNotes();

@@ -25,7 +25,11 @@ describe('notes8080 service when the store fails', () => {
         expect(response.json).toEqual({ error: 'database unavailable' });
         // A wait for a connection, then one for the statement: each bounded by the timeout.
         expect(response.ms, `${method} ${path}`).toBeLessThan(2 * timeoutMs + 1_000);
-        expect(service.logs.errors()).toEqual([expect.objectContaining({ err: expect.objectContaining({ message: expect.any(String) }) })]);
+        expect(service.logs.errors()).toEqual([
+          expect.objectContaining({
+            err: expect.objectContaining({ message: expect.any(String) }),
+          }),
+        ]);
       }
     } finally {
       await service.close();
@@ -41,11 +45,14 @@ describe('notes8080 service when the store fails', () => {
       const db = database.connect();
       service = await startTestService(notes8080, { db, deps });
       // About 13 MB of JSON: far more than the socket buffers hold while the client waits.
-      await db.query(`INSERT INTO notes (title, body) SELECT 'note ' || i, repeat('x', 200) FROM generate_series(1, 50000) AS i`);
+      await db.query(
+        `INSERT INTO notes (title, body) SELECT 'note ' || i, repeat('x', 200) FROM generate_series(1, 50000) AS i`,
+      );
       // fetch rather than service.request: the answer must stay unread while the store fails,
       // and an answer cut short has no body to check against the contract.
       const response = await fetch(`${service.url}/notes`);
-      // The body stays unread: should the first batch fail, the failure the service logged says why.
+      // The body stays unread: should the first batch fail, the failure the service logged says
+      // why.
       expect(response.status, JSON.stringify(service.logs.errors())).toBe(200);
       await db.query('ALTER TABLE notes RENAME TO notes_gone');
       await expect(response.text()).rejects.toThrow();
@@ -63,7 +70,10 @@ describe('notes8080 service when the store fails', () => {
     let service: Service | undefined;
     try {
       await database.migrate();
-      service = await startTestService(notes8080, { db: database.connect(relay.through(database.url)), deps });
+      service = await startTestService(notes8080, {
+        db: database.connect(relay.through(database.url)),
+        deps,
+      });
       const note = await createOn(service, { title: 'before the outage' });
 
       relay.cut();

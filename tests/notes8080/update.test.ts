@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { withClient } from '../../harness/postgres.js';
 import { notes8080 } from '../../server/notes8080/index.js';
 import type { Database } from '../../server/shared/database.js';
-import { createOn, deps, JSON_TYPE, NOT_FOUND, useNotes8080, type Service } from '../support/notes8080.js';
+import {
+  createOn,
+  deps,
+  JSON_TYPE,
+  NOT_FOUND,
+  useNotes8080,
+  type Service,
+} from '../support/notes8080.js';
 import { invalidBodies, invalidIds } from '../support/notes8080Invalid.js';
 import { serviceDatabase } from '../support/serviceDatabase.js';
 import { startTestService } from '../support/services.js';
@@ -12,7 +19,9 @@ describe('notes8080 PUT /notes/{id}', () => {
 
   it('replaces title and body, keeping id and created_at', async () => {
     const note = await create({ title: 'before', body: 'old' });
-    const response = await call('PUT', `/notes/${note.id}`, { json: { title: 'after', body: 'new' } });
+    const response = await call('PUT', `/notes/${note.id}`, {
+      json: { title: 'after', body: 'new' },
+    });
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toMatch(JSON_TYPE);
     const updated = { ...note, title: 'after', body: 'new' };
@@ -33,26 +42,36 @@ describe('notes8080 PUT /notes/{id}', () => {
   it('ignores id, created_at and unknown fields in the body', async () => {
     const note = await create({ title: 'x' });
     const response = await call('PUT', `/notes/${note.id}`, {
-      json: { id: note.id + 1000, created_at: '2000-01-01T00:00:00.000Z', title: 'y', colour: 'red' },
+      json: {
+        id: note.id + 1000,
+        created_at: '2000-01-01T00:00:00.000Z',
+        title: 'y',
+        colour: 'red',
+      },
     });
     expect(response.json).toEqual({ ...note, title: 'y' });
   });
 
   it('accepts the unchanged values', async () => {
     const note = await create({ title: 'same', body: 'same' });
-    const response = await call('PUT', `/notes/${note.id}`, { json: { title: 'same', body: 'same' } });
+    const response = await call('PUT', `/notes/${note.id}`, {
+      json: { title: 'same', body: 'same' },
+    });
     expect(response.status).toBe(200);
     expect(response.json).toEqual(note);
   });
 
-  it.each(invalidBodies)('answers %s with its status and message, changing nothing', async (_, request, status, error) => {
-    const note = await create({ title: 'untouched', body: 'kept' });
-    const response = await call('PUT', `/notes/${note.id}`, request);
-    expect(response.status).toBe(status);
-    expect(response.json).toEqual({ error });
-    expect((await call('GET', `/notes/${note.id}`)).json).toEqual(note);
-    expect(service().logs.errors()).toEqual([]);
-  });
+  it.each(invalidBodies)(
+    'answers %s with its status and message, changing nothing',
+    async (_, request, status, error) => {
+      const note = await create({ title: 'untouched', body: 'kept' });
+      const response = await call('PUT', `/notes/${note.id}`, request);
+      expect(response.status).toBe(status);
+      expect(response.json).toEqual({ error });
+      expect((await call('GET', `/notes/${note.id}`)).json).toEqual(note);
+      expect(service().logs.errors()).toEqual([]);
+    },
+  );
 
   it('looks the note up before reading the body: a missing note is 404 whatever the body', async () => {
     for (const [, request] of invalidBodies) {

@@ -11,7 +11,8 @@ export const USER = { email: 'user@example.com', password: 'user-password' };
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 export const START = Date.parse('2030-01-01T00:00:00Z');
 
-export const authConfig = (env: Record<string, string> = {}) => loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', ...env }).auth;
+export const authConfig = (env: Record<string, string> = {}) =>
+  loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', ...env }).auth;
 
 /**
  * The instances of the login service a test file starts, with the pages built once for the file:
@@ -49,7 +50,12 @@ export function useAuthInstances() {
 
   return {
     spa: () => spa,
-    async start({ deps, ...options }: Omit<StartOptions<AuthDeps>, 'deps'> & { deps: Omit<StartOptions<AuthDeps>['deps'], 'spa'> }) {
+    async start({
+      deps,
+      ...options
+    }: Omit<StartOptions<AuthDeps>, 'deps'> & {
+      deps: Omit<StartOptions<AuthDeps>['deps'], 'spa'>;
+    }) {
       const service = await startService(auth, { ...options, deps: { ...deps, spa } });
       running.push(service);
       return service;
@@ -98,17 +104,34 @@ export function useAuthService() {
       request,
       advance: (seconds: number) => void (time += seconds * 1000),
       /** A page or one of its files, as a browser asks for it; redirects are not followed. */
-      page: (path: string, headers: Record<string, string> = {}) => send(url, { method: 'GET', path, headers }),
+      page: (path: string, headers: Record<string, string> = {}) =>
+        send(url, { method: 'GET', path, headers }),
       postLogin: (body: string, headers: Record<string, string> = {}) =>
-        request('POST', '/api/login', { headers: { 'content-type': 'application/json', ...headers }, body }),
+        request('POST', '/api/login', {
+          headers: { 'content-type': 'application/json', ...headers },
+          body,
+        }),
       login: (credentials: { email: string; password: string }, token?: string, from?: string) =>
-        request('POST', '/api/login', { json: credentials, headers: withToken(token), localAddress: from }),
+        request('POST', '/api/login', {
+          json: credentials,
+          headers: withToken(token),
+          localAddress: from,
+        }),
       me: (token?: string) => request('GET', '/api/me', { headers: withToken(token) }),
-      logout: (token?: string, headers: Record<string, string> = {}) => request('POST', '/api/logout', { headers: withToken(token, headers) }),
-      dashboard: (token?: string) => send(url, { method: 'GET', path: '/dashboard', headers: withToken(token) }),
+      logout: (token?: string, headers: Record<string, string> = {}) =>
+        request('POST', '/api/logout', { headers: withToken(token, headers) }),
+      dashboard: (token?: string) =>
+        send(url, { method: 'GET', path: '/dashboard', headers: withToken(token) }),
       /** An API call or a page with the session of `token`. */
-      as: (token: string | undefined, method: string, path: string, headers: Record<string, string> = {}) =>
-        path.startsWith('/api/') ? request(method, path, { headers: withToken(token, headers) }) : send(url, { method, path, headers: withToken(token, headers) }),
+      as: (
+        token: string | undefined,
+        method: string,
+        path: string,
+        headers: Record<string, string> = {},
+      ) =>
+        path.startsWith('/api/')
+          ? request(method, path, { headers: withToken(token, headers) })
+          : send(url, { method, path, headers: withToken(token, headers) }),
     };
   }
 
@@ -129,7 +152,9 @@ export function tokenFrom(reply: Reply): string {
 
 /** The device cookie a login set (see DeviceTrust). */
 export function deviceFrom(reply: Reply): string {
-  const device = /^device=([^;]+)/.exec(setCookies(reply).find((line) => line.startsWith('device=')) ?? '')?.[1];
+  const device = /^device=([^;]+)/.exec(
+    setCookies(reply).find((line) => line.startsWith('device=')) ?? '',
+  )?.[1];
   if (!device) throw new Error(`no device cookie in ${JSON.stringify(setCookies(reply))}`);
   return device;
 }

@@ -3,5 +3,8 @@ import { CHROMIUM } from '../../harness/browser.js';
 
 export { launchBrowser } from '../../harness/browser.js';
 
-/** Without Chromium the browser tests skip on a developer's machine, but under CI=true its absence is a failure. */
+/**
+ * Without Chromium the browser tests skip on a developer's machine, but under CI=true its absence
+ * is a failure.
+ */
 export const browserAvailable = existsSync(CHROMIUM) || process.env.CI === 'true';

@@ -22,7 +22,13 @@ export async function startGateway(upstream: string): Promise<Gateway> {
 
   const forward = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const proxied = http.request(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);

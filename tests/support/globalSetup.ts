@@ -11,7 +11,9 @@ declare module 'vitest' {
 /** The PostgreSQL the suite runs on (see throwawayPostgres), shared by every test file. */
 export default async function setup(project: TestProject) {
   const { url, source, stop } = await throwawayPostgres();
-  console.log(`[tests] PostgreSQL ${await postgresVersion(url)} from ${source}, Node ${process.version}`);
+  console.log(
+    `[tests] PostgreSQL ${await postgresVersion(url)} from ${source}, Node ${process.version}`,
+  );
   project.provide('adminDatabaseUrl', url);
   return stop;
 }

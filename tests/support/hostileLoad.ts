@@ -14,13 +14,23 @@ export const seconds = (ms: number) => (ms / 1000).toFixed(1);
 export const range = (count: number) => Array.from({ length: count }, (_, index) => index);
 
 /** Starts the compiled entry point, stopped when the test ends whether it passed or not. */
-export async function startServices(dataDir: string, env: Record<string, string>): Promise<RunningProcess> {
-  const services = await startProcess({ dataDir, form: 'compiled', env: { LOG_LEVEL: 'warn', ...env } });
+export async function startServices(
+  dataDir: string,
+  env: Record<string, string>,
+): Promise<RunningProcess> {
+  const services = await startProcess({
+    dataDir,
+    form: 'compiled',
+    env: { LOG_LEVEL: 'warn', ...env },
+  });
   onTestFinished(async () => void (await services.stop()));
   return services;
 }
 
-/** A scratch database of the suite's PostgreSQL, dropped when the test ends (after the process has stopped). */
+/**
+ * A scratch database of the suite's PostgreSQL, dropped when the test ends (after the process has
+ * stopped).
+ */
 export async function scratchDatabase(): Promise<string> {
   const database = await createTestDatabase();
   onTestFinished(() => database.drop());

@@ -1,4 +1,5 @@
-// The module hooks loadedModules.mjs registers: each resolved URL appended to the file it was given.
+// The module hooks loadedModules.mjs registers: each resolved URL appended to the file it was
+// given.
 import fs from 'node:fs';
 
 let file;

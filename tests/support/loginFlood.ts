@@ -2,7 +2,10 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT } from '../../harness/processes.js';
 
-/** What the flooder is told: where, from which addresses, and how many wrong logins each keeps in flight. */
+/**
+ * What the flooder is told: where, from which addresses, and how many wrong logins each keeps in
+ * flight.
+ */
 export interface FloodOrders {
   url: string;
   addresses: string[];
@@ -24,7 +27,9 @@ export interface FloodReport {
 export type FloodMessage = { started: true } | { spent: string } | { report: FloodReport };
 
 export interface Flood {
-  /** Resolves once every lane has had an answer: all its connections are up, the flood under way. */
+  /**
+   * Resolves once every lane has had an answer: all its connections are up, the flood under way.
+   */
   started: Promise<void>;
   /** The addresses that have met their failure budget's 429 so far. */
   spent: Set<string>;
@@ -39,13 +44,20 @@ const FLOODER = path.join(ROOT, 'tests/support/loginFlooder.ts');
  * machine would send them.
  */
 export function startFlood(orders: FloodOrders): Flood {
-  const child = spawn(process.execPath, ['--import', 'tsx', FLOODER, JSON.stringify(orders)], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', FLOODER, JSON.stringify(orders)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const spent = new Set<string>();
   let started!: () => void;
   let reported!: (report: FloodReport) => void;
   const whenStarted = new Promise<void>((resolve) => (started = resolve));
   const whenReported = new Promise<FloodReport>((resolve) => (reported = resolve));
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the flooder exited (${code}) before it reported`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) =>
+      reject(new Error(`the flooder exited (${code}) before it reported`)),
+    ),
+  );
   exited.catch(() => undefined);
   child.on('message', (message: FloodMessage) => {
     if ('started' in message) started();

@@ -13,7 +13,10 @@ import type { FloodMessage, FloodOrders, FloodReport } from './loginFlood.js';
 const { url, addresses, lanes } = JSON.parse(process.argv[2]!) as FloodOrders;
 const { hostname, port, host } = new URL(url);
 let stopped = false;
-/** Lanes that have not had an answer yet: once none is left, every connection is up and the flood under way. */
+/**
+ * Lanes that have not had an answer yet: once none is left, every connection is up and the flood
+ * under way.
+ */
 let silentLanes = addresses.length * lanes;
 const report: FloodReport = { sent: 0, outcomes: {}, checked: {} };
 const spent = new Set<string>();
@@ -24,11 +27,15 @@ const count = (outcome: string) => (report.outcomes[outcome] = (report.outcomes[
 function request(): { bytes: string; position: number } {
   const position = report.sent++;
   const body = JSON.stringify({ email: `flood-${position}@example.com`, password: 'wrong' });
-  return { position, bytes: `POST /api/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` };
+  return {
+    position,
+    bytes: `POST /api/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  };
 }
 
 /** The answers' status lines and the headers read here: the service always sends Content-Length. */
-const header = (head: string, name: string) => new RegExp(`\r\n${name}: *(\\d+)`, 'i').exec(head)?.[1];
+const header = (head: string, name: string) =>
+  new RegExp(`\r\n${name}: *(\\d+)`, 'i').exec(head)?.[1];
 
 function answered429(from: string, position: number, head: string) {
   report.firstRefusal = Math.min(report.firstRefusal ?? position, position);
@@ -39,14 +46,19 @@ function answered429(from: string, position: number, head: string) {
   }
 }
 
-/** One connection from `from`, one wrong login in flight on it at a time, reconnecting when closed; resolves once stopped. */
+/**
+ * One connection from `from`, one wrong login in flight on it at a time, reconnecting when closed;
+ * resolves once stopped.
+ */
 function lane(from: string): Promise<void> {
   return new Promise((done) => {
     let heard = false;
     const connect = () => {
       let received = Buffer.alloc(0);
       let inFlight = request();
-      const socket = net.connect({ host: hostname, port: Number(port), localAddress: from }, () => socket.write(inFlight.bytes));
+      const socket = net.connect({ host: hostname, port: Number(port), localAddress: from }, () =>
+        socket.write(inFlight.bytes),
+      );
       socket.on('data', (chunk: Buffer) => {
         received = Buffer.concat([received, chunk]);
         for (;;) {
@@ -76,7 +88,9 @@ function lane(from: string): Promise<void> {
   });
 }
 
-const running = Promise.all(addresses.flatMap((from) => Array.from({ length: lanes }, () => lane(from))));
+const running = Promise.all(
+  addresses.flatMap((from) => Array.from({ length: lanes }, () => lane(from))),
+);
 process.on('message', async () => {
   stopped = true;
   await running;

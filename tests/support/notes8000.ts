@@ -11,7 +11,10 @@ export const BODY_LIMIT = loadConfig({}).notes.bodyLimitBytes;
 export const deps = { config: loadConfig({}).notes };
 const JSON_TYPE = 'application/json';
 
-/** ISO 8601 without offset, with six fraction digits unless the fraction is zero (Python's isoformat). */
+/**
+ * ISO 8601 without offset, with six fraction digits unless the fraction is zero (Python's
+ * isoformat).
+ */
 export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?$/;
 export const NOT_FOUND = { detail: 'ノートが見つかりません' };
 
@@ -48,7 +51,8 @@ export function useNotes8000() {
     await service?.close();
   });
 
-  const call = (method: string, path: string, options?: Options) => service.request(method, path, options);
+  const call = (method: string, path: string, options?: Options) =>
+    service.request(method, path, options);
 
   async function createNote(title = 'a title', content = 'some content'): Promise<Note> {
     const answer = await call('POST', '/notes', { json: { title, content } });
@@ -57,7 +61,9 @@ export function useNotes8000() {
   }
 
   /** The note as the store holds it, timestamps in the same text form the API uses. */
-  async function storedTimestamps(id: number): Promise<{ created_at: string; updated_at: string } | undefined> {
+  async function storedTimestamps(
+    id: number,
+  ): Promise<{ created_at: string; updated_at: string } | undefined> {
     const format = `'YYYY-MM-DD"T"HH24:MI:SS.US'`;
     const { rows } = await service.db.query<{ created_at: string; updated_at: string }>(
       `SELECT to_char(created_at AT TIME ZONE 'UTC', ${format}) AS created_at,
@@ -69,7 +75,9 @@ export function useNotes8000() {
   }
 
   async function noteCount(): Promise<number> {
-    const { rows } = await service.db.query<{ count: number }>('SELECT count(*)::int AS count FROM notes');
+    const { rows } = await service.db.query<{ count: number }>(
+      'SELECT count(*)::int AS count FROM notes',
+    );
     return rows[0]!.count;
   }
 

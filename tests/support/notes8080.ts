@@ -23,7 +23,10 @@ export const BODY_LIMIT = loadConfig({}).notes.bodyLimitBytes;
 export const deps = { config: loadConfig({}).notes };
 
 /** Raw JSON text, sent as it is with a JSON content type. */
-export const jsonText = (body: string, contentType = 'application/json'): Options => ({ body, headers: { 'content-type': contentType } });
+export const jsonText = (body: string, contentType = 'application/json'): Options => ({
+  body,
+  headers: { 'content-type': contentType },
+});
 
 export async function createOn(service: Service, input: unknown): Promise<Note> {
   const response = await service.request('POST', '/notes', { json: input });
@@ -52,7 +55,8 @@ export function useNotes8080() {
     service.logs.clear();
   });
 
-  const call = (method: string, path: string, options?: Options) => service.request(method, path, options);
+  const call = (method: string, path: string, options?: Options) =>
+    service.request(method, path, options);
   return {
     service: () => service,
     call,

@@ -2,7 +2,12 @@
 export const validationError = (...detail: unknown[]) => ({ detail });
 
 // Pydantic's entries, word for word as the FastAPI peer answered them.
-export const missing = (loc: (string | number)[], input: unknown) => ({ type: 'missing', loc, msg: 'Field required', input });
+export const missing = (loc: (string | number)[], input: unknown) => ({
+  type: 'missing',
+  loc,
+  msg: 'Field required',
+  input,
+});
 export const notAString = (field: string, input: unknown) => ({
   type: 'string_type',
   loc: ['body', field],

@@ -36,7 +36,9 @@ export interface ServiceDatabase {
  * proxy, a connection of its own holding a transaction. startTestService's ready-made database
  * (migrated, pool inside) serves every other case.
  */
-export async function serviceDatabase(descriptor: Pick<ServiceDescriptor<{ config: unknown }>, 'name' | 'database'>): Promise<ServiceDatabase> {
+export async function serviceDatabase(
+  descriptor: Pick<ServiceDescriptor<{ config: unknown }>, 'name' | 'database'>,
+): Promise<ServiceDatabase> {
   if (!descriptor.database) throw new Error(`${descriptor.name} keeps no tables in PostgreSQL`);
   const { schema, migrations } = descriptor.database;
   const scratch = await createTestDatabase();
@@ -63,11 +65,20 @@ export async function serviceDatabase(descriptor: Pick<ServiceDescriptor<{ confi
  * the way it does when the database is down. `port` is that port, to check that answers do not
  * give it away. Closing the pool closes the server too.
  */
-export async function unreachableDatabase(schema: string, timeout = timeoutMs): Promise<{ db: Database; port: number }> {
+export async function unreachableDatabase(
+  schema: string,
+  timeout = timeoutMs,
+): Promise<{ db: Database; port: number }> {
   const refusing = net.createServer((socket) => socket.resetAndDestroy());
   const port = await listenOnFreePort(refusing, '127.0.0.1');
   const url = `postgres://nobody:secret@127.0.0.1:${port}/none`;
-  const db = createDatabase({ url, schema, poolMax, timeoutMs: timeout, logger: createLogger('silent') });
+  const db = createDatabase({
+    url,
+    schema,
+    poolMax,
+    timeoutMs: timeout,
+    logger: createLogger('silent'),
+  });
   const close = async () => {
     await db.close();
     await new Promise((resolve) => refusing.close(resolve));
@@ -76,7 +87,10 @@ export async function unreachableDatabase(schema: string, timeout = timeoutMs): 
 }
 
 /** The columns of `<schema>.notes` as information_schema describes them, in table order. */
-export async function notesColumns(db: Database, schema: string): Promise<Record<string, unknown>[]> {
+export async function notesColumns(
+  db: Database,
+  schema: string,
+): Promise<Record<string, unknown>[]> {
   const { rows } = await db.query(
     `SELECT column_name, data_type, character_maximum_length, datetime_precision, is_nullable, column_default
        FROM information_schema.columns
@@ -87,15 +101,30 @@ export async function notesColumns(db: Database, schema: string): Promise<Record
   return rows;
 }
 
-/** The service's schema brought only up to the migrations before `firstLeftOut` (a file name), as an older release left it. */
-export async function migrateBefore(url: string, schema: string, directory: string, firstLeftOut: string): Promise<void> {
-  const files = (await fs.readdir(directory)).filter((file) => file.endsWith('.ts') && file < firstLeftOut).sort();
+/**
+ * The service's schema brought only up to the migrations before `firstLeftOut` (a file name), as an
+ * older release left it.
+ */
+export async function migrateBefore(
+  url: string,
+  schema: string,
+  directory: string,
+  firstLeftOut: string,
+): Promise<void> {
+  const files = (await fs.readdir(directory))
+    .filter((file) => file.endsWith('.ts') && file < firstLeftOut)
+    .sort();
   const source: Knex.MigrationSource<string> = {
     getMigrations: async () => files,
     getMigrationName: (file) => file,
     getMigration: (file) => import(pathToFileURL(path.join(directory, file)).href),
   };
-  const db = knex({ client: 'pg', connection: url, searchPath: [schema], pool: { min: 0, max: 1 } });
+  const db = knex({
+    client: 'pg',
+    connection: url,
+    searchPath: [schema],
+    pool: { min: 0, max: 1 },
+  });
   try {
     await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
     await db.migrate.latest({ schemaName: schema, migrationSource: source });

@@ -17,7 +17,8 @@ export function scriptAfterFirstPaint(): Plugin {
     transformIndexHtml: {
       order: 'post',
       handler(html) {
-        if (!html.includes(entry)) throw new Error(`no ${entry}> in the built page to fetch at low priority`);
+        if (!html.includes(entry))
+          throw new Error(`no ${entry}> in the built page to fetch at low priority`);
         return html.replace(entry, '<script type="module" fetchpriority="low" crossorigin');
       },
     },
@@ -39,7 +40,8 @@ export function stylesheetInTheDocument(): Plugin {
         for (const file of Object.values(bundle ?? {})) {
           if (file.type !== 'asset' || !file.fileName.endsWith('.css')) continue;
           const link = `<link rel="stylesheet" crossorigin href="/${file.fileName}">`;
-          if (!html.includes(link)) throw new Error(`no ${link} in the built page to put the stylesheet in its place`);
+          if (!html.includes(link))
+            throw new Error(`no ${link} in the built page to put the stylesheet in its place`);
           html = html.replace(link, () => `<style>${String(file.source)}</style>`);
           delete bundle![file.fileName];
         }

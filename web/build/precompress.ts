@@ -7,7 +7,10 @@ import type { Plugin } from 'vite';
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
 
-/** Text files (the documents are rendered by the server, not served as files); images and fonts are compressed already. */
+/**
+ * Text files (the documents are rendered by the server, not served as files); images and fonts are
+ * compressed already.
+ */
 const TEXT = /\.(js|mjs|css|svg|json|txt)$/;
 
 /**

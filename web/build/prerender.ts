@@ -9,7 +9,12 @@ import type { renderDocument } from '../src/server.js';
  * as /login, and renders the dashboard into the same `index.html` with the same bundle.
  */
 export async function prerenderLogin(outDir: string, serverBundle: string): Promise<void> {
-  const bundle = (await import(pathToFileURL(serverBundle).href)) as { renderDocument: typeof renderDocument };
+  const bundle = (await import(pathToFileURL(serverBundle).href)) as {
+    renderDocument: typeof renderDocument;
+  };
   const template = await readFile(path.join(outDir, 'index.html'), 'utf8');
-  await writeFile(path.join(outDir, 'login.html'), bundle.renderDocument(template, '/login', { page: 'login' }));
+  await writeFile(
+    path.join(outDir, 'login.html'),
+    bundle.renderDocument(template, '/login', { page: 'login' }),
+  );
 }

@@ -17,10 +17,23 @@ interface ActionButtonProps {
  * action's handler ignores repeats instead. Before the script has run it is really disabled,
  * since it could do nothing yet.
  */
-export function ActionButton({ type, label, busyLabel, busy, className, onClick }: ActionButtonProps) {
+export function ActionButton({
+  type,
+  label,
+  busyLabel,
+  busy,
+  className,
+  onClick,
+}: ActionButtonProps) {
   const hydrated = useHydrated();
   return (
-    <button type={type} className={className} disabled={!hydrated} aria-disabled={busy || undefined} onClick={onClick}>
+    <button
+      type={type}
+      className={className}
+      disabled={!hydrated}
+      aria-disabled={busy || undefined}
+      onClick={onClick}
+    >
       {busy ? busyLabel : label}
     </button>
   );

@@ -18,19 +18,42 @@ export function App({ state }: { state: PageState }) {
   return (
     <Routes>
       <Route path="/login" element={<LoginPage />} />
-      <Route path="/dashboard" element={shown(state, 'dashboard', ({ user }) => <DashboardPage initialUser={user} />)} />
-      <Route path="/admin/users" element={shown(state, 'users', ({ user, accounts }) => <UsersPage initialUser={user} initialAccounts={accounts} />)} />
-      <Route path="/admin/settings" element={shown(state, 'settings', ({ user, settings }) => <SettingsPage initialUser={user} settings={settings} />)} />
+      <Route
+        path="/dashboard"
+        element={shown(state, 'dashboard', ({ user }) => (
+          <DashboardPage initialUser={user} />
+        ))}
+      />
+      <Route
+        path="/admin/users"
+        element={shown(state, 'users', ({ user, accounts }) => (
+          <UsersPage initialUser={user} initialAccounts={accounts} />
+        ))}
+      />
+      <Route
+        path="/admin/settings"
+        element={shown(state, 'settings', ({ user, settings }) => (
+          <SettingsPage initialUser={user} settings={settings} />
+        ))}
+      />
     </Routes>
   );
 }
 
 type SignedInPage = Exclude<PageState['page'], 'login' | 'forbidden'>;
 
-/** The route's page with what the server sent for it; the forbidden page where the role check refused it. */
-function shown<P extends SignedInPage>(state: PageState, page: P, render: (state: Extract<PageState, { page: P }>) => ReactNode): ReactNode {
+/**
+ * The route's page with what the server sent for it; the forbidden page where the role check
+ * refused it.
+ */
+function shown<P extends SignedInPage>(
+  state: PageState,
+  page: P,
+  render: (state: Extract<PageState, { page: P }>) => ReactNode,
+): ReactNode {
   if (state.page === page) return render(state as Extract<PageState, { page: P }>);
   if (state.page === 'forbidden') return <ForbiddenPage initialUser={state.user} />;
-  // The server sends each path with its own state (or the forbidden one): nothing else reaches here.
+  // The server sends each path with its own state (or the forbidden one): nothing else reaches
+  // here.
   return null;
 }

@@ -9,7 +9,8 @@ import type { User } from './pageState.js';
 import { useSession } from './useSession.js';
 
 type LogoutState = 'idle' | 'pending' | 'failed';
-type OthersState = { kind: 'idle' } | { kind: 'pending' } | { kind: 'ended'; ended: number } | { kind: 'failed' };
+type OthersState =
+  { kind: 'idle' } | { kind: 'pending' } | { kind: 'ended'; ended: number } | { kind: 'failed' };
 
 export function DashboardPage({ initialUser }: { initialUser: User }) {
   const { user, announceLogout } = useSession(initialUser);
@@ -24,10 +25,17 @@ export function DashboardPage({ initialUser }: { initialUser: User }) {
     setOthers({ kind: 'pending' });
     const outcome = await endOtherSessions();
     if (outcome.kind === 'signed-out') return goTo('/login');
-    setOthers(outcome.kind === 'done' ? { kind: 'ended', ended: outcome.value.ended } : { kind: 'failed' });
+    setOthers(
+      outcome.kind === 'done' ? { kind: 'ended', ended: outcome.value.ended } : { kind: 'failed' },
+    );
     endingOthers.current = false;
   }
-  const othersText = others.kind === 'ended' ? messages.otherSessionsEnded(others.ended) : others.kind === 'failed' ? messages.actionFailed : '';
+  const othersText =
+    others.kind === 'ended'
+      ? messages.otherSessionsEnded(others.ended)
+      : others.kind === 'failed'
+        ? messages.actionFailed
+        : '';
 
   async function signOut() {
     if (leaving.current) return;
@@ -70,7 +78,9 @@ export function DashboardPage({ initialUser }: { initialUser: User }) {
             busy={others.kind === 'pending'}
             onClick={signOutElsewhere}
           />
-          {othersText && <p className={others.kind === 'failed' ? 'notice error' : 'notice'}>{othersText}</p>}
+          {othersText && (
+            <p className={others.kind === 'failed' ? 'notice error' : 'notice'}>{othersText}</p>
+          )}
         </section>
         {logoutState === 'failed' && <p className="error">{messages.logoutFailed}</p>}
         <LiveRegion

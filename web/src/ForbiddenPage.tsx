@@ -3,7 +3,9 @@ import type { User } from './pageState.js';
 import { SignedInHeader } from './SignedInHeader.js';
 import { useSession } from './useSession.js';
 
-/** What a signed-in user who is not an administrator gets for an administrators' page (status 403). */
+/**
+ * What a signed-in user who is not an administrator gets for an administrators' page (status 403).
+ */
 export function ForbiddenPage({ initialUser }: { initialUser: User }) {
   useSession(initialUser);
   return (

@@ -19,7 +19,8 @@ export function LoginPage() {
     event.preventDefault();
     if (sending.current) return;
     sending.current = true;
-    // The fields are read as the browser holds them: what was typed before the script ran counts too.
+    // The fields are read as the browser holds them: what was typed before the script ran counts
+    // too.
     const form = new FormData(event.currentTarget);
     setPending(true);
     setError(undefined);
@@ -38,7 +39,10 @@ export function LoginPage() {
   }
 
   const invalid = error !== undefined;
-  const fieldState = { 'aria-invalid': invalid || undefined, 'aria-describedby': invalid ? ERROR_ID : undefined };
+  const fieldState = {
+    'aria-invalid': invalid || undefined,
+    'aria-describedby': invalid ? ERROR_ID : undefined,
+  };
 
   return (
     <>
@@ -51,13 +55,32 @@ export function LoginPage() {
         <form onSubmit={submit}>
           <label>
             {messages.emailLabel}
-            <input ref={emailField} type="email" name="email" autoComplete="username" required {...fieldState} />
+            <input
+              ref={emailField}
+              type="email"
+              name="email"
+              autoComplete="username"
+              required
+              {...fieldState}
+            />
           </label>
           <label>
             {messages.passwordLabel}
-            <input type="password" name="password" autoComplete="current-password" required {...fieldState} />
+            <input
+              type="password"
+              name="password"
+              autoComplete="current-password"
+              required
+              {...fieldState}
+            />
           </label>
-          <ActionButton type="submit" className="primary" label={messages.loginButton} busyLabel={messages.loggingIn} busy={pending} />
+          <ActionButton
+            type="submit"
+            className="primary"
+            label={messages.loginButton}
+            busyLabel={messages.loggingIn}
+            busy={pending}
+          />
         </form>
         {error && (
           <p id={ERROR_ID} className="error">

@@ -1,7 +1,14 @@
 import { useRef, useState } from 'react';
 import { AccountEvents } from './AccountEvents.js';
 import { ActionButton } from './ActionButton.js';
-import { endAccountSessions, endSession, fetchAccounts, goTo, unlockAccount, type Outcome } from './api.js';
+import {
+  endAccountSessions,
+  endSession,
+  fetchAccounts,
+  goTo,
+  unlockAccount,
+  type Outcome,
+} from './api.js';
 import { LiveRegion } from './LiveRegion.js';
 import { messages, roleName } from './messages.js';
 import type { AccountOverview, User } from './pageState.js';
@@ -10,7 +17,10 @@ import { ThrottleStatus } from './ThrottleStatus.js';
 import { Time } from './Time.js';
 import { useSession } from './useSession.js';
 
-/** An action of the page: what it says while it runs, its call, and the words for its answer (undefined: it failed). */
+/**
+ * An action of the page: what it says while it runs, its call, and the words for its answer
+ * (undefined: it failed).
+ */
 interface Action<T> {
   progress: string;
   run: () => Promise<Outcome<T>>;
@@ -21,7 +31,12 @@ interface Action<T> {
 const ending = (run: () => Promise<Outcome<{ ended: number }>>): Action<{ ended: number }> => ({
   progress: messages.ending,
   run,
-  said: (outcome) => (outcome.kind === 'done' ? messages.sessionsEnded(outcome.value.ended) : outcome.kind === 'missing' ? messages.sessionsEnded(0) : undefined),
+  said: (outcome) =>
+    outcome.kind === 'done'
+      ? messages.sessionsEnded(outcome.value.ended)
+      : outcome.kind === 'missing'
+        ? messages.sessionsEnded(0)
+        : undefined,
 });
 
 const unlocking = (userId: string): Action<unknown> => ({
@@ -37,7 +52,13 @@ const unlocking = (userId: string): Action<unknown> => ({
  * server checks the role of every request; when it no longer finds a session (the administrator
  * ended their own) the browser goes to /login.
  */
-export function UsersPage({ initialUser, initialAccounts }: { initialUser: User; initialAccounts: AccountOverview[] }) {
+export function UsersPage({
+  initialUser,
+  initialAccounts,
+}: {
+  initialUser: User;
+  initialAccounts: AccountOverview[];
+}) {
   useSession(initialUser);
   const [accounts, setAccounts] = useState(initialAccounts);
   const [running, setRunning] = useState<{ key: string; progress: string }>();
@@ -54,10 +75,13 @@ export function UsersPage({ initialUser, initialAccounts }: { initialUser: User;
     const refreshed = await fetchAccounts();
     if (outcome.kind === 'signed-out' || refreshed.kind === 'signed-out') return goTo('/login');
     // The role was checked again and refused: the server's page says so.
-    if (outcome.kind === 'forbidden' || refreshed.kind === 'forbidden') return window.location.reload();
+    if (outcome.kind === 'forbidden' || refreshed.kind === 'forbidden')
+      return window.location.reload();
     if (refreshed.kind === 'done') setAccounts(refreshed.value.users);
     const text = said(outcome);
-    setResult(text === undefined ? { text: messages.actionFailed, failed: true } : { text, failed: false });
+    setResult(
+      text === undefined ? { text: messages.actionFailed, failed: true } : { text, failed: false },
+    );
     setRunning(undefined);
     busy.current = false;
   }
@@ -70,7 +94,8 @@ export function UsersPage({ initialUser, initialAccounts }: { initialUser: User;
         {accounts.map((account) => (
           <section key={account.id} className="account" aria-labelledby={`account-${account.id}`}>
             <h2 id={`account-${account.id}`}>
-              <span className="email">{account.email}</span> <span className="tag">{roleName(account.role)}</span>
+              <span className="email">{account.email}</span>{' '}
+              <span className="tag">{roleName(account.role)}</span>
             </h2>
             <h3>{messages.loginThrottling}</h3>
             <ThrottleStatus
@@ -93,7 +118,9 @@ export function UsersPage({ initialUser, initialAccounts }: { initialUser: User;
               <>
                 <div className="table-scroll">
                   <table>
-                    <caption className="visually-hidden">{messages.sessionsOf(account.email)}</caption>
+                    <caption className="visually-hidden">
+                      {messages.sessionsOf(account.email)}
+                    </caption>
                     <thead>
                       <tr>
                         <th scope="col">{messages.startedAt}</th>
@@ -126,7 +153,12 @@ export function UsersPage({ initialUser, initialAccounts }: { initialUser: User;
                               label={messages.endSession}
                               busyLabel={messages.ending}
                               busy={running?.key === session.id}
-                              onClick={() => void act(session.id, ending(() => endSession(session.id)))}
+                              onClick={() =>
+                                void act(
+                                  session.id,
+                                  ending(() => endSession(session.id)),
+                                )
+                              }
                             />
                           </td>
                         </tr>
@@ -140,7 +172,12 @@ export function UsersPage({ initialUser, initialAccounts }: { initialUser: User;
                   label={messages.endAllSessions}
                   busyLabel={messages.ending}
                   busy={running?.key === `account ${account.id}`}
-                  onClick={() => void act(`account ${account.id}`, ending(() => endAccountSessions(account.id)))}
+                  onClick={() =>
+                    void act(
+                      `account ${account.id}`,
+                      ending(() => endAccountSessions(account.id)),
+                    )
+                  }
                 />
               </>
             )}

@@ -43,13 +43,23 @@ export async function logout(): Promise<boolean> {
 }
 
 /** How an action of a signed-in page ended: its answer, or why there is none. */
-export type Outcome<T> = { kind: 'done'; value: T } | { kind: 'signed-out' } | { kind: 'forbidden' } | { kind: 'missing' } | { kind: 'failed' };
+export type Outcome<T> =
+  | { kind: 'done'; value: T }
+  | { kind: 'signed-out' }
+  | { kind: 'forbidden' }
+  | { kind: 'missing' }
+  | { kind: 'failed' };
 
 async function call<T>(method: 'GET' | 'DELETE', path: string): Promise<Outcome<T>> {
   try {
     const response = await fetch(path, { method, cache: 'no-store' });
     if (response.ok) return { kind: 'done', value: (await response.json()) as T };
-    return { kind: ({ 401: 'signed-out', 403: 'forbidden', 404: 'missing' } as const)[response.status as 401 | 403 | 404] ?? 'failed' };
+    return {
+      kind:
+        ({ 401: 'signed-out', 403: 'forbidden', 404: 'missing' } as const)[
+          response.status as 401 | 403 | 404
+        ] ?? 'failed',
+    };
   } catch {
     return { kind: 'failed' };
   }
@@ -59,12 +69,21 @@ type Ended = { ended: number };
 
 /** Ends every session of the signed-in user but this one. */
 export const endOtherSessions = () => call<Ended>('DELETE', '/api/sessions');
-/** For administrators: every account with its live sessions, its login throttling and its latest events. */
+/**
+ * For administrators: every account with its live sessions, its login throttling and its latest
+ * events.
+ */
 export const fetchAccounts = () => call<{ users: AccountOverview[] }>('GET', '/api/admin/users');
-export const endSession = (id: string) => call<Ended>('DELETE', `/api/admin/sessions/${encodeURIComponent(id)}`);
-export const endAccountSessions = (userId: string) => call<Ended>('DELETE', `/api/admin/users/${encodeURIComponent(userId)}/sessions`);
+export const endSession = (id: string) =>
+  call<Ended>('DELETE', `/api/admin/sessions/${encodeURIComponent(id)}`);
+export const endAccountSessions = (userId: string) =>
+  call<Ended>('DELETE', `/api/admin/users/${encodeURIComponent(userId)}/sessions`);
 /** Clears every count of the account's login throttling. */
-export const unlockAccount = (userId: string) => call<{ cleared: AccountThrottle }>('DELETE', `/api/admin/users/${encodeURIComponent(userId)}/throttle`);
+export const unlockAccount = (userId: string) =>
+  call<{ cleared: AccountThrottle }>(
+    'DELETE',
+    `/api/admin/users/${encodeURIComponent(userId)}/throttle`,
+  );
 
 /**
  * Full navigations, never client-side routing: every visit to /dashboard, including Back after

@@ -8,10 +8,22 @@ import { STATE_ELEMENT_ID, type PageState } from './pageState.js';
  */
 const HEAD: Record<PageState['page'], { title: string; description: string; indexed: boolean }> = {
   login: { title: messages.loginTitle, description: messages.loginDescription, indexed: true },
-  dashboard: { title: messages.dashboardTitle, description: messages.dashboardDescription, indexed: false },
+  dashboard: {
+    title: messages.dashboardTitle,
+    description: messages.dashboardDescription,
+    indexed: false,
+  },
   users: { title: messages.userManagement, description: messages.usersDescription, indexed: false },
-  settings: { title: messages.systemSettings, description: messages.settingsDescription, indexed: false },
-  forbidden: { title: messages.forbiddenTitle, description: messages.forbiddenText, indexed: false },
+  settings: {
+    title: messages.systemSettings,
+    description: messages.settingsDescription,
+    indexed: false,
+  },
+  forbidden: {
+    title: messages.forbiddenTitle,
+    description: messages.forbiddenText,
+    indexed: false,
+  },
 };
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);

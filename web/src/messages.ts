@@ -28,7 +28,8 @@ export const messages = {
   loginButton: 'ログイン',
   loggingIn: 'ログイン中…',
   loginFailed: 'ログインに失敗しました',
-  needsJavaScript: 'ログインには JavaScript が必要です。ブラウザーの設定で JavaScript を有効にしてください。',
+  needsJavaScript:
+    'ログインには JavaScript が必要です。ブラウザーの設定で JavaScript を有効にしてください。',
 
   dashboardTitle: 'ダッシュボード',
   dashboardDescription: 'ログイン中のアカウントのメールアドレスとロールを表示します。',
@@ -42,14 +43,19 @@ export const messages = {
   systemSettings: 'システム設定',
 
   otherDevices: 'ほかの端末',
-  otherDevicesText: 'このアカウントでほかの端末やブラウザーからもログインしている場合、それらをまとめてログアウトできます。',
+  otherDevicesText:
+    'このアカウントでほかの端末やブラウザーからもログインしている場合、それらをまとめてログアウトできます。',
   endOtherSessions: 'ほかの端末のセッションを終了',
   endingOtherSessions: 'セッションを終了しています…',
-  otherSessionsEnded: (ended: number) => (ended === 0 ? 'ほかにログイン中の端末はありません' : `ほかの端末の ${ended} 件のセッションを終了しました`),
+  otherSessionsEnded: (ended: number) =>
+    ended === 0
+      ? 'ほかにログイン中の端末はありません'
+      : `ほかの端末の ${ended} 件のセッションを終了しました`,
   actionFailed: '操作に失敗しました。もう一度お試しください',
 
   backToDashboard: 'ダッシュボードに戻る',
-  usersDescription: 'アカウントごとにログイン中のセッション、ログイン制限、最近のイベントを表示し、セッションの終了やブロックの解除を行います。',
+  usersDescription:
+    'アカウントごとにログイン中のセッション、ログイン制限、最近のイベントを表示し、セッションの終了やブロックの解除を行います。',
   sessionsOf: (email: string) => `${email} のセッション`,
   noSessions: 'ログイン中のセッションはありません',
   startedAt: '開始',
@@ -62,12 +68,14 @@ export const messages = {
   endSession: '終了',
   endAllSessions: 'すべて終了',
   ending: '終了しています…',
-  sessionsEnded: (ended: number) => (ended === 0 ? 'セッションはすでに終了していました' : `${ended} 件のセッションを終了しました`),
+  sessionsEnded: (ended: number) =>
+    ended === 0 ? 'セッションはすでに終了していました' : `${ended} 件のセッションを終了しました`,
   sessions: 'セッション',
   loginThrottling: 'ログイン制限',
   notBlocked: 'ブロックされていません',
   blocked: 'ログイン失敗が多すぎるため、ブロックされています',
-  blockedAccount: (failures: number, seconds: number) => `信頼済みでない端末すべて: ${failures} 回失敗、あと ${seconds} 秒`,
+  blockedAccount: (failures: number, seconds: number) =>
+    `信頼済みでない端末すべて: ${failures} 回失敗、あと ${seconds} 秒`,
   blockedClient: (address: string | null, failures: number, seconds: number) =>
     `${address === null ? '信頼済み端末' : `接続元 ${address}`}: ${failures} 回失敗、あと ${seconds} 秒`,
   unlock: 'ブロック解除',
@@ -81,14 +89,16 @@ export const messages = {
   eventDetail: '詳細',
   eventName: (type: AuditEventType) => `${EVENT_NAMES[type]} (${type})`,
 
-  settingsDescription: 'セッション、ログイン、監査ログ、プロキシに関する実効設定を表示します (読み取り専用)。',
+  settingsDescription:
+    'セッション、ログイン、監査ログ、プロキシに関する実効設定を表示します (読み取り専用)。',
   settingSessionStore: 'セッションの保存先 (SESSION_STORE)',
   settingSessionTtl: 'セッションの有効期間 (SESSION_TTL_SECONDS)',
   settingSessionMax: '最大セッション数 (SESSION_MAX)',
   settingSessionMaxPerUser: 'アカウントごとの最大セッション数 (SESSION_MAX_PER_USER)',
   settingThrottlePair: 'ログイン失敗の上限: アカウントと接続元ごと',
   settingThrottleAccount: 'ログイン失敗の上限: アカウントごと (信頼済みでない端末)',
-  settingThrottleAddress: 'ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)',
+  settingThrottleAddress:
+    'ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)',
   settingAtOncePerAddress: '接続元ごとの同時ログイン試行 (プロセスごと)',
   settingDeviceTrust: '信頼済み端末の有効期間 (DEVICE_TRUST_DAYS)',
   settingTrustProxy: '信頼するプロキシ (TRUST_PROXY)',
@@ -99,8 +109,10 @@ export const messages = {
   settingAuditMax: '監査ログの最大件数 (AUDIT_MAX_EVENTS)',
   settingAuditRate: '監査ログに 1 件ずつ記録するイベント: 種類と接続元ごと',
   settingAuditClients: '監査ログで区別する接続元の数',
-  eventsPer: (events: number, seconds: number) => `${seconds} 秒に ${events} 件まで (超えた分は件数だけ記録)`,
-  clientsPer: (clients: number, seconds: number) => `${seconds} 秒に ${clients.toLocaleString('en')} 件まで (超えた接続元はまとめて件数だけ記録)`,
+  eventsPer: (events: number, seconds: number) =>
+    `${seconds} 秒に ${events} 件まで (超えた分は件数だけ記録)`,
+  clientsPer: (clients: number, seconds: number) =>
+    `${seconds} 秒に ${clients.toLocaleString('en')} 件まで (超えた接続元はまとめて件数だけ記録)`,
   storeNames: { memory: 'プロセスのメモリー (memory)', postgres: 'PostgreSQL (postgres)' },
   seconds: (seconds: number) => `${seconds} 秒`,
   failuresPer: (failures: number, seconds: number) => `${seconds} 秒に ${failures} 回`,

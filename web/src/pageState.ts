@@ -28,9 +28,18 @@ export interface AccountSessions extends User {
   sessions: SessionView[];
 }
 
-export type AuditEventType = 'login.succeeded' | 'login.failed' | 'login.throttled' | 'login.busy' | 'logout' | 'session.ended' | 'account.unlocked';
+export type AuditEventType =
+  | 'login.succeeded'
+  | 'login.failed'
+  | 'login.throttled'
+  | 'login.busy'
+  | 'logout'
+  | 'session.ended'
+  | 'account.unlocked';
 
-/** A security event of the audit trail (`GET /api/admin/audit`); never a password, token or cookie. */
+/**
+ * A security event of the audit trail (`GET /api/admin/audit`); never a password, token or cookie.
+ */
 export interface AuditEventView {
   id: number;
   /** ISO 8601, UTC. */
@@ -47,17 +56,32 @@ export interface AuditEventView {
   detail: Record<string, string | number | boolean>;
 }
 
-/** An account's login throttling as it stands (`DELETE /api/admin/users/{id}/throttle` answers what it cleared). */
+/**
+ * An account's login throttling as it stands (`DELETE /api/admin/users/{id}/throttle` answers what
+ * it cleared).
+ */
 export interface AccountThrottle {
-  /** Whether a client is refused for the account: by its own pair limit, or by the account's limit for untrusted clients. */
+  /**
+   * Whether a client is refused for the account: by its own pair limit, or by the account's limit
+   * for untrusted clients.
+   */
   blocked: boolean;
-  /** The account's failures from untrusted clients in their window (counted up to the limit), and the seconds left when blocked. */
+  /**
+   * The account's failures from untrusted clients in their window (counted up to the limit), and
+   * the seconds left when blocked.
+   */
   account: { failures: number; retryAfterSeconds: number | null };
-  /** Each client address (an IPv6 one by its /64), or trusted device (address null), that failed the account in the pair window. */
+  /**
+   * Each client address (an IPv6 one by its /64), or trusted device (address null), that failed the
+   * account in the pair window.
+   */
   clients: { address: string | null; failures: number; retryAfterSeconds: number | null }[];
 }
 
-/** An account as the users page shows it (`GET /api/admin/users`): its sessions, its login throttling, its latest events. */
+/**
+ * An account as the users page shows it (`GET /api/admin/users`): its sessions, its login
+ * throttling, its latest events.
+ */
 export interface AccountOverview extends AccountSessions {
   throttle: AccountThrottle;
   /** Newest first. */
@@ -77,8 +101,17 @@ export interface Settings {
     atOncePerAddress: number;
     deviceTrustDays: number;
   };
-  /** The audit trail's bounds (AUDIT_RETENTION_DAYS, AUDIT_MAX_EVENTS) and the rate past which events are counted. */
-  audit: { retentionDays: number; maxEvents: number; perClient: number; windowSeconds: number; maxClients: number };
+  /**
+   * The audit trail's bounds (AUDIT_RETENTION_DAYS, AUDIT_MAX_EVENTS) and the rate past which
+   * events are counted.
+   */
+  audit: {
+    retentionDays: number;
+    maxEvents: number;
+    perClient: number;
+    windowSeconds: number;
+    maxClients: number;
+  };
   trustProxy: number | string[] | null;
   allowedHosts: string[] | null;
   production: boolean;

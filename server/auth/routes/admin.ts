@@ -5,14 +5,34 @@ import type { Context } from 'koa';
 import { json, type Answer } from '../../shared/answer.js';
 import { route, type Handler, type JsonSchema, type Outcomes } from '../../shared/route.js';
 import type { Accounts } from '../accounts.js';
-import { AUDIT_EVENT_TYPES, requestFacts, type AuditEventType, type AuditTrail } from '../auditLog.js';
+import {
+  AUDIT_EVENT_TYPES,
+  requestFacts,
+  type AuditEventType,
+  type AuditTrail,
+} from '../auditLog.js';
 import type { CredentialGenerations } from '../generations.js';
 import { failure, messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
 import { requireAdmin, type SessionStore, type SignedIn, type SignedInCheck } from '../sessions.js';
-import { AccountSessionsView, AccountsOverviewView, AccountThrottleView, AuditPage, presentThrottle, SettingsView, type AdminViews } from '../presenters.js';
+import {
+  AccountSessionsView,
+  AccountsOverviewView,
+  AccountThrottleView,
+  AuditPage,
+  presentThrottle,
+  SettingsView,
+  type AdminViews,
+} from '../presenters.js';
 import type { LoginThrottle } from '../throttle.js';
-import { Ended, endedBy, endSessionRoute, notAdmin, notAdminOrCrossSite, signedOut } from './outcomes.js';
+import {
+  Ended,
+  endedBy,
+  endSessionRoute,
+  notAdmin,
+  notAdminOrCrossSite,
+  signedOut,
+} from './outcomes.js';
 
 export interface AdminRoutesDeps {
   accounts: Accounts;
@@ -31,7 +51,10 @@ const MOST_PER_PAGE = 100;
 const PER_PAGE = 50;
 
 /** A whole number as a query writes it; anything else is not one (NaN, which yup words). */
-const wholeNumber = () => parsedBy(yup.number().typeError('${path} must be a whole number'), (raw) => (/^[0-9]{1,15}$/.test(raw) ? Number(raw) : Number.NaN)).integer();
+const wholeNumber = () =>
+  parsedBy(yup.number().typeError('${path} must be a whole number'), (raw) =>
+    /^[0-9]{1,15}$/.test(raw) ? Number(raw) : Number.NaN,
+  ).integer();
 
 const AuditQuery = yup.object({
   limit: wholeNumber().min(1).max(MOST_PER_PAGE),
@@ -43,7 +66,12 @@ const AuditQuery = yup.object({
 const Unlocked: JsonSchema = {
   type: 'object',
   title: 'Unlocked',
-  properties: { cleared: { ...AccountThrottleView, description: "The account's login throttling as it stood when it was cleared" } },
+  properties: {
+    cleared: {
+      ...AccountThrottleView,
+      description: "The account's login throttling as it stood when it was cleared",
+    },
+  },
   required: ['cleared'],
 };
 
@@ -53,16 +81,33 @@ const Unlocked: JsonSchema = {
  * another site before that. The handler is given the administrator beside its input.
  */
 function adminRouteFor(signedIn: SignedInCheck) {
-  return <P extends yup.AnyObjectSchema | undefined = undefined, Q extends yup.AnyObjectSchema | undefined = undefined>(
+  return <
+    P extends yup.AnyObjectSchema | undefined = undefined,
+    Q extends yup.AnyObjectSchema | undefined = undefined,
+  >(
     line: `${'GET' | 'DELETE'} /api/admin/${string}`,
-    { responses, ...spec }: { summary: string; description?: string; params?: P; query?: Q; responses: Outcomes },
-    handler: (ctx: Context, input: Parameters<Handler<P, undefined, Q>>[1] & { admin: SignedIn }) => Promise<Answer>,
+    {
+      responses,
+      ...spec
+    }: { summary: string; description?: string; params?: P; query?: Q; responses: Outcomes },
+    handler: (
+      ctx: Context,
+      input: Parameters<Handler<P, undefined, Q>>[1] & { admin: SignedIn },
+    ) => Promise<Answer>,
   ) => {
     const change = !line.startsWith('GET ');
-    return route(line, { ...spec, session: true, responses: { ...responses, ...signedOut, ...(change ? notAdminOrCrossSite : notAdmin) } }, async (ctx, input) => {
-      if (change && isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
-      return handler(ctx, { ...input, admin: await requireAdmin(ctx, signedIn) });
-    });
+    return route(
+      line,
+      {
+        ...spec,
+        session: true,
+        responses: { ...responses, ...signedOut, ...(change ? notAdminOrCrossSite : notAdmin) },
+      },
+      async (ctx, input) => {
+        if (change && isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
+        return handler(ctx, { ...input, admin: await requireAdmin(ctx, signedIn) });
+      },
+    );
   };
 }
 
@@ -70,12 +115,28 @@ function adminRouteFor(signedIn: SignedInCheck) {
  * What administrators may do: see and end anyone's sessions, read the settings and the audit
  * trail, unlock an account. The role is checked at every request.
  */
-export function adminRoutes({ accounts, generations, sessions, throttle, audit, signedIn, views }: AdminRoutesDeps) {
+export function adminRoutes({
+  accounts,
+  generations,
+  sessions,
+  throttle,
+  audit,
+  signedIn,
+  views,
+}: AdminRoutesDeps) {
   const adminRoute = adminRouteFor(signedIn);
   return [
     adminRoute(
       'GET /api/admin/sessions',
-      { summary: 'Every Account and Its Sessions', responses: { 200: { description: 'The accounts with their live sessions', schema: AccountSessionsView } } },
+      {
+        summary: 'Every Account and Its Sessions',
+        responses: {
+          200: {
+            description: 'The accounts with their live sessions',
+            schema: AccountSessionsView,
+          },
+        },
+      },
       async (_ctx, { admin }) => json(200, { users: await views.accounts(admin.sessionId) }),
     ),
 
@@ -83,7 +144,8 @@ export function adminRoutes({ accounts, generations, sessions, throttle, audit, 
       'DELETE /api/admin/sessions/{id}',
       {
         summary: 'End a Session',
-        description: "Ends any account's session: its browser is signed out at its next request, on every instance.",
+        description:
+          "Ends any account's session: its browser is signed out at its next request, on every instance.",
         by: 'admin',
       },
       { sessions, signedIn, audit },
@@ -94,10 +156,14 @@ export function adminRoutes({ accounts, generations, sessions, throttle, audit, 
       {
         summary: 'End Every Session of an Account',
         description:
-          "Ends every session of the account, on every instance, and makes the device cookies its browsers hold worthless: until they log in again, the login throttling treats them as strangers.",
+          'Ends every session of the account, on every instance, and makes the device cookies its browsers hold worthless: until they log in again, the login throttling treats them as strangers.',
         params: UserId,
         responses: {
-          200: { description: 'The sessions ended (the administrator\'s own too, when it is their account)', schema: Ended },
+          200: {
+            description:
+              "The sessions ended (the administrator's own too, when it is their account)",
+            schema: Ended,
+          },
           404: failure('No account has this id', messages.userNotFound),
         },
       },
@@ -105,7 +171,13 @@ export function adminRoutes({ accounts, generations, sessions, throttle, audit, 
         if (!accounts.byId(params.id)) throw notFound(messages.userNotFound);
         await generations.renew(params.id);
         const ended = await sessions.endAllOf(params.id);
-        if (ended > 0) audit.record('session.ended', requestFacts(ctx), { userId: params.id }, endedBy('admin', admin.user, ended));
+        if (ended > 0)
+          audit.record(
+            'session.ended',
+            requestFacts(ctx),
+            { userId: params.id },
+            endedBy('admin', admin.user, ended),
+          );
         return json(200, { ended });
       },
     ),
@@ -114,7 +186,8 @@ export function adminRoutes({ accounts, generations, sessions, throttle, audit, 
       'GET /api/admin/users',
       {
         summary: 'Every Account with Its Sessions, Throttling and Events',
-        description: 'What the users page shows: every account with its live sessions, its login throttling as it stands, and its latest security events.',
+        description:
+          'What the users page shows: every account with its live sessions, its login throttling as it stands, and its latest security events.',
         responses: { 200: { description: 'The accounts', schema: AccountsOverviewView } },
       },
       async (_ctx, { admin }) => json(200, { users: await views.overview(admin.sessionId) }),
@@ -135,12 +208,17 @@ export function adminRoutes({ accounts, generations, sessions, throttle, audit, 
       async (ctx, { params, admin }) => {
         if (!accounts.byId(params.id)) throw notFound(messages.userNotFound);
         const cleared = presentThrottle(await throttle.clear(params.id));
-        audit.record('account.unlocked', requestFacts(ctx), { userId: params.id }, {
-          adminId: admin.user.id,
-          wasBlocked: cleared.blocked,
-          clients: cleared.clients.length,
-          accountFailures: cleared.account.failures,
-        });
+        audit.record(
+          'account.unlocked',
+          requestFacts(ctx),
+          { userId: params.id },
+          {
+            adminId: admin.user.id,
+            wasBlocked: cleared.blocked,
+            clients: cleared.clients.length,
+            accountFailures: cleared.account.failures,
+          },
+        );
         return json(200, { cleared });
       },
     ),
@@ -149,9 +227,13 @@ export function adminRoutes({ accounts, generations, sessions, throttle, audit, 
       'GET /api/admin/audit',
       {
         summary: 'Audit Trail',
-        description: `The security events kept, newest first, a page at a time: \`next\` is the \`before\` of the next page. \`type\` is one of ${Object.keys(AUDIT_EVENT_TYPES)
+        description: `The security events kept, newest first, a page at a time: \`next\` is the \`before\` of the next page. \`type\` is one of ${Object.keys(
+          AUDIT_EVENT_TYPES,
+        )
           .map((type) => `\`${type}\``)
-          .join(', ')}; \`email\` matches whatever its letter case; \`limit\` is 1 to ${MOST_PER_PAGE} (${PER_PAGE} when not given).`,
+          .join(
+            ', ',
+          )}; \`email\` matches whatever its letter case; \`limit\` is 1 to ${MOST_PER_PAGE} (${PER_PAGE} when not given).`,
         query: AuditQuery,
         responses: { 200: { description: 'A page of events', schema: AuditPage } },
       },
@@ -165,7 +247,8 @@ export function adminRoutes({ accounts, generations, sessions, throttle, audit, 
       'GET /api/admin/settings',
       {
         summary: 'Settings',
-        description: 'The effective settings that govern sessions, logins and the edge. No secret is among them.',
+        description:
+          'The effective settings that govern sessions, logins and the edge. No secret is among them.',
         responses: { 200: { description: 'The settings', schema: SettingsView } },
       },
       async () => json(200, views.settings),

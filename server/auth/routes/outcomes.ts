@@ -6,7 +6,12 @@ import type { User } from '../accounts.js';
 import { requestFacts, type AuditTrail, type EventDetail } from '../auditLog.js';
 import { failure, messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
-import { requireAdmin, requireSignedIn, type SessionStore, type SignedInCheck } from '../sessions.js';
+import {
+  requireAdmin,
+  requireSignedIn,
+  type SessionStore,
+  type SignedInCheck,
+} from '../sessions.js';
 
 /**
  * What the session routes have in common: a session id in the path, their failures, the count of
@@ -18,17 +23,29 @@ export const SessionId = yup.object({ id: yup.string().required() });
 export const Ended: JsonSchema = {
   type: 'object',
   title: 'Ended',
-  properties: { ended: { type: 'integer', minimum: 0, description: 'How many sessions were ended' } },
+  properties: {
+    ended: { type: 'integer', minimum: 0, description: 'How many sessions were ended' },
+  },
   required: ['ended'],
 };
 
 export const signedOut = {
-  401: failure('No `token` cookie (`unauthenticated`), or one that names no live session (`invalid session`)', messages.unauthenticated),
+  401: failure(
+    'No `token` cookie (`unauthenticated`), or one that names no live session (`invalid session`)',
+    messages.unauthenticated,
+  ),
 };
 
-export const crossSite = { 403: failure('Sent from a page of another site (Origin header)', messages.foreignRequest) };
+export const crossSite = {
+  403: failure('Sent from a page of another site (Origin header)', messages.foreignRequest),
+};
 
-export const notAdmin = { 403: failure('The signed-in user is not an administrator (checked at every request)', messages.forbidden) };
+export const notAdmin = {
+  403: failure(
+    'The signed-in user is not an administrator (checked at every request)',
+    messages.forbidden,
+  ),
+};
 
 export const notAdminOrCrossSite = {
   403: failure(
@@ -37,8 +54,12 @@ export const notAdminOrCrossSite = {
   ),
 };
 
-/** The detail of a `session.ended` event: by the sessions' owner, or by an administrator (`user`, by id). */
-export const endedBy = (by: 'owner' | 'admin', user: User, ended: number): EventDetail => (by === 'admin' ? { by, adminId: user.id, ended } : { by, ended });
+/**
+ * The detail of a `session.ended` event: by the sessions' owner, or by an administrator (`user`, by
+ * id).
+ */
+export const endedBy = (by: 'owner' | 'admin', user: User, ended: number): EventDetail =>
+  by === 'admin' ? { by, adminId: user.id, ended } : { by, ended };
 
 /**
  * Ending one session by its id, the same operation for two callers: its owner (another user's
@@ -48,7 +69,11 @@ export const endedBy = (by: 'owner' | 'admin', user: User, ended: number): Event
 export function endSessionRoute(
   line: `DELETE /${string}`,
   doc: { summary: string; description: string; by: 'owner' | 'admin' },
-  { sessions, signedIn, audit }: { sessions: SessionStore; signedIn: SignedInCheck; audit: AuditTrail },
+  {
+    sessions,
+    signedIn,
+    audit,
+  }: { sessions: SessionStore; signedIn: SignedInCheck; audit: AuditTrail },
 ) {
   const { by, ...text } = doc;
   return route(
@@ -59,17 +84,28 @@ export function endSessionRoute(
       params: SessionId,
       responses: {
         200: { description: 'Ended', schema: Ended },
-        404: failure(by === 'admin' ? 'No live session has this id' : 'The user has no live session with this id', messages.sessionNotFound),
+        404: failure(
+          by === 'admin'
+            ? 'No live session has this id'
+            : 'The user has no live session with this id',
+          messages.sessionNotFound,
+        ),
         ...signedOut,
         ...(by === 'admin' ? notAdminOrCrossSite : crossSite),
       },
     },
     async (ctx, { params }) => {
       if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
-      const { user } = by === 'admin' ? await requireAdmin(ctx, signedIn) : await requireSignedIn(ctx, signedIn);
+      const { user } =
+        by === 'admin' ? await requireAdmin(ctx, signedIn) : await requireSignedIn(ctx, signedIn);
       const ended = await sessions.end(params.id, by === 'admin' ? undefined : user.id);
       if (!ended) throw notFound(messages.sessionNotFound);
-      audit.record('session.ended', requestFacts(ctx), { userId: ended.userId }, endedBy(by, user, 1));
+      audit.record(
+        'session.ended',
+        requestFacts(ctx),
+        { userId: ended.userId },
+        endedBy(by, user, 1),
+      );
       return json(200, { ended: 1 });
     },
   );

@@ -44,7 +44,11 @@ export function pageRoutes({ signedIn, admin, spa, production }: PageRoutesDeps)
       const found = await signedIn(ctx);
       if (!found) return toLogin(ctx);
       if (found.user.role !== 'admin') return forbiddenPage(ctx, found);
-      return page(ctx, { page: 'users', user: userOf(found), accounts: await admin.overview(found.sessionId) });
+      return page(ctx, {
+        page: 'users',
+        user: userOf(found),
+        accounts: await admin.overview(found.sessionId),
+      });
     }),
 
     route('GET /admin/settings', { internal: true }, async (ctx) => {

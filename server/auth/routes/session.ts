@@ -9,7 +9,14 @@ import { cookie, cookieValues, type CookieOptions } from '../cookies.js';
 import type { DeviceTrust } from '../deviceTrust.js';
 import type { LoginCheck } from '../loginChecks.js';
 import type { User } from '../accounts.js';
-import { deletedSessionCookie, requireSignedIn, sessionCookie, sessionTokens, type SessionStore, type SignedInCheck } from '../sessions.js';
+import {
+  deletedSessionCookie,
+  requireSignedIn,
+  sessionCookie,
+  sessionTokens,
+  type SessionStore,
+  type SignedInCheck,
+} from '../sessions.js';
 import { isForeignOrigin } from '../origin.js';
 import { signedOut } from './outcomes.js';
 
@@ -22,10 +29,16 @@ export interface SessionRoutesDeps {
   cookie: CookieOptions;
 }
 
-/** The device cookie (see DeviceTrust): sent only to the login endpoint, kept as long as it is trusted. */
+/**
+ * The device cookie (see DeviceTrust): sent only to the login endpoint, kept as long as it is
+ * trusted.
+ */
 const DEVICE = 'device';
 
-/** Any other fields are ignored; an empty string counts as missing; an email is at most 254 characters (RFC 5321). */
+/**
+ * Any other fields are ignored; an empty string counts as missing; an email is at most 254
+ * characters (RFC 5321).
+ */
 const LoginInput = yup
   .object({
     email: yup.string().required().max(254),
@@ -34,10 +47,18 @@ const LoginInput = yup
   .required()
   .label('LoginInput');
 
-const Ok: JsonSchema = { type: 'object', title: 'Ok', properties: { ok: { const: true } }, required: ['ok'] };
+const Ok: JsonSchema = {
+  type: 'object',
+  title: 'Ok',
+  properties: { ok: { const: true } },
+  required: ['ok'],
+};
 const OK = { ok: true };
 
-/** `GET /api/me`'s answer for each account, written once: the accounts are fixed while the process runs. */
+/**
+ * `GET /api/me`'s answer for each account, written once: the accounts are fixed while the process
+ * runs.
+ */
 const meAnswers = new WeakMap<User, Answer>();
 function meAnswer(user: User): Answer {
   let answer = meAnswers.get(user);
@@ -52,7 +73,11 @@ const Me: JsonSchema = {
     user: {
       type: 'object',
       title: 'User',
-      properties: { id: { type: 'string' }, email: { type: 'string', examples: ['user@example.com'] }, role: { enum: ['user', 'admin'] } },
+      properties: {
+        id: { type: 'string' },
+        email: { type: 'string', examples: ['user@example.com'] },
+        role: { enum: ['user', 'admin'] },
+      },
       required: ['id', 'email', 'role'],
     },
   },
@@ -60,16 +85,31 @@ const Me: JsonSchema = {
 };
 
 /** Logging in and out, and the current user: the JSON API of the spec, under `/api`. */
-export function sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, cookie: cookieOptions }: SessionRoutesDeps) {
+export function sessionRoutes({
+  sessions,
+  signedIn,
+  checkLogin,
+  devices,
+  audit,
+  cookie: cookieOptions,
+}: SessionRoutesDeps) {
   // The cookies as they are sent, written by the code that writes them.
-  const deviceCookie = (value: string) => cookie(DEVICE, value, { ...cookieOptions, maxAgeSeconds: devices.maxAgeSeconds, path: '/api/login' });
-  const setCookie = (description: string) => ({ 'Set-Cookie': { description, schema: { type: 'string' } } });
+  const deviceCookie = (value: string) =>
+    cookie(DEVICE, value, {
+      ...cookieOptions,
+      maxAgeSeconds: devices.maxAgeSeconds,
+      path: '/api/login',
+    });
+  const setCookie = (description: string) => ({
+    'Set-Cookie': { description, schema: { type: 'string' } },
+  });
   return [
     route(
       'POST /api/login',
       {
         summary: 'Log In',
-        description: 'Checks the email and password and starts a session, whose token is set as the `token` cookie.',
+        description:
+          'Checks the email and password and starts a session, whose token is set as the `token` cookie.',
         body: LoginInput,
         responses: {
           200: {
@@ -86,27 +126,52 @@ export function sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, 
               `Too many failed logins for this email or from this address, or more than ${ADDRESS_LIMITS.atOnce} logins from this address at once (then \`Retry-After: 1\`)`,
               messages.tooManyAttempts,
             ),
-            headers: { 'Retry-After': { description: 'Seconds until another attempt is admitted', schema: { type: 'integer' } } },
+            headers: {
+              'Retry-After': {
+                description: 'Seconds until another attempt is admitted',
+                schema: { type: 'integer' },
+              },
+            },
           },
           503: {
-            ...failure('Too many logins are being checked at once: try again in a second', messages.busy),
-            headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+            ...failure(
+              'Too many logins are being checked at once: try again in a second',
+              messages.busy,
+            ),
+            headers: {
+              'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } },
+            },
           },
         },
       },
       async (ctx, { body }) => {
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignOrigin);
         const request = requestFacts(ctx);
-        const { user, generation, trustedDevice } = await checkLogin({ request, deviceCookies: cookieValues(ctx, DEVICE), credentials: body });
+        const { user, generation, trustedDevice } = await checkLogin({
+          request,
+          deviceCookies: cookieValues(ctx, DEVICE),
+          credentials: body,
+        });
         // Decision: a login from a browser that still holds a session replaces it; the old token
         // could no longer be reached by that browser, so it is ended rather than left to expire.
         for (const previous of sessionTokens(ctx)) {
           const ended = await sessions.remove(previous);
-          if (ended) audit.record('session.ended', request, { userId: ended.userId }, { by: 'login', ended: 1 });
+          if (ended)
+            audit.record(
+              'session.ended',
+              request,
+              { userId: ended.userId },
+              { by: 'login', ended: 1 },
+            );
         }
-        const { token, capped } = await sessions.create(user, { address: request.address, userAgent: request.userAgent }, generation);
+        const { token, capped } = await sessions.create(
+          user,
+          { address: request.address, userAgent: request.userAgent },
+          generation,
+        );
         audit.record('login.succeeded', request, { userId: user.id }, { trustedDevice });
-        for (const { userId, cap, ended } of capped) audit.record('session.ended', request, { userId }, { by: 'cap', cap, ended });
+        for (const { userId, cap, ended } of capped)
+          audit.record('session.ended', request, { userId }, { by: 'cap', cap, ended });
         const cookies = [sessionCookie(token, cookieOptions)];
         if (!trustedDevice) cookies.push(deviceCookie(await devices.issue(user.id, generation)));
         return json(200, OK, { 'set-cookie': cookies });
@@ -130,12 +195,15 @@ export function sessionRoutes({ sessions, signedIn, checkLogin, devices, audit, 
       'POST /api/logout',
       {
         summary: 'Log Out',
-        description: 'Ends the session of the `token` cookie, if any, and deletes the cookie. Always 200.',
+        description:
+          'Ends the session of the `token` cookie, if any, and deletes the cookie. Always 200.',
         responses: {
           200: {
             description: 'Logged out (or was not logged in)',
             schema: Ok,
-            headers: setCookie(`\`${deletedSessionCookie(cookieOptions)}\`, which deletes the session cookie; none when the request comes from a page of another site (Origin header).`),
+            headers: setCookie(
+              `\`${deletedSessionCookie(cookieOptions)}\`, which deletes the session cookie; none when the request comes from a page of another site (Origin header).`,
+            ),
           },
         },
       },

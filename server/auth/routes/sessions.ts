@@ -14,23 +14,38 @@ export interface OwnSessionRoutesDeps {
   audit: AuditTrail;
 }
 
-/** A signed-in user's own sessions: every browser they are signed in with, and ending the others. */
+/**
+ * A signed-in user's own sessions: every browser they are signed in with, and ending the others.
+ */
 export function ownSessionRoutes({ sessions, signedIn, audit }: OwnSessionRoutesDeps) {
   return [
     route(
       'GET /api/sessions',
       {
         summary: 'My Sessions',
-        description: "The signed-in user's live sessions, oldest first; `current` marks this request's.",
+        description:
+          "The signed-in user's live sessions, oldest first; `current` marks this request's.",
         session: true,
         responses: {
-          200: { description: 'The sessions', schema: { type: 'object', title: 'MySessions', properties: { sessions: sessionList('Oldest first') }, required: ['sessions'] } },
+          200: {
+            description: 'The sessions',
+            schema: {
+              type: 'object',
+              title: 'MySessions',
+              properties: { sessions: sessionList('Oldest first') },
+              required: ['sessions'],
+            },
+          },
           ...signedOut,
         },
       },
       async (ctx) => {
         const { user, sessionId } = await requireSignedIn(ctx, signedIn);
-        return json(200, { sessions: (await sessions.list(user.id)).map((session) => presentSession(session, sessionId)) });
+        return json(200, {
+          sessions: (await sessions.list(user.id)).map((session) =>
+            presentSession(session, sessionId),
+          ),
+        });
       },
     ),
 
@@ -38,15 +53,26 @@ export function ownSessionRoutes({ sessions, signedIn, audit }: OwnSessionRoutes
       'DELETE /api/sessions',
       {
         summary: 'End My Other Sessions',
-        description: "Ends every session of the signed-in user but this request's: signs out every other browser.",
+        description:
+          "Ends every session of the signed-in user but this request's: signs out every other browser.",
         session: true,
-        responses: { 200: { description: 'The other sessions ended', schema: Ended }, ...signedOut, ...crossSite },
+        responses: {
+          200: { description: 'The other sessions ended', schema: Ended },
+          ...signedOut,
+          ...crossSite,
+        },
       },
       async (ctx) => {
         if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
         const { user, sessionId } = await requireSignedIn(ctx, signedIn);
         const ended = await sessions.endAllOf(user.id, sessionId);
-        if (ended > 0) audit.record('session.ended', requestFacts(ctx), { userId: user.id }, endedBy('owner', user, ended));
+        if (ended > 0)
+          audit.record(
+            'session.ended',
+            requestFacts(ctx),
+            { userId: user.id },
+            endedBy('owner', user, ended),
+          );
         return json(200, { ended });
       },
     ),
@@ -55,7 +81,8 @@ export function ownSessionRoutes({ sessions, signedIn, audit }: OwnSessionRoutes
       'DELETE /api/sessions/{id}',
       {
         summary: 'End My Session',
-        description: "Ends one of the signed-in user's sessions (ending this request's own is logging out, without deleting the cookie).",
+        description:
+          "Ends one of the signed-in user's sessions (ending this request's own is logging out, without deleting the cookie).",
         by: 'owner',
       },
       { sessions, signedIn, audit },

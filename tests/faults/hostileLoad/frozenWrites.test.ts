@@ -4,8 +4,19 @@ import { startEmbeddedPostgres } from '../../../server/shared/embeddedPostgres.j
 import { createLogger } from '../../../server/shared/logger.js';
 import { send, type Reply } from '../../../harness/http.js';
 import { withClient } from '../../../harness/postgres.js';
-import { descendants, postgresProcessesFor, type RunningProcess } from '../../../harness/processes.js';
-import { NOTES_SERVICES, range, seconds, startServices, TEXT_FIELD, type NotesService } from '../../support/hostileLoad.js';
+import {
+  descendants,
+  postgresProcessesFor,
+  type RunningProcess,
+} from '../../../harness/processes.js';
+import {
+  NOTES_SERVICES,
+  range,
+  seconds,
+  startServices,
+  TEXT_FIELD,
+  type NotesService,
+} from '../../support/hostileLoad.js';
 import { useTemporaryDataDir } from '../../support/services.js';
 import { expectChecks, passed, report } from '../report.js';
 import { scale } from '../scale.js';
@@ -14,7 +25,10 @@ import { scale } from '../scale.js';
 const ERROR_KEY = { notes8080: 'error', notes8000: 'detail' } as const;
 
 /** A 500 in the service's own error shape: one string under `error` (8080) or `detail` (8000). */
-function isShaped500(service: NotesService, reply: Pick<Reply, 'status' | 'json'> | undefined): boolean {
+function isShaped500(
+  service: NotesService,
+  reply: Pick<Reply, 'status' | 'json'> | undefined,
+): boolean {
   if (reply?.status !== 500 || typeof reply.json !== 'object' || reply.json === null) return false;
   const body = reply.json as Record<string, unknown>;
   return Object.keys(body).length === 1 && typeof body[ERROR_KEY[service]] === 'string';
@@ -26,58 +40,105 @@ describe('6. Hostile load: writes while the database is frozen', () => {
   const FREEZE_CYCLES = scale(3, 5);
   const ANSWER_WITHIN_MS = 5_000;
 
-  test(`writes while the database is frozen, ${FREEZE_CYCLES} times: each answers 500 within 5 s, a 500 never wrote, a keyed retry creates exactly one note`, async () => {
-    // Frozen and thawed, this PostgreSQL is the test's own: the suite's shared one must keep running.
-    const database = await startEmbeddedPostgres({ dataDir: dataDir(), logger: createLogger('warn'), durable: false });
-    onTestFinished(() => database.stop());
-    const services = await startServices(dataDir(), { DATABASE_URL: database.url });
-    const seeded = await Promise.all(
-      NOTES_SERVICES.map(async (service) => (await send(services.urls[service], { method: 'POST', path: '/notes', json: { title: 'warm-up', [TEXT_FIELD[service]]: 'x' } })).json as { id: number }),
-    );
+  test(
+    `writes while the database is frozen, ${FREEZE_CYCLES} times: each answers 500 within 5 s, a 500 never wrote, a keyed retry creates exactly one note`,
+    async () => {
+      // Frozen and thawed, this PostgreSQL is the test's own: the suite's shared one must keep
+      // running.
+      const database = await startEmbeddedPostgres({
+        dataDir: dataDir(),
+        logger: createLogger('warn'),
+        durable: false,
+      });
+      onTestFinished(() => database.stop());
+      const services = await startServices(dataDir(), { DATABASE_URL: database.url });
+      const seeded = await Promise.all(
+        NOTES_SERVICES.map(
+          async (service) =>
+            (
+              await send(services.urls[service], {
+                method: 'POST',
+                path: '/notes',
+                json: { title: 'warm-up', [TEXT_FIELD[service]]: 'x' },
+              })
+            ).json as { id: number },
+        ),
+      );
 
-    // A write that reached PostgreSQL after the thaw and was refused by its deadline check rolls back.
-    const rollbacks = () =>
-      withClient(database.url, async (client) => Number((await client.query<{ n: string }>('SELECT xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0]!.n));
-    const rollbacksBefore = await rollbacks();
-    const cycles: FreezeCycle[] = [];
-    for (let cycle = 1; cycle <= FREEZE_CYCLES; cycle++) {
-      // Pooled connections ready, so that the writes go out on them and sit in the frozen server's buffers.
-      await Promise.all(NOTES_SERVICES.flatMap((service, index) => range(4).map(() => send(services.urls[service], { method: 'GET', path: `/notes/${seeded[index]!.id}` }))));
-      cycles.push(await freezeCycle(services, cycle));
-    }
+      // A write that reached PostgreSQL after the thaw and was refused by its deadline check rolls
+      // back.
+      const rollbacks = () =>
+        withClient(database.url, async (client) =>
+          Number(
+            (
+              await client.query<{ n: string }>(
+                'SELECT xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()',
+              )
+            ).rows[0]!.n,
+          ),
+        );
+      const rollbacksBefore = await rollbacks();
+      const cycles: FreezeCycle[] = [];
+      for (let cycle = 1; cycle <= FREEZE_CYCLES; cycle++) {
+        // Pooled connections ready, so that the writes go out on them and sit in the frozen
+        // server's buffers.
+        await Promise.all(
+          NOTES_SERVICES.flatMap((service, index) =>
+            range(4).map(() =>
+              send(services.urls[service], { method: 'GET', path: `/notes/${seeded[index]!.id}` }),
+            ),
+          ),
+        );
+        cycles.push(await freezeCycle(services, cycle));
+      }
 
-    const rolledBack = (await rollbacks()) - rollbacksBefore;
-    const counts = await withClient(database.url, async (client) => {
-      const count = async (service: NotesService, title: string) =>
-        (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${service}.notes WHERE title = $1`, [title])).rows[0]!.n;
-      const counted = [];
-      for (const write of cycles.flatMap((cycle) => cycle.writes)) counted.push({ ...write, stored: await count(write.service, write.title) });
-      return counted;
-    });
-    const frozenAnswers = counts.map((write) => write.frozen);
-    const keyed = counts.filter((write) => write.key);
-    const unkeyed = counts.filter((write) => !write.key);
+      const rolledBack = (await rollbacks()) - rollbacksBefore;
+      const counts = await withClient(database.url, async (client) => {
+        const count = async (service: NotesService, title: string) =>
+          (
+            await client.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM ${service}.notes WHERE title = $1`,
+              [title],
+            )
+          ).rows[0]!.n;
+        const counted = [];
+        for (const write of cycles.flatMap((cycle) => cycle.writes))
+          counted.push({ ...write, stored: await count(write.service, write.title) });
+        return counted;
+      });
+      const frozenAnswers = counts.map((write) => write.frozen);
+      const keyed = counts.filter((write) => write.key);
+      const unkeyed = counts.filter((write) => !write.key);
 
-    const checks = {
-      'every write during the freeze answered 500 in the service\'s shape': counts.every((write) => isShaped500(write.service, write.frozen)),
-      'each within 5 s': counts.every((write) => write.frozenMs <= ANSWER_WITHIN_MS),
-      'every keyed retry after the thaw answered 201': keyed.every((write) => write.retried?.status === 201),
-      'exactly one note per keyed title': keyed.every((write) => write.stored === 1),
-      'no unkeyed write that answered 500 stored anything': unkeyed.every((write) => write.frozen?.status !== 500 || write.stored === 0),
-      'the process kept running': services.child.exitCode === null,
-    };
-    const bodies = [...new Set(frozenAnswers.map((reply) => `${reply?.status} ${reply?.text}`))];
-    report({
-      key: '6d',
-      case: '6. Hostile load: writes while the database is frozen',
-      done: `The process on a PostgreSQL of the test's own (default DB_TIMEOUT_MS); ${FREEZE_CYCLES} cycles of: a few reads so that the pools hold connections, every PostgreSQL process SIGSTOPped, POST /notes to 8080 and 8000 each with an Idempotency-Key and without one, SIGCONT once all four had answered, 2 s, the keyed POSTs sent again with the same key and body; then the tables counted with SQL.`,
-      expected: 'Each write during the freeze answers 500 in the service\'s shape within 5 s; each keyed retry answers 201 and leaves exactly one note with its title; an unkeyed write that answered 500 stored nothing (a 500 never wrote).',
-      observed: `${counts.length} writes during ${cycles.length} freezes (${cycles.map((cycle) => `${cycle.processes} processes for ${seconds(cycle.frozenMs)} s`).join(', ')}): answers ${bodies.join(' | ')}; slowest ${Math.round(Math.max(...counts.map((write) => write.frozenMs)))} ms. Keyed retries: ${keyed.map((write) => write.retried?.status ?? 'error').join(', ')}; notes per keyed title: ${keyed.map((write) => write.stored).join(', ')}. Unkeyed titles stored: ${unkeyed.map((write) => write.stored).join(', ')}. Transactions rolled back in the database over the cycles (writes that reached PostgreSQL after the thaw and failed their deadline check): ${rolledBack}. Process still running: ${checks['the process kept running']}.`,
-      pass: passed(checks),
-    });
-    expectChecks(checks);
-    expect(await services.stop()).toBe(0);
-  }, scale(120_000, 300_000));
+      const checks = {
+        "every write during the freeze answered 500 in the service's shape": counts.every((write) =>
+          isShaped500(write.service, write.frozen),
+        ),
+        'each within 5 s': counts.every((write) => write.frozenMs <= ANSWER_WITHIN_MS),
+        'every keyed retry after the thaw answered 201': keyed.every(
+          (write) => write.retried?.status === 201,
+        ),
+        'exactly one note per keyed title': keyed.every((write) => write.stored === 1),
+        'no unkeyed write that answered 500 stored anything': unkeyed.every(
+          (write) => write.frozen?.status !== 500 || write.stored === 0,
+        ),
+        'the process kept running': services.child.exitCode === null,
+      };
+      const bodies = [...new Set(frozenAnswers.map((reply) => `${reply?.status} ${reply?.text}`))];
+      report({
+        key: '6d',
+        case: '6. Hostile load: writes while the database is frozen',
+        done: `The process on a PostgreSQL of the test's own (default DB_TIMEOUT_MS); ${FREEZE_CYCLES} cycles of: a few reads so that the pools hold connections, every PostgreSQL process SIGSTOPped, POST /notes to 8080 and 8000 each with an Idempotency-Key and without one, SIGCONT once all four had answered, 2 s, the keyed POSTs sent again with the same key and body; then the tables counted with SQL.`,
+        expected:
+          "Each write during the freeze answers 500 in the service's shape within 5 s; each keyed retry answers 201 and leaves exactly one note with its title; an unkeyed write that answered 500 stored nothing (a 500 never wrote).",
+        observed: `${counts.length} writes during ${cycles.length} freezes (${cycles.map((cycle) => `${cycle.processes} processes for ${seconds(cycle.frozenMs)} s`).join(', ')}): answers ${bodies.join(' | ')}; slowest ${Math.round(Math.max(...counts.map((write) => write.frozenMs)))} ms. Keyed retries: ${keyed.map((write) => write.retried?.status ?? 'error').join(', ')}; notes per keyed title: ${keyed.map((write) => write.stored).join(', ')}. Unkeyed titles stored: ${unkeyed.map((write) => write.stored).join(', ')}. Transactions rolled back in the database over the cycles (writes that reached PostgreSQL after the thaw and failed their deadline check): ${rolledBack}. Process still running: ${checks['the process kept running']}.`,
+        pass: passed(checks),
+      });
+      expectChecks(checks);
+      expect(await services.stop()).toBe(0);
+    },
+    scale(120_000, 300_000),
+  );
 
   interface FrozenWrite {
     service: NotesService;
@@ -94,7 +155,10 @@ describe('6. Hostile load: writes while the database is frozen', () => {
     writes: FrozenWrite[];
   }
 
-  /** One freeze: the writes sent while every PostgreSQL process is stopped, the keyed ones sent again after the thaw. */
+  /**
+   * One freeze: the writes sent while every PostgreSQL process is stopped, the keyed ones sent
+   * again after the thaw.
+   */
   async function freezeCycle(services: RunningProcess, cycle: number): Promise<FreezeCycle> {
     const writes: FrozenWrite[] = NOTES_SERVICES.flatMap((service) => [
       { service, title: `keyed ${cycle}`, key: `freeze-${cycle}-${service}`, frozenMs: NaN },
@@ -104,7 +168,10 @@ describe('6. Hostile load: writes while the database is frozen', () => {
       send(services.urls[write.service], {
         method: 'POST',
         path: '/notes',
-        json: { title: write.title, [TEXT_FIELD[write.service]]: `sent while frozen, cycle ${cycle}` },
+        json: {
+          title: write.title,
+          [TEXT_FIELD[write.service]]: `sent while frozen, cycle ${cycle}`,
+        },
         headers: write.key ? { 'idempotency-key': write.key } : {},
         timeoutMs: 30_000,
       });
@@ -124,7 +191,11 @@ describe('6. Hostile load: writes while the database is frozen', () => {
     }
     const frozenMs = performance.now() - frozenAt;
     await sleep(2_000);
-    await Promise.all(writes.filter((write) => write.key).map(async (write) => void (write.retried = await post(write).catch(() => undefined))));
+    await Promise.all(
+      writes
+        .filter((write) => write.key)
+        .map(async (write) => void (write.retried = await post(write).catch(() => undefined))),
+    );
     return { processes: frozen.length, frozenMs, writes };
   }
 });

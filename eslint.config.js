@@ -1,0 +1,36 @@
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import reactHooks from 'eslint-plugin-react-hooks';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig([
+  // Built output, and the programs tests/generatedClients.test.ts generates and compiles.
+  globalIgnores(['dist/', 'coverage/', 'tests/generatedClients/']),
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  { languageOptions: { globals: globals.node } },
+  {
+    files: ['web/src/**'],
+    extends: [reactHooks.configs.flat.recommended],
+    languageOptions: { globals: globals.browser },
+  },
+  // Formatting is Prettier's alone,
+  prettier,
+  // but for comments, which it leaves as they are: they are wrapped at its width. Only a
+  // string it cannot break may run past it.
+  {
+    rules: {
+      'max-len': [
+        'error',
+        {
+          code: 100,
+          ignoreStrings: true,
+          ignoreTemplateLiterals: true,
+          ignoreRegExpLiterals: true,
+        },
+      ],
+    },
+  },
+]);
