@@ -10,7 +10,17 @@ export default defineConfig([
   globalIgnores(['dist/', 'coverage/', 'tests/generatedClients/']),
   js.configs.recommended,
   tseslint.configs.recommended,
-  { languageOptions: { globals: globals.node } },
+  {
+    languageOptions: { globals: globals.node },
+    rules: {
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+    },
+  },
+  // Tests walk JSON documents of any shape.
+  { files: ['tests/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
   {
     files: ['web/src/**'],
     extends: [reactHooks.configs.flat.recommended],

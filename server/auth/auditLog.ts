@@ -189,7 +189,8 @@ export class AuditTrail {
 /**
  * A client's text as PostgreSQL can store it: U+0000 and halves of surrogate pairs become U+FFFD.
  */
-const storable = (text: string) => text.replace(/\u0000|\p{Cs}/gu, '\uFFFD');
+const storable = (text: string) =>
+  text.replace(/\p{Cs}/gu, '\uFFFD').replaceAll('\u0000', '\uFFFD');
 
 const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
 

@@ -128,6 +128,7 @@ export function loginChecks({
     } finally {
       const settled = await Promise.allSettled(settlers.map((settle) => settle(outcome)));
       const failure = settled.find((result) => result.status === 'rejected');
+      // eslint-disable-next-line no-unsafe-finally -- a settler that failed fails the attempt
       if (failure) throw failure.reason;
     }
   }

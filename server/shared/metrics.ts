@@ -44,7 +44,7 @@ export class Metrics {
   readonly #sessions = new Map<string, () => Promise<number>>();
   // The gauges and counter of what services keep, made when the first service reports it.
   #maxBytes?: client.Gauge<'service'>;
-  #sessionsGauge?: client.Gauge<'store'>;
+  #sessionsGauge = false;
   #logins?: client.Counter<'outcome'>;
 
   constructor(private readonly logger: Logger) {
@@ -100,7 +100,8 @@ export class Metrics {
         this.#stored.set(service, storedBytes);
       },
       sessions: (store, count) => {
-        this.#sessionsGauge ??= this.#makeSessionsGauge();
+        if (!this.#sessionsGauge) this.#makeSessionsGauge();
+        this.#sessionsGauge = true;
         this.#sessions.set(store, count);
       },
       loginAttempts: () => {
@@ -171,10 +172,10 @@ export class Metrics {
     });
   }
 
-  #makeSessionsGauge(): client.Gauge<'store'> {
+  #makeSessionsGauge(): void {
     const sessions = this.#sessions;
     const logger = this.logger;
-    return new client.Gauge({
+    new client.Gauge({
       name: 'auth_sessions',
       help: "Live sessions in the login service's store",
       labelNames: ['store'],
