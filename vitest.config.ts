@@ -26,6 +26,8 @@ const PAIRED = [
   'tests/security.test.ts',
   'tests/startup.test.ts',
   'tests/envFile.test.ts',
+  'tests/development.test.ts',
+  'tests/testRun.test.ts',
 ];
 /** The image and compose.yaml need a container engine: the container pass of .ci/run. */
 const NEEDS_ENGINE = process.env.TEST_IMAGES === '1' ? [] : ['tests/containers/**'];

@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -235,6 +236,30 @@ function withDeadline<T>(promise: Promise<T>, ms: number, message: () => string)
   ]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Ends every process below this one, as an interrupted test run must, before it exits: SIGTERM to
+ * each (a server drains and stops its database), and SIGKILL to those left after `graceMs`.
+ * Synchronous: Vitest exits a millisecond after the signal, whatever else listens to it.
+ */
+export function endDescendants(graceMs = 5_000): void {
+  const deadline = performance.now() + graceMs;
+  // All of them at once: a worker that ends leaves its servers to init, outside this tree.
+  const ending = descendants(process.pid);
+  for (const pid of ending) signal(pid, 'SIGTERM');
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (ending.some(isAlive) && performance.now() < deadline) Atomics.wait(pause, 0, 0, 100);
+  for (const pid of ending) signal(pid, 'SIGKILL');
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 function signal(pid: number, name: NodeJS.Signals) {
   try {
     process.kill(pid, name);
@@ -283,7 +308,7 @@ export async function startScript(): Promise<{ entry: string }> {
 /** The deepest process under `root` that runs `entry` (npm → sh → node). */
 async function serverProcessBelow(root: number, entry: string): Promise<number> {
   const candidates: number[] = [];
-  for (const pid of await descendants(root)) {
+  for (const pid of descendants(root)) {
     if ((await commandLine(pid)).includes(entry)) candidates.push(pid);
   }
   if (candidates.length === 0) throw new Error('could not find the server process under npm start');
@@ -309,7 +334,7 @@ export async function removeDataDir(dir: string): Promise<void> {
 /** Process ids of PostgreSQL servers whose command line names `dataDir`. */
 export async function postgresProcessesFor(dataDir: string): Promise<number[]> {
   const pids: number[] = [];
-  for (const pid of await allProcesses()) {
+  for (const pid of allProcesses()) {
     const command = (await commandLine(pid)).join(' ');
     if (command.includes('postgres') && command.includes(dataDir)) pids.push(pid);
   }
@@ -347,7 +372,7 @@ export function sampleRss(pid: number, intervalMs = 50): { stop(): Promise<numbe
 
 /** CPU time (user + system) `pid` has used so far, in milliseconds; NaN once it is gone. */
 export async function cpuMs(pid: number): Promise<number> {
-  const fields = await statFields(pid);
+  const fields = statFields(pid);
   // utime and stime are fields 14 and 15 of stat, counted in clock ticks (USER_HZ, 100 on Linux).
   return fields.length > 12 ? ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 : Number.NaN;
 }
@@ -360,7 +385,7 @@ export async function cpuMs(pid: number): Promise<number> {
 export async function serverProcesses(pid: number): Promise<number[]> {
   const script = (await commandLine(pid)).at(-1);
   const workers: number[] = [];
-  for (const below of script ? await descendants(pid) : []) {
+  for (const below of script ? descendants(pid) : []) {
     const last = (await commandLine(below)).at(-1);
     if (last === script || last?.endsWith(`/${script}`)) workers.push(below);
   }
@@ -382,10 +407,10 @@ export async function commandLine(pid: number): Promise<string[]> {
 }
 
 /** Every live process below `root` in the process tree, parents before their children. */
-export async function descendants(root: number): Promise<number[]> {
+export function descendants(root: number): number[] {
   const parents = new Map<number, number>();
-  for (const pid of await allProcesses()) {
-    const parent = Number((await statFields(pid))[1]);
+  for (const pid of allProcesses()) {
+    const parent = Number(statFields(pid)[1]);
     if (Number.isInteger(parent)) parents.set(pid, parent);
   }
   const below = (pid: number): number[] =>
@@ -415,15 +440,22 @@ export async function listeningPorts(pid: number): Promise<number[]> {
   return [...ports].sort((a, b) => a - b);
 }
 
-async function allProcesses(): Promise<number[]> {
-  return (await fs.readdir('/proc')).filter((entry) => /^\d+$/.test(entry)).map(Number);
+function allProcesses(): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number);
 }
 
 /**
  * The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses):
  * state, ppid, …
  */
-async function statFields(pid: number): Promise<string[]> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ') : [];
+function statFields(pid: number): string[] {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return [];
+  }
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }

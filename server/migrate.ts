@@ -1,39 +1,58 @@
 import { parseArgs } from 'node:util';
-import { processEnvironment } from './shared/environment.js';
-import { exitOnStartupError } from './shared/errors.js';
+import { listenVariables, loadConfig } from './shared/config.js';
+import { startEmbeddedPostgres } from './shared/embeddedPostgres.js';
+import { exitOnStartupError, StartupError } from './shared/errors.js';
+import { lockDataDir } from './shared/instanceLock.js';
 import { createLogger } from './shared/logger.js';
 import { runMigrations } from './shared/migrations.js';
 import { SERVICES } from './services.js';
 
 /**
- * `npm run migrate [-- --env <service>]`: brings every service's schema (or one service's) on
- * DATABASE_URL (from the environment, or the working folder's `.env`) to its latest migration. The
- * services do this themselves at every start; this is for migrating by hand, before a deployment
- * say.
+ * `npm run migrate [-- --env <service>]`: brings every service's schema (or one service's) to its
+ * latest migration, on DATABASE_URL, or else on the embedded PostgreSQL of DATA_DIR (started for
+ * the while, when no instance runs on it). The services do this themselves at every start; this
+ * is for migrating by hand, before a deployment say.
  */
 const migrated = SERVICES.flatMap((service) =>
   service.database ? [{ name: service.name, ...service.database }] : [],
 );
 const { values } = parseArgs({ options: { env: { type: 'string' } } });
-const env = exitOnStartupError(processEnvironment);
-const url = env.DATABASE_URL;
+const config = exitOnStartupError(() => loadConfig());
 const chosen =
   values.env === undefined ? migrated : migrated.filter((service) => service.name === values.env);
-
-if (!url)
-  fail('npm run migrate needs DATABASE_URL, the postgres:// URL of the database to migrate');
-if (chosen.length === 0)
+if (chosen.length === 0) {
   fail(
     `--env ${values.env} names no service with a database; these have one: ${migrated.map((service) => service.name).join(', ')}`,
   );
-const logger = createLogger(env.LOG_LEVEL ?? 'warn');
-for (const { name, schema, migrations } of chosen) {
-  try {
-    await runMigrations({ url, schema, directory: migrations, logger });
-  } catch (error) {
-    fail(`${name}: the migrations of schema ${schema} failed: ${(error as Error).message}`);
+}
+const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
+const stops: (() => Promise<void>)[] = [];
+try {
+  const url = config.database.url ?? (await embeddedDatabase());
+  for (const { name, schema, migrations } of chosen) {
+    await runMigrations({ url, schema, directory: migrations, logger }).catch((error: Error) => {
+      throw new StartupError(
+        `${name}: the migrations of schema ${schema} failed: ${error.message}`,
+      );
+    });
+    console.log(`${name}: schema ${schema} is at its latest migration`);
   }
-  console.log(`${name}: schema ${schema} is at its latest migration`);
+} catch (error) {
+  if (!(error instanceof StartupError)) throw error;
+  process.exitCode = 1;
+  process.stderr.write(`${error.message}\n`);
+} finally {
+  for (const stop of stops.reverse()) await stop();
+}
+
+async function embeddedDatabase(): Promise<string> {
+  const { dataDir } = config.database;
+  const ports = config.services.map((name) => listenVariables(name).port).join(', ');
+  const lock = await lockDataDir(dataDir, ports);
+  stops.push(lock.release);
+  const server = await startEmbeddedPostgres({ dataDir, logger });
+  stops.push(server.stop);
+  return server.url;
 }
 
 function fail(line: string): never {

@@ -86,13 +86,12 @@ export async function run(config: Config, tracing?: Tracing): Promise<void> {
       logger,
       source,
     });
-    for (const { database } of withDatabase)
-      await runMigrations({
-        url,
-        schema: database!.schema,
-        directory: database!.migrations,
-        logger,
-      });
+    // Each schema has its migrations and its lock of its own: they run side by side.
+    await Promise.all(
+      withDatabase.map(({ database }) =>
+        runMigrations({ url, schema: database!.schema, directory: database!.migrations, logger }),
+      ),
+    );
     return url;
   }
 
@@ -207,11 +206,11 @@ export async function run(config: Config, tracing?: Tracing): Promise<void> {
    */
   async function preparePages(): Promise<Spa | undefined> {
     if (!config.services.includes('auth')) return undefined;
-    const { mode, hmrPort } = config.spa;
+    const { mode, vitePort } = config.spa;
     const spa =
       mode === 'prebuilt'
         ? await builtSpa()
-        : await prepareSpa({ development: mode === 'vite', hmrPort, logger });
+        : await prepareSpa({ development: mode === 'vite', vitePort, logger });
     lifecycle.defer(spa.close);
     return spa;
   }

@@ -145,6 +145,14 @@ describe('a .env that cannot be used stops the start in one line, exit 1', () =>
     );
   });
 
+  test('a space before the = is refused, as a shell would refuse it', async () => {
+    await writeEnvFile('AUTH_PORT = 13000\n');
+    expect(await runCompiled('migrate.js')).toEqual({
+      code: 1,
+      output: `${path.join(folder, '.env')}, line 1: expected NAME=value, a # comment or a blank line\n`,
+    });
+  });
+
   test('the migrations command says the same', async () => {
     await writeEnvFile('DATABASE_URL\n');
     expect(await runCompiled('migrate.js')).toEqual({

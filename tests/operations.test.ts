@@ -58,7 +58,7 @@ const EMBEDDED = { DATABASE_URL: '' };
  * folder.
  */
 async function processesOf(server: RunningProcess, dir: string): Promise<number[]> {
-  return [...(await descendants(server.child.pid!)), ...(await postgresProcessesFor(dir))];
+  return [...descendants(server.child.pid!), ...(await postgresProcessesFor(dir))];
 }
 
 async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number): Promise<number> {
@@ -439,10 +439,38 @@ describe('start-up errors a person can read', () => {
   });
 });
 
+describe('start-up errors a person can read, in a copy of the repository', () => {
+  test('SPA_MODE=prebuilt without a build: one line saying to build', async () => {
+    await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
+    const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'no-build-'));
+    try {
+      for (const entry of ['package.json', 'dist/builds', 'dist/server']) {
+        await fs.cp(path.join(ROOT, entry), path.join(copy, entry), {
+          recursive: true,
+          verbatimSymlinks: true,
+        });
+      }
+      await fs.symlink(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+      const result = await runUntilExit({
+        dataDir: await dataDir(),
+        env: { ...EMBEDDED, SERVICES: 'auth', SPA_MODE: 'prebuilt' },
+        form: 'compiled',
+        cwd: copy,
+      });
+      expect(result.code).toBe(1);
+      expect(result.output.trim()).toBe(
+        `The pages are not built in ${path.join(copy, 'dist', 'web')}: run "npm run build" first`,
+      );
+    } finally {
+      await fs.rm(copy, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('scaling', () => {
   /** The process's cluster workers: its Node children. */
   async function workersOf(server: RunningProcess): Promise<number[]> {
-    const children = await descendants(server.child.pid!);
+    const children = descendants(server.child.pid!);
     const workers: number[] = [];
     for (const pid of children)
       if ((await commandLine(pid)).some((part) => part.endsWith('main.js'))) workers.push(pid);
@@ -571,13 +599,43 @@ describe('npm run migrate', () => {
       }),
     );
 
-  test('says plainly that it needs DATABASE_URL', async () => {
-    const result = await migrate({ DATABASE_URL: '' });
+  test('without DATABASE_URL, migrates the embedded PostgreSQL of DATA_DIR and stops it', async () => {
+    const dir = await dataDir();
+    const result = await migrate({ DATABASE_URL: '', DATA_DIR: dir }, '--env', 'notes8080');
     expect(result).toEqual({
-      code: 1,
-      output:
-        'npm run migrate needs DATABASE_URL, the postgres:// URL of the database to migrate\n',
+      code: 0,
+      output: 'notes8080: schema notes8080 is at its latest migration\n',
     });
+    expect(await postgresProcessesFor(dir)).toEqual([]);
+  });
+
+  test('migrate:make writes a migration of the service in the repository’s style', async () => {
+    const folder = await fs.mkdtemp(path.join(os.tmpdir(), 'make-migration-'));
+    try {
+      await fs.symlink(path.join(ROOT, 'node_modules'), path.join(folder, 'node_modules'));
+      const make = (...args: string[]) =>
+        promisify(execFile)(
+          process.execPath,
+          ['--import', 'tsx', path.join(ROOT, 'scripts', 'makeMigration.ts'), ...args],
+          { cwd: folder },
+        );
+      const { stdout } = await make('notes8080', 'add_tags');
+      const [written] = await fs.readdir(path.join(folder, 'migrations', 'notes8080'));
+      expect(written).toMatch(/^\d{14}_add_tags\.ts$/);
+      expect(stdout).toBe(`wrote migrations/notes8080/${written}\n`);
+      const text = await fs.readFile(
+        path.join(folder, 'migrations', 'notes8080', written!),
+        'utf8',
+      );
+      expect(text).toContain('export async function up(knex: Knex): Promise<void> {');
+      expect(text).toContain('export async function down(knex: Knex): Promise<void> {');
+      expect(text).not.toContain('server/');
+      await expect(make('nothing', 'add_tags')).rejects.toMatchObject({
+        stderr: expect.stringContaining('usage: npm run migrate:make <service> <name>'),
+      });
+    } finally {
+      await fs.rm(folder, { recursive: true, force: true });
+    }
   });
 
   test("with no flags migrates every service's schema; --env picks one", async () => {
@@ -614,25 +672,6 @@ describe('logs', () => {
     });
     expect(pretty.output()).toMatch(/INFO.*notes8080 listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(pretty.output()).not.toMatch(/^\{/m);
-  });
-});
-
-describe('npm run dev', () => {
-  test('an HMR_PORT already in use stops the start with a line saying so', async () => {
-    const busy = net.createServer();
-    const port = await listenOnFreePort(busy);
-    try {
-      const result = await runUntilExit({
-        dataDir: await dataDir(),
-        env: { ...EMBEDDED, SPA_MODE: 'vite', HMR_PORT: String(port) },
-      });
-      expect(result.code).toBe(1);
-      expect(result.output).toContain(
-        `HMR_PORT=${port} is already in use (another npm run dev?): set HMR_PORT to a free port`,
-      );
-    } finally {
-      busy.close();
-    }
   });
 });
 

@@ -20,7 +20,7 @@ describe('npm start with the embedded PostgreSQL', () => {
     await Promise.all(running.splice(0).map((server) => server.stop(5_000)));
   });
 
-  // Compiled first, then from source (as `npm run dev` and the knex CLI run): both forms must
+  // Compiled first, then from source (as the tests and the knex CLI run): both forms must
   // agree on the migrations already applied.
   test('serves all three services, keeps notes across a restart, and stops cleanly', async () => {
     const first = await start('compiled');

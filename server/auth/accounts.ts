@@ -1,4 +1,4 @@
-import { randomBytes, scrypt, scryptSync, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { ConfigError, type AuthConfig } from '../shared/config.js';
 import { FairQueue } from './fairQueue.js';
 
@@ -31,19 +31,19 @@ export const normalizeEmail = (email: string) => email.toLowerCase();
  * accounts with one email.
  */
 export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Accounts {
-  const byEmail = new Map<string, { user: User; hash: PasswordHash }>();
+  const byEmail = new Map<string, { user: User; hash: Promise<PasswordHash> }>();
   accounts.forEach(({ email, password, role }, index) => {
     if (byEmail.has(normalizeEmail(email))) {
       throw new ConfigError(`Two accounts share the email ${email}`);
     }
     byEmail.set(normalizeEmail(email), {
       user: { id: String(index + 1), email, role },
-      hash: hashPassword(password, passwordHashCost),
+      hash: newPasswordHash(password, passwordHashCost),
     });
   });
   // An unknown email is checked against this hash of a random password, so that it costs the
   // same work as a wrong password and response times do not reveal which emails exist.
-  const decoy = hashPassword(randomBytes(32).toString('hex'), passwordHashCost);
+  const decoy = newPasswordHash(randomBytes(32).toString('hex'), passwordHashCost);
   // scrypt runs on libuv's thread pool (4 threads), which the database pools' connection
   // handshakes (SCRAM) and file reads need too: a flood of logins that took every thread would
   // starve the notes services of new connections. So 2 checks run at once, and 64 more wait.
@@ -56,7 +56,8 @@ export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Acco
     all: () => [...byEmail.values()].map(({ user }) => user),
     async authenticate(email, password, client) {
       const account = byEmail.get(normalizeEmail(email));
-      const matches = await checks.run(client, () => matchesHash(password, account?.hash ?? decoy));
+      const hash = await (account?.hash ?? decoy);
+      const matches = await checks.run(client, () => matchesHash(password, hash));
       return matches && account ? account.user : undefined;
     },
   };
@@ -83,13 +84,7 @@ function options(cost: number): ScryptOptions {
   };
 }
 
-/** Synchronous: only used at start-up for the fixed accounts, never while serving requests. */
-export function hashPassword(password: string, cost: number): PasswordHash {
-  const salt = randomBytes(SALT_BYTES);
-  return { salt, cost, key: scryptSync(password, salt, KEY_BYTES, options(cost)) };
-}
-
-/** A new salted hash of `password`, made on libuv's thread pool: for hashes made while serving. */
+/** A new salted hash of `password`, made on libuv's thread pool. */
 export async function newPasswordHash(password: string, cost: number): Promise<PasswordHash> {
   const salt = randomBytes(SALT_BYTES);
   return { salt, cost, key: await derive(password, salt, cost) };

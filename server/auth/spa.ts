@@ -1,21 +1,17 @@
 /**
  * The React pages (`web/`, built by Vite) as the auth app serves them.
  *
- *   Production and `npm start`:  const spa = await prepareSpa({ development: false, logger });
- *       builds `dist/web` first, in a child process, when it is missing or older than `web/` or
- *       `vite.config.ts` (ensureSpaBuilt), then serves it: /login as rendered at build time
- *       (compressed at its first request), /dashboard rendered per request by the server bundle,
- *       hashed files under /assets through koa-static (brotli or gzip, compressed at build time,
- *       as the browser accepts).
- * Development (`npm run dev`): const spa = await prepareSpa({ development: true, hmrPort, logger
- * });
- *       Vite in middleware mode inside Koa, with hot reload (its socket on HMR_PORT); the
- *       document carries the page's state and the browser renders it.
- *   Tests:                       await ensureSpaBuilt(); const spa = await builtSpa();
- * Shutdown: await spa.close(); (stops Vite's dev server; nothing to do otherwise)
+ * - `npm start` and production: `prepareSpa({ development: false, … })` builds `dist/web` first,
+ *   in a child process, when it is missing or older than `web/` or `vite.config.ts`
+ *   (ensureSpaBuilt), then serves it: /login as rendered at build time, /dashboard rendered per
+ *   request by the server bundle, hashed files under /assets through koa-static (brotli or gzip,
+ *   compressed at build time, as the browser accepts).
+ * - `npm run dev`: `prepareSpa({ development: true, vitePort })`: the modules come from Vite's
+ *   dev server, with hot reload; the document carries the page's state and the browser renders it.
+ * - Tests: `await ensureSpaBuilt(); const spa = await builtSpa();`.
  *
- * In both modes the app itself routes `/login` and `/dashboard` — so the session check on
- * `/dashboard` runs before any HTML is sent — and asks `spa.page(path, state)` for the document of
+ * In every mode the app itself routes `/login` and `/dashboard` (so the session check on
+ * `/dashboard` runs before any HTML is sent) and asks `spa.page(path, state)` for the document of
  * the page it chose (the dashboard's with the user the check found); `spa.assets` serves what the
  * document loads.
  */
@@ -23,29 +19,21 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Middleware } from 'koa';
 import serveStatic from 'koa-static';
-import type { ViteDevServer } from 'vite';
 import type { fillTemplate } from '../../web/src/document.js';
 import type { PageState } from '../../web/src/pageState.js';
 import type { renderDocument } from '../../web/src/server.js';
 import { FixedBody } from '../shared/compression.js';
+import type { CspAllowances } from '../shared/securityHeaders.js';
 import { StartupError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { REPOSITORY_ROOT } from '../shared/paths.js';
 
 export type { PageState } from '../../web/src/pageState.js';
-
-/** Sources a mode's pages need beyond 'self', added to the Content-Security-Policy. */
-export interface CspAllowances {
-  scriptSrc?: string[];
-  styleSrc?: string[];
-  connectSrc?: string[];
-}
 
 export interface Spa {
   /** The HTML document of the page at `location` (a path), for what the server found for it. */
@@ -75,14 +63,14 @@ const STALE_LOCK_MS = 5 * 60 * 1000;
 
 export async function prepareSpa({
   development,
-  hmrPort,
+  vitePort,
   logger,
 }: {
   development: boolean;
-  hmrPort?: number;
+  vitePort: number;
   logger?: Logger;
 }): Promise<Spa> {
-  if (development) return developmentSpa({ hmrPort });
+  if (development) return developmentSpa(`http://localhost:${vitePort}`);
   await ensureSpaBuilt({ logger });
   return builtSpa();
 }
@@ -96,10 +84,8 @@ export async function builtSpa(): Promise<Spa> {
     stat(BUILT.serverBundle).then(
       ({ mtimeMs }) => import(`${pathToFileURL(BUILT.serverBundle).href}?built=${mtimeMs}`),
     ),
-  ]).catch((error) => {
-    throw new Error(`The pages are not built (${BUILD_DIR}); run "npm run build"`, {
-      cause: error,
-    });
+  ]).catch(() => {
+    throw new StartupError(`The pages are not built in ${BUILD_DIR}: run "npm run build" first`);
   });
   const render = (serverBundle as { renderDocument: typeof renderDocument }).renderDocument;
   const loginPage = new FixedBody('text/html; charset=utf-8', () => Buffer.from(login));
@@ -151,60 +137,34 @@ function isAssetPath(path: string): boolean {
 }
 
 /**
- * Vite's dev server in middleware mode: modules transformed on request, hot reload on a socket
- * of its own at `hmrPort` (none when undefined). Vite only logs a busy port and goes on without
- * hot reload, so the port is tried first and a busy one stops the start with a clear line.
+ * The pages under `npm run dev`, whose modules come from Vite's dev server at `vite` (which
+ * scripts/dev.ts runs), as Vite's guide to backend integration shows: the document loads Vite's
+ * client and the entry module from there, and the browser renders the page from its state.
  */
-export async function developmentSpa({ hmrPort }: { hmrPort?: number } = {}): Promise<Spa> {
-  if (hmrPort !== undefined) await assertPortFree(hmrPort);
-  const { createServer } = await import('vite');
-  const vite = await createServer({
-    configFile: VITE_CONFIG,
-    appType: 'custom',
-    server: { middlewareMode: true, hmr: hmrPort === undefined ? false : { port: hmrPort } },
-  });
+export function developmentSpa(vite: string): Spa {
+  const socket = vite.replace(/^http/, 'ws');
   return {
-    // The document with the page's state and no markup: Vite's dev server serves modules to the
-    // browser only, which renders the page (the built pages are rendered by the server).
-    page: async (location, state) => {
-      const { fillTemplate: fill } = (await vite.ssrLoadModule('/src/document.ts')) as {
+    page: async (_location, state) => {
+      const template = await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8');
+      const { fillTemplate: fill } = (await import('../../web/src/document.js')) as {
         fillTemplate: typeof fillTemplate;
       };
-      return fill(
-        await vite.transformIndexHtml(
-          location,
-          await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8'),
-        ),
-        state,
-        '',
-      );
+      const document = template
+        .replace('<head>', `<head>\n    <script type="module" src="${vite}/@vite/client"></script>`)
+        .replace('src="/src/', `src="${vite}/src/`);
+      return fill(document, state, '');
     },
-    assets: viteMiddleware(vite),
-    // Vite's dev pages run an inline React Refresh preamble, inject styles, and open the HMR
-    // socket.
+    // Vite serves every file the pages load.
+    assets: (_ctx, next) => next(),
+    // Vite's client injects the styles it hot-reloads, and its socket tells it of changes; after
+    // a restart of Vite it waits for the socket in a worker made from a blob.
     csp: {
-      scriptSrc: ["'unsafe-inline'"],
+      scriptSrc: [vite],
       styleSrc: ["'unsafe-inline'"],
-      connectSrc: ['ws:', 'wss:'],
+      connectSrc: [socket],
+      workerSrc: ['blob:'],
     },
-    close: () => vite.close(),
-  };
-}
-
-/** Runs Vite's connect middlewares inside Koa; when Vite answers, Koa leaves the response alone. */
-function viteMiddleware(vite: ViteDevServer): Middleware {
-  return async (ctx, next) => {
-    const answered = await new Promise<boolean>((resolve, reject) => {
-      const done = () => resolve(true);
-      ctx.res.once('finish', done).once('close', done);
-      vite.middlewares(ctx.req, ctx.res, (error?: unknown) => {
-        ctx.res.off('finish', done).off('close', done);
-        if (error) reject(error);
-        else resolve(false);
-      });
-    });
-    if (answered) ctx.respond = false;
-    else await next();
+    close: async () => undefined,
   };
 }
 
@@ -252,22 +212,6 @@ async function viteBuild(outDir: string): Promise<void> {
       env: { ...process.env, NODE_ENV: 'production' },
     },
   );
-}
-
-function assertPortFree(port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === 'EADDRINUSE'
-          ? new StartupError(
-              `HMR_PORT=${port} is already in use (another npm run dev?): set HMR_PORT to a free port`,
-            )
-          : error,
-      ),
-    );
-    probe.listen(port, () => probe.close(() => resolve()));
-  });
 }
 
 async function isBuildFresh(): Promise<boolean> {

@@ -122,12 +122,12 @@ const envSchema = yup.object({
     ),
   /**
    * `built`: the Vite build, made first when it is missing or older than its sources; `prebuilt`:
-   * the Vite build as it is (an image that ships it without its sources); `vite`: pages served by
-   * Vite's dev server with hot reload (`npm run dev`).
+   * the Vite build as it is (an image that ships it without its sources); `vite`: pages whose
+   * modules come from Vite's dev server on VITE_PORT, with hot reload (`npm run dev` runs it).
    */
   SPA_MODE: oneOf(['built', 'prebuilt', 'vite'], 'built'),
-  /** Vite's hot-reload socket in `npm run dev`. */
-  HMR_PORT: port(24678),
+  /** Vite's dev server in `npm run dev`: the pages' modules and the hot-reload socket. */
+  VITE_PORT: port(5173),
 
   /**
    * Open connections each service keeps at most; unset: the open-files limit, less a reserve,
@@ -299,7 +299,7 @@ export interface Config {
   database: DatabaseConfig;
   notes: NotesConfig;
   connections: { max?: number; idleTimeoutMs: number; headersTimeoutMs: number; drainMs: number };
-  spa: { mode: Env['SPA_MODE']; hmrPort: number };
+  spa: { mode: Env['SPA_MODE']; vitePort: number };
   /** Where each service listens: `<NAME>_HOST` and `<NAME>_PORT` of the service's name. */
   listen: Record<ServiceName, Listen>;
   /** Each service's edge: `<NAME>_ALLOWED_HOSTS`, TRUST_PROXY, production mode. */
@@ -431,7 +431,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
       headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
       drainMs: env.SHUTDOWN_DRAIN_MS,
     },
-    spa: { mode: env.SPA_MODE, hmrPort: env.HMR_PORT },
+    spa: { mode: env.SPA_MODE, vitePort: env.VITE_PORT },
     listen,
     services,
     workers,

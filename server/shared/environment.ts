@@ -4,9 +4,9 @@ import { StartupError } from './errors.js';
 
 /**
  * A line of `.env` as accepted: blank, a `#` comment, or one `NAME=value` (`export NAME=value`
- * too).
+ * too), nothing between the name and the `=`, as a shell reads it.
  */
-const ACCEPTED_LINE = /^\s*(#.*|(export\s+)?[A-Za-z_][A-Za-z0-9_]*\s*=.*)?$/;
+const ACCEPTED_LINE = /^\s*(#.*|(export\s+)?[A-Za-z_][A-Za-z0-9_]*=.*)?$/;
 
 /**
  * The environment the process reads its configuration from: its own, over the variables of the

@@ -6,6 +6,7 @@ export interface CspAllowances {
   scriptSrc?: string[];
   styleSrc?: string[];
   connectSrc?: string[];
+  workerSrc?: string[];
 }
 
 /**
@@ -50,6 +51,7 @@ export function documentHeaders({
         scriptSrcAttr: ["'none'"],
         styleSrc: ["'self'", ...(allow.styleSrc ?? [])],
         connectSrc: ["'self'", ...(allow.connectSrc ?? [])],
+        ...(allow.workerSrc && { workerSrc: ["'self'", ...allow.workerSrc] }),
         imgSrc: ["'self'", 'data:'],
         fontSrc: ["'self'"],
         objectSrc: ["'none'"],

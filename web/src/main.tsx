@@ -1,3 +1,5 @@
+// Hot reload's set-up for React, first of all modules (nothing in a build).
+import '@vitejs/plugin-react/preamble';
 import { StrictMode } from 'react';
 import { createRoot, hydrateRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router-dom';
