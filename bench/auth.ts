@@ -1,5 +1,5 @@
 import { send } from '../harness/http.js';
-import type { AuthConfig } from '../server/shared/config.js';
+import type { AuthConfig } from '../server/config.js';
 import type { HttpLoad } from './load.js';
 import { measureScenario, type Measurement, type Round } from './scenario.js';
 import { againstPeer, SIDE_BY_SIDE_CONNECTIONS, type Requests, type Side } from './sides.js';

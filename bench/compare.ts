@@ -1,4 +1,4 @@
-import type { Config } from '../server/shared/config.js';
+import type { Config } from '../server/config.js';
 import { databaseUrl, discard, startInstance, type Instance } from './instance.js';
 import {
   comparedNotesRound,

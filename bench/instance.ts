@@ -1,4 +1,4 @@
-import { embeddedPostgresUrl } from '../server/shared/embeddedPostgres.js';
+import { embeddedPostgresUrl } from '../server/db/embeddedPostgres.js';
 import { createScratchDatabase } from '../harness/postgres.js';
 import {
   removeDataDir,

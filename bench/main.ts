@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { postgresVersion } from '../harness/postgres.js';
 import { ROOT, rssBytes } from '../harness/processes.js';
-import { loadConfig } from '../server/shared/config.js';
+import { loadConfig } from '../server/config.js';
 import { authRound, LOGIN_CONNECTIONS } from './auth.js';
 import { startStoreComparison, startWorkersComparison, WORKERS_VARIANT } from './compare.js';
 import {

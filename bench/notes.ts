@@ -1,9 +1,9 @@
 import { send } from '../harness/http.js';
 import type { ServiceUrls } from '../harness/processes.js';
-import { notes8000 } from '../server/notes8000/index.js';
-import { notes8080 } from '../server/notes8080/index.js';
-import type { AuthConfig } from '../server/shared/config.js';
-import type { NotesDeps, ServiceDescriptor } from '../server/shared/service.js';
+import { notes8000 } from '../server/services.js';
+import { notes8080 } from '../server/services.js';
+import type { AuthConfig } from '../server/config.js';
+import type { NotesDeps, Service } from '../server/services.js';
 import { LOGIN_CONNECTIONS, loginLoad } from './auth.js';
 import type { Timing } from './load.js';
 import {
@@ -21,7 +21,7 @@ import { SeededIds } from './wrkScript.js';
 
 export interface NotesService {
   label: 'notes-8080' | 'notes-8000';
-  descriptor: ServiceDescriptor<NotesDeps>;
+  descriptor: Service<NotesDeps>;
   textField: NotesTable['textField'];
 }
 

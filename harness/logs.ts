@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { loggerOptions, type Logger } from '../server/shared/logger.js';
+import { loggerOptions, type Logger } from '../server/logger.js';
 
 export interface LogLine {
   level: number;

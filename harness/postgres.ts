@@ -3,8 +3,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../server/shared/embeddedPostgres.js';
-import { createLogger } from '../server/shared/logger.js';
+import { startEmbeddedPostgres } from '../server/db/embeddedPostgres.js';
+import { createLogger } from '../server/logger.js';
 
 export interface ScratchDatabase {
   /** URL of a database of its own, empty when created. */

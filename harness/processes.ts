@@ -4,8 +4,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { SERVICE_NAMES, type ServiceName } from '../server/shared/config.js';
-import { isListening } from '../server/shared/workers.js';
+import { SERVICE_NAMES, type ServiceName } from '../server/config.js';
+import { isListening } from '../server/lifecycle.js';
 
 /** The repository's root folder. */
 export const ROOT = path.resolve(import.meta.dirname, '..');

@@ -1,9 +1,9 @@
-import type { Edge } from '../server/shared/config.js';
-import { createDatabase, type Database } from '../server/shared/database.js';
-import type { Logger } from '../server/shared/logger.js';
-import { runMigrations } from '../server/shared/migrations.js';
-import { listen, type ConnectionLimits } from '../server/shared/serve.js';
-import { needsDatabase, type ServiceDescriptor } from '../server/shared/service.js';
+import type { Edge } from '../server/config.js';
+import { createDatabase, type Database } from '../server/db/pool.js';
+import type { Logger } from '../server/logger.js';
+import { runMigrations } from '../server/db/migrations.js';
+import { listen, type ConnectionLimits } from '../server/http/listen.js';
+import type { Service } from '../server/services.js';
 import { contractChecker } from './contract.js';
 import { send, type Reply, type Request } from './http.js';
 import { captureLogs, type LogCapture } from './logs.js';
@@ -48,13 +48,13 @@ export interface StartOptions<Deps> {
  * answers against.
  */
 export async function startService<Deps extends { logger: Logger; edge: Edge; config: unknown }>(
-  descriptor: ServiceDescriptor<Deps>,
+  descriptor: Service<Deps>,
   options: StartOptions<Deps>,
 ): Promise<StartedService<Deps>> {
   const logs = captureLogs(options.logLevel);
   const cleanups: (() => Promise<void>)[] = [];
   let db = options.db;
-  if (!db && descriptor.database && needsDatabase(descriptor, options.deps.config)) {
+  if (!db && descriptor.usesDatabase(options.deps.config)) {
     if (!options.postgresUrl)
       throw new Error(`${descriptor.name} keeps its tables in PostgreSQL: give a postgresUrl`);
     const scratch = await createScratchDatabase(options.postgresUrl, descriptor.name);

@@ -2,12 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { createServer, type ViteDevServer } from 'vite';
-import { listenVariables, loadConfig, type Config } from '../server/shared/config.js';
-import { startEmbeddedPostgres } from '../server/shared/embeddedPostgres.js';
-import { exitOnStartupError, StartupError } from '../server/shared/errors.js';
-import { lockDataDir } from '../server/shared/instanceLock.js';
-import { createLogger } from '../server/shared/logger.js';
-import { isListening } from '../server/shared/workers.js';
+import { listenVariables, loadConfig, type Config } from '../server/config.js';
+import { startEmbeddedPostgres } from '../server/db/embeddedPostgres.js';
+import { exitOnStartupError, StartupError } from '../server/http/errors.js';
+import { lockDataDir } from '../server/db/instanceLock.js';
+import { createLogger } from '../server/logger.js';
+import { isListening } from '../server/lifecycle.js';
 
 /**
  * `npm run dev`: one process tree with one lifetime. The database (embedded, or DATABASE_URL)

@@ -8,7 +8,7 @@ import { SERVICES } from '../server/services.js';
  * in `up` and `down`, importing nothing from `server/`.
  */
 const [service, name] = process.argv.slice(2);
-const services = SERVICES.filter((known) => known.database).map((known) => known.name);
+const services: string[] = SERVICES.map((known) => known.name);
 if (!service || !name || !services.includes(service) || !/^[a-z0-9_]+$/.test(name)) {
   process.stderr.write(
     `usage: npm run migrate:make <service> <name>, the service one of ${services.join(', ')}, the name in snake_case\n`,

@@ -1,6 +1,6 @@
 import http from 'node:http';
-import { loadConfig, type ServiceName } from './shared/config.js';
-import { exitOnStartupError } from './shared/errors.js';
+import { loadConfig, type ServiceName } from './config.js';
+import { exitOnStartupError } from './http/errors.js';
 
 /**
  * A container's health check (the image's HEALTHCHECK): every service this process runs, by the

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { listenVariables, loadConfig } from './shared/config.js';
-import { startEmbeddedPostgres } from './shared/embeddedPostgres.js';
-import { exitOnStartupError, StartupError } from './shared/errors.js';
-import { lockDataDir } from './shared/instanceLock.js';
-import { createLogger } from './shared/logger.js';
-import { runMigrations } from './shared/migrations.js';
+import { listenVariables, loadConfig } from './config.js';
+import { startEmbeddedPostgres } from './db/embeddedPostgres.js';
+import { exitOnStartupError, StartupError } from './http/errors.js';
+import { lockDataDir } from './db/instanceLock.js';
+import { createLogger } from './logger.js';
+import { runMigrations } from './db/migrations.js';
 import { SERVICES } from './services.js';
 
 /**

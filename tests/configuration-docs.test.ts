@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ENVIRONMENT_VARIABLES, loadConfig } from '../server/shared/config.js';
+import { ENVIRONMENT_VARIABLES, loadConfig } from '../server/config.js';
 
 // docs/configuration.md documents every environment variable the configuration module reads, in
 // the table of its "## Variables" section: the first cell of each row holds one name in

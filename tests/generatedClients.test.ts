@@ -7,11 +7,11 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../harness/processes.js';
-import { auth } from '../server/auth/index.js';
+import { auth } from '../server/services.js';
 import { builtSpa, ensureSpaBuilt } from '../server/auth/spa.js';
-import { notes8000 } from '../server/notes8000/index.js';
-import { notes8080 } from '../server/notes8080/index.js';
-import { loadConfig } from '../server/shared/config.js';
+import { notes8000 } from '../server/services.js';
+import { notes8080 } from '../server/services.js';
+import { loadConfig } from '../server/config.js';
 import { startTestService } from './support/services.js';
 
 // What a user of an API does with its published contract: generate a typed client from the

@@ -15,8 +15,8 @@ import {
   loadConfig,
   SERVICE_NAMES,
   type ServiceName,
-} from '../server/shared/config.js';
-import { STOP_DEADLINE_MS } from '../server/shared/lifecycle.js';
+} from '../server/config.js';
+import { STOP_DEADLINE_MS } from '../server/lifecycle.js';
 
 // deploy/kubernetes as `kubectl apply -k` reads it: every object valid under the Kubernetes
 // schemas (kubernetes-models' validators: types, required fields, formats), and coherent with the
@@ -173,7 +173,6 @@ describe.each(SERVICE_NAMES)('the Deployment of %s', (name) => {
     const config = configured();
     expect(config.services).toEqual([name]);
     expect(config.listen[name]).toEqual({ host: '0.0.0.0', port: portNamed(container, 'http') });
-    expect(config.workers).toBe(1);
     if (name === 'auth') expect(config.auth.sessions.store).toBe('postgres');
   });
 

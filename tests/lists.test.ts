@@ -1,18 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedService } from '../harness/service.js';
-import { loadConfig } from '../server/shared/config.js';
-import type { NotesDeps } from '../server/shared/service.js';
+import { loadConfig } from '../server/config.js';
+import type { NotesDeps } from '../server/services.js';
 import { NOTES_SERVICES } from './support/notesServices.js';
 import { startTestService } from './support/services.js';
 
-// A list longer than one read batch (250 notes) comes from PostgreSQL in several statements; after
-// a batch of more than 128 KiB of text, the next comes as bytes (COPY): every note's text must
-// arrive as stored, whatever it holds.
+// A list longer than one read batch (250 notes) comes from PostgreSQL in several statements and is
+// streamed in pieces: every note's text must arrive as stored, whatever it holds.
 
-/**
- * Texts that a copy of bytes could get wrong: JSON's escapes, control characters (COPY's separators
- * among them), UTF-8 of every length.
- */
+/** Texts a stream cut in pieces could get wrong: JSON's escapes, control characters, UTF-8. */
 const TEXTS = [
   'quote " backslash \\ slash /',
   'new\nline\r\ttab',

@@ -8,7 +8,7 @@ import {
   type ProcessOptions,
   type RunningProcess,
 } from '../harness/processes.js';
-import { ConfigError, loadConfig } from '../server/shared/config.js';
+import { ConfigError, loadConfig } from '../server/config.js';
 import { createTestDatabase } from './support/services.js';
 
 // The metrics as Prometheus reads them: the whole process started as `npm start` starts it, with
@@ -227,42 +227,6 @@ describe('METRICS_PORT', () => {
       );
     }
     expect((await send(notes, { method: 'GET', path: '/metrics' })).status).toBe(404);
-  });
-
-  test("WORKERS=2: the primary serves the sum of its workers, and the database's counts once", async () => {
-    const server = await start({ METRICS_PORT: '0', WORKERS: '2', SESSION_STORE: 'postgres' });
-    const notes = server.urls.notes8080;
-    expect((await send(notes, { method: 'POST', path: '/notes', json: NOTE })).status).toBe(201);
-    // Each request on a connection of its own: the primary hands connections to the workers in
-    // turn.
-    const reads = 20;
-    for (let i = 0; i < reads; i++)
-      expect((await send(notes, { method: 'GET', path: '/notes/123' })).status).toBe(404);
-    for (let i = 0; i < 2; i++) expect((await login(server, 'wrong password')).status).toBe(401);
-    expect((await login(server, 'user-password')).status).toBe(200);
-
-    const { samples } = await scrape(server);
-    expect(
-      requestCount(samples, {
-        service: 'notes8080',
-        method: 'GET',
-        route: '/notes/{id}',
-        status: '404',
-      }),
-    ).toEqual([reads]);
-    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'failed' })).toEqual([2]);
-    // Each worker has a pool of its own, which has opened a connection at least.
-    expect(
-      valuesOf(samples, 'db_pool_connections', { service: 'notes8080', state: 'total' })[0],
-    ).toBeGreaterThanOrEqual(2);
-    // What the database counts, every worker reads alike: shown once, not once per worker.
-    expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8080' })).toEqual([NOTE_BYTES]);
-    expect(valuesOf(samples, 'auth_sessions', { store: 'postgres' })).toEqual([1]);
-    expect(valuesOf(samples, 'notes_max_bytes', { service: 'notes8080' })).toEqual([1024 ** 3]);
-
-    // Only the primary listens on the metrics port.
-    const metricsPort = Number(new URL(server.metricsUrl!).port);
-    expect(await listeningPorts(server.pid)).toContain(metricsPort);
   });
 
   test('scrapes that come together share one gathering (the database asked once at a time); a later scrape sees later requests', async () => {

@@ -11,7 +11,6 @@ import { logLines } from '../harness/logs.js';
 import { withClient } from '../harness/postgres.js';
 import { startTcpRelay } from '../harness/tcpRelay.js';
 import {
-  commandLine,
   descendants,
   listeningPorts,
   postgresProcessesFor,
@@ -468,85 +467,6 @@ describe('start-up errors a person can read, in a copy of the repository', () =>
 });
 
 describe('scaling', () => {
-  /** The process's cluster workers: its Node children. */
-  async function workersOf(server: RunningProcess): Promise<number[]> {
-    const children = descendants(server.child.pid!);
-    const workers: number[] = [];
-    for (const pid of children)
-      if ((await commandLine(pid)).some((part) => part.endsWith('main.js'))) workers.push(pid);
-    return workers;
-  }
-
-  test('WORKERS=2: a killed worker is replaced while requests keep being answered; SIGTERM drains all', async () => {
-    const database = await createTestDatabase();
-    try {
-      const server = await start({
-        dataDir: await dataDir(),
-        env: { DATABASE_URL: database.url, WORKERS: '2', SESSION_STORE: 'postgres' },
-      });
-      const [victim, survivor] = await workersOf(server);
-      expect(survivor).toBeDefined();
-      // A session made through one worker holds on the other: they share the PostgreSQL store.
-      const login = await send(server.urls.auth, {
-        method: 'POST',
-        path: '/api/login',
-        json: { email: 'user@example.com', password: 'user-password' },
-      });
-      const cookie = String(login.headers['set-cookie']).split(';')[0]!;
-      const answers: (number | string)[] = [];
-      let stop = false;
-      const client = (async () => {
-        // A new connection for every request, so that both workers are asked.
-        while (!stop) {
-          const reply = await send(server.urls.auth, {
-            method: 'GET',
-            path: '/api/me',
-            headers: { cookie, connection: 'close' },
-            timeoutMs: 3_000,
-          }).catch((error: Error) => error.message);
-          answers.push(typeof reply === 'string' ? reply : reply.status);
-        }
-      })();
-      await waitUntil(async () => answers.length >= 50, 10_000);
-      process.kill(victim!, 'SIGKILL');
-      const before = answers.length;
-      const replacedIn = await waitUntil(
-        async () => (await workersOf(server)).filter((pid) => pid !== victim).length === 2,
-        10_000,
-      );
-      await waitUntil(async () => answers.length >= before + 100, 10_000);
-      stop = true;
-      await client;
-      const after = answers.slice(before);
-      // At most the request in flight on the killed worker (reset), and one the primary handed
-      // it as it died (the client times out), are lost.
-      expect(after.filter((answer) => answer !== 200).length).toBeLessThanOrEqual(2);
-      expect(answers.slice(0, before).every((answer) => answer === 200)).toBe(true);
-      expect(replacedIn).toBeLessThan(5_000);
-      expect(
-        logLines(server.output()).some((line) => line.msg === 'a worker died; starting another'),
-      ).toBe(true);
-
-      const workers = await workersOf(server);
-      expect(await server.stop()).toBe(0);
-      expect(workers.every(isGone)).toBe(true);
-    } finally {
-      await database.drop();
-    }
-  });
-
-  test('WORKERS=2 with sessions in memory refuses in one line', async () => {
-    const result = await runUntilExit({
-      dataDir: await dataDir(),
-      env: { ...EMBEDDED, WORKERS: '2' },
-      form: 'compiled',
-    });
-    expect(result.code).toBe(1);
-    expect(result.output.trim()).toBe(
-      'WORKERS=2 needs SESSION_STORE=postgres: with sessions in memory each worker would know only its own logins (or leave auth out of SERVICES)',
-    );
-  });
-
   test('SERVICES runs only the services named; the others do not listen and their schemas are untouched', async () => {
     const database = await createTestDatabase();
     try {

@@ -2,12 +2,12 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send, type Reply } from '../harness/http.js';
 import { startService, type StartedService } from '../harness/service.js';
-import { auth, type AuthDeps } from '../server/auth/index.js';
+import { auth, type AuthDeps } from '../server/services.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../server/auth/spa.js';
-import { notes8000 } from '../server/notes8000/index.js';
-import { notes8080 } from '../server/notes8080/index.js';
-import { loadConfig } from '../server/shared/config.js';
-import type { NotesDeps } from '../server/shared/service.js';
+import { notes8000 } from '../server/services.js';
+import { notes8080 } from '../server/services.js';
+import { loadConfig } from '../server/config.js';
+import type { NotesDeps } from '../server/services.js';
 import { startTestService } from './support/services.js';
 
 // What the pages send over the wire: rendered HTML, compressed text, cache lifetimes.
@@ -32,7 +32,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([service, ...notesServices].map((started) => started?.close()));
-  await spa?.close();
   expect(service.logs.errors()).toEqual([]);
 });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedService } from '../harness/service.js';
-import { loadConfig } from '../server/shared/config.js';
-import type { NotesDeps } from '../server/shared/service.js';
+import { loadConfig } from '../server/config.js';
+import type { NotesDeps } from '../server/services.js';
 import { NOTES_SERVICES } from './support/notesServices.js';
 import { startTestService } from './support/services.js';
 

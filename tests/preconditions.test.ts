@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedService } from '../harness/service.js';
-import { loadConfig } from '../server/shared/config.js';
-import type { NotesDeps } from '../server/shared/service.js';
+import { loadConfig } from '../server/config.js';
+import type { NotesDeps } from '../server/services.js';
 import { NOTES_SERVICES } from './support/notesServices.js';
 import { startTestService } from './support/services.js';
 
@@ -173,5 +173,29 @@ describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, n
       (await service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': 'not-a-tag' } }))
         .status,
     ).toBe(200);
+  });
+
+  it("reads RFC 9110's list syntax exactly: a header of any other form names no version", async () => {
+    const { id, etag } = await create('lists');
+    const write = (ifMatch: string) =>
+      service.request('PUT', `/notes/${id}`, {
+        json: note('lists'),
+        headers: { 'if-match': ifMatch },
+      });
+    const read = (ifNoneMatch: string) =>
+      service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': ifNoneMatch } });
+    for (const malformed of [
+      `x${etag}`,
+      `W/ ${etag}`,
+      `${etag}x`,
+      `${etag} ${etag}`,
+      `"a", ${etag}x`,
+    ])
+      expect((await write(malformed)).status, malformed).toBe(412);
+    for (const malformed of [`${etag}x`, `x${etag}`, `W/ ${etag}`])
+      expect((await read(malformed)).status, malformed).toBe(200);
+    // Empty elements and spaces around commas are the list syntax's own.
+    expect((await read(` , "other",${etag} ,`)).status).toBe(304);
+    expect((await write(`"other" , ${etag}`)).status).toBe(200);
   });
 });

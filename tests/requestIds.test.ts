@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reply } from '../harness/http.js';
 import type { StartedService } from '../harness/service.js';
-import { notes8000 } from '../server/notes8000/index.js';
-import { notes8080 } from '../server/notes8080/index.js';
-import { loadConfig } from '../server/shared/config.js';
-import type { NotesDeps } from '../server/shared/service.js';
+import { notes8000 } from '../server/services.js';
+import { notes8080 } from '../server/services.js';
+import { loadConfig } from '../server/config.js';
+import type { NotesDeps } from '../server/services.js';
 import { signIn, useAuthService } from './support/authClient.js';
 import { startTestService } from './support/services.js';
 

@@ -1,16 +1,16 @@
 import net from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../harness/http.js';
 import { logLines } from '../harness/logs.js';
 import { startProcess, temporaryDataDir, removeDataDir } from '../harness/processes.js';
 import { startReverseProxy } from '../harness/reverseProxy.js';
 import { startService, type StartedService } from '../harness/service.js';
-import { auth, type AuthDeps } from '../server/auth/index.js';
+import { auth, type AuthDeps } from '../server/services.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../server/auth/spa.js';
-import { notes8000 } from '../server/notes8000/index.js';
-import { notes8080 } from '../server/notes8080/index.js';
-import { loadConfig, type Edge } from '../server/shared/config.js';
-import type { NotesDeps } from '../server/shared/service.js';
+import { notes8000 } from '../server/services.js';
+import { notes8080 } from '../server/services.js';
+import { loadConfig, type Edge } from '../server/config.js';
+import type { NotesDeps } from '../server/services.js';
 import { createTestDatabase, startTestService } from './support/services.js';
 
 // The edge of every service: which hosts it answers, whom it believes about the client, the
@@ -409,8 +409,6 @@ describe('logs never hold secrets', () => {
     }
   });
 });
-
-afterAll(() => spa?.close());
 
 function rawRequest(port: number, text: string): Promise<string> {
   return new Promise((resolve) => {

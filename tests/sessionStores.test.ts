@@ -7,7 +7,7 @@ import {
   PostgresGenerations,
   type CredentialGenerations,
 } from '../server/auth/generations.js';
-import { auth } from '../server/auth/index.js';
+import { auth } from '../server/services.js';
 import { PostgresSessionStore } from '../server/auth/postgresSessions.js';
 import {
   MemorySessionStore,
@@ -15,7 +15,7 @@ import {
   type SessionLimits,
   type SessionStore,
 } from '../server/auth/sessions.js';
-import type { Database } from '../server/shared/database.js';
+import type { Database } from '../server/db/pool.js';
 import { serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
 
 const alice: User = { id: '1', email: 'alice@example.com', role: 'user' };

@@ -11,7 +11,7 @@ import {
   temporaryDataDir,
   type RunningProcess,
 } from '../harness/processes.js';
-import { loadConfig } from '../server/shared/config.js';
+import { loadConfig } from '../server/config.js';
 import { createTestDatabase } from './support/services.js';
 
 // Traces as a collector receives them: the whole process started as `npm start` starts it, with
@@ -209,7 +209,7 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       );
       await started.stop(5_000);
       const modules = await fs.readFile(file, 'utf8');
-      expect(modules).toContain('/server/run.js');
+      expect(modules).toContain('/server/start.js');
       loaded[String(traced)] = modules.includes('/node_modules/@opentelemetry/');
     }
     expect(loaded).toEqual({ false: false, true: true });

@@ -1,5 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { ConfigError, type AuthConfig } from '../shared/config.js';
+import { ConfigError, type AuthConfig } from '../config.js';
 import { FairQueue } from './fairQueue.js';
 
 /** A user as clients see it: never the password or its hash. */

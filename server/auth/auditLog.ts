@@ -1,9 +1,9 @@
 import type { Context } from 'koa';
-import type { AuthConfig } from '../shared/config.js';
-import type { Logger } from '../shared/logger.js';
+import type { AuthConfig } from '../config.js';
+import type { Logger } from '../logger.js';
 import { normalizeEmail, type Accounts } from './accounts.js';
 import { AUDIT_RATE, EventRate, type AuditRate } from './auditRate.js';
-import { clientKey } from '../shared/clientAddress.js';
+import { clientKey } from '../http/clientAddress.js';
 import { clientOf, type Client } from './sessions.js';
 import type { AuditEventType, AuditEventView } from '../../web/src/pageState.js';
 

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Database } from '../shared/database.js';
+import type { Database } from '../db/pool.js';
 import type { CredentialGenerations } from './generations.js';
 
 export interface DeviceTrustOptions {

@@ -1,4 +1,4 @@
-import type { Database } from '../shared/database.js';
+import type { Database } from '../db/pool.js';
 
 /** How an admitted login attempt ended: only a checked wrong password counts as a failure. */
 export type Outcome = 'succeeded' | 'failed' | 'unchecked';

@@ -1,4 +1,4 @@
-import { HttpError } from '../shared/errors.js';
+import { HttpError } from '../http/errors.js';
 import { messages } from './messages.js';
 
 export interface FairQueueLimits {

@@ -1,19 +1,12 @@
-import type { AuthConfig, Edge } from '../shared/config.js';
-import {
-  HttpError,
-  MalformedJsonError,
-  methodNotAllowed,
-  notFound,
-  payloadTooLarge,
-  UNREADABLE_BODY,
-  type ErrorAnswer,
-} from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
-import type { LoginOutcome, Measures } from '../shared/metrics.js';
-import type { Contract } from '../shared/openapi.js';
-import { InvalidRequestError } from '../shared/route.js';
-import type { Database } from '../shared/database.js';
-import { buildApp, ownSchema, type Hosting, type ServiceDescriptor } from '../shared/service.js';
+import type { AuthConfig, Edge } from '../config.js';
+import type { Database } from '../db/pool.js';
+import { serviceApp, type ErrorAnswer, type Hosting } from '../http/app.js';
+import { UNREADABLE_BODY } from '../http/body.js';
+import { HttpError, MalformedJsonError } from '../http/errors.js';
+import type { Metrics } from '../http/metrics.js';
+import type { Contract } from '../http/openapi.js';
+import { InvalidRequestError } from '../http/route.js';
+import type { Logger } from '../logger.js';
 import { createAccounts, type Accounts } from './accounts.js';
 import { ADDRESS_LIMITS, AddressBudget } from './addressBudget.js';
 import { AttemptsInFlight } from './attemptsInFlight.js';
@@ -67,7 +60,9 @@ interface AuthState {
 }
 
 /** The audit trail's events that end a login attempt, by the outcome the metrics count. */
-const LOGIN_OUTCOMES: Partial<Record<AuditEventType, LoginOutcome>> = {
+const LOGIN_OUTCOMES: Partial<
+  Record<AuditEventType, 'succeeded' | 'failed' | 'throttled' | 'busy'>
+> = {
   'login.succeeded': 'succeeded',
   'login.failed': 'failed',
   'login.throttled': 'throttled',
@@ -75,8 +70,8 @@ const LOGIN_OUTCOMES: Partial<Record<AuditEventType, LoginOutcome>> = {
 };
 
 /** What the audit trail tells the metrics: each login attempt's outcome. */
-function loginCounter(measures: Measures): (type: AuditEventType) => void {
-  const count = measures.loginAttempts();
+function loginCounter(metrics: Metrics): (type: AuditEventType) => void {
+  const count = metrics.loginAttempts(['succeeded', 'failed', 'throttled', 'busy']);
   return (type) => {
     const outcome = LOGIN_OUTCOMES[type];
     if (outcome) count(outcome);
@@ -93,8 +88,8 @@ function stateOf({
   logger,
   now,
   accounts,
-  measures,
-}: Pick<AuthDeps, 'config' | 'db' | 'logger' | 'measures'> & {
+  metrics,
+}: Pick<AuthDeps, 'config' | 'db' | 'logger' | 'metrics'> & {
   now: () => number;
   accounts: Accounts;
 }): AuthState {
@@ -104,7 +99,7 @@ function stateOf({
     maxPerUser: config.sessions.maxPerUser,
   };
   const trust = { now, trustDays: config.deviceTrustDays };
-  const recorded = measures && loginCounter(measures);
+  const recorded = metrics && loginCounter(metrics);
   if (config.sessions.store === 'memory') {
     const generations = new MemoryGenerations();
     return {
@@ -168,73 +163,69 @@ function stateOf({
 const BODY_LIMIT_BYTES = 16 * 1024;
 
 /**
- * The session login service of docs/specs/session-login-service.md. Its `createApp` throws
- * ConfigError for two accounts with one email.
+ * The session login service of docs/specs/session-login-service.md. Throws ConfigError for two
+ * accounts with one email.
  */
-export const auth: ServiceDescriptor<AuthDeps> = {
-  name: 'auth',
-  database: ownSchema('auth'),
-  usesDatabase: (config) => config.sessions.store === 'postgres',
-  createApp({ config, edge, logger, spa, db, now = Date.now, ...hosting }) {
-    const accounts = createAccounts(config);
-    const { sessions, generations, throttle, addresses, devices, audit, ready } = stateOf({
-      config,
-      db,
-      logger,
-      now,
-      accounts,
-      measures: hosting.measures,
-    });
-    hosting.measures?.sessions(config.sessions.store, () => sessions.count());
-    const signedIn = signedInWith(sessions, accounts);
-    const checkLogin = loginChecks({
-      accounts,
-      generations,
+export function authApp({ config, edge, logger, spa, db, now = Date.now, ...hosting }: AuthDeps) {
+  const accounts = createAccounts(config);
+  const { sessions, generations, throttle, addresses, devices, audit, ready } = stateOf({
+    config,
+    db,
+    logger,
+    now,
+    accounts,
+    metrics: hosting.metrics,
+  });
+  hosting.metrics?.sessions(config.sessions.store, () => sessions.count());
+  const signedIn = signedInWith(sessions, accounts);
+  const checkLogin = loginChecks({
+    accounts,
+    generations,
+    devices,
+    inFlight: new AttemptsInFlight(ADDRESS_LIMITS.atOnce),
+    addresses,
+    throttle,
+    audit,
+  });
+  const { store, ttlSeconds, max, maxPerUser } = config.sessions;
+  const settings = {
+    sessions: { store, ttlSeconds, max, maxPerUser },
+    throttling: THROTTLE_LIMITS,
+    addresses: ADDRESS_LIMITS,
+    audit: { ...config.audit, rate: AUDIT_RATE },
+    deviceTrustDays: config.deviceTrustDays,
+    edge,
+    passwordHashCost: config.passwordHashCost,
+  };
+  const admin = adminViews({ accounts, sessions, throttle, audit, settings });
+  const routes = [
+    ...sessionRoutes({
+      sessions,
+      signedIn,
+      checkLogin,
       devices,
-      inFlight: new AttemptsInFlight(ADDRESS_LIMITS.atOnce),
-      addresses,
-      throttle,
       audit,
-    });
-    const { store, ttlSeconds, max, maxPerUser } = config.sessions;
-    const settings = {
-      sessions: { store, ttlSeconds, max, maxPerUser },
-      throttling: THROTTLE_LIMITS,
-      addresses: ADDRESS_LIMITS,
-      audit: { ...config.audit, rate: AUDIT_RATE },
-      deviceTrustDays: config.deviceTrustDays,
-      edge,
-      passwordHashCost: config.passwordHashCost,
-    };
-    const admin = adminViews({ accounts, sessions, throttle, audit, settings });
-    const routes = [
-      ...sessionRoutes({
-        sessions,
-        signedIn,
-        checkLogin,
-        devices,
-        audit,
-        cookie: { maxAgeSeconds: ttlSeconds, secure: config.production },
-      }),
-      ...ownSessionRoutes({ sessions, signedIn, audit }),
-      ...adminRoutes({ accounts, generations, sessions, throttle, audit, signedIn, views: admin }),
-      ...pageRoutes({ signedIn, admin, spa, production: config.production }),
-    ];
-    return buildApp({
-      contract,
-      routes,
-      logger,
-      edge,
-      answerFor,
-      bodyLimitBytes: BODY_LIMIT_BYTES,
-      // Answers of the API depend on the session: never stored, so Back after logout asks again.
-      headers: { 'cache-control': 'no-store' },
-      fallback: spa.assets,
-      ready,
-      ...hosting,
-    });
-  },
-};
+      cookie: { maxAgeSeconds: ttlSeconds, secure: config.production },
+    }),
+    ...ownSessionRoutes({ sessions, signedIn, audit }),
+    ...adminRoutes({ accounts, generations, sessions, throttle, audit, signedIn, views: admin }),
+    ...pageRoutes({ signedIn, admin, spa, production: config.production }),
+  ];
+  return serviceApp({
+    name: 'auth',
+    contract,
+    routes,
+    shape,
+    logger,
+    edge,
+    bodyLimitBytes: BODY_LIMIT_BYTES,
+    // Answers of the API depend on the session: never stored, so Back after logout asks again.
+    headers: { 'cache-control': 'no-store' },
+    files: spa.assets,
+    ready,
+    ...hosting,
+  });
+}
 
 const contract: Contract = {
   title: 'Session Login API',
@@ -260,13 +251,13 @@ const contract: Contract = {
  */
 const WORDING: Record<string, string> = {
   [UNREADABLE_BODY]: messages.invalidLoginBody,
-  [notFound().message]: messages.notFound,
-  [methodNotAllowed([]).message]: messages.methodNotAllowed,
-  [payloadTooLarge().message]: messages.bodyTooLarge,
+  [new HttpError(404).message]: messages.notFound,
+  [new HttpError(405).message]: messages.methodNotAllowed,
+  'Request body too large': messages.bodyTooLarge,
 };
 
 /** Every failure as `{error}`. */
-function answerFor(error: unknown): ErrorAnswer {
+function shape(error: unknown): ErrorAnswer {
   const answer = (status: number, message: string, headers?: Record<string, string>) => ({
     status,
     body: { error: message },

@@ -1,9 +1,9 @@
-import { tooManyRequests, unauthorized } from '../shared/errors.js';
+import { tooManyRequests, unauthorized } from '../http/errors.js';
 import type { Accounts, User } from './accounts.js';
 import type { AddressBudget } from './addressBudget.js';
 import type { AttemptsInFlight } from './attemptsInFlight.js';
 import type { AuditTrail, RequestFacts } from './auditLog.js';
-import { clientKey } from '../shared/clientAddress.js';
+import { clientKey } from '../http/clientAddress.js';
 import type { DeviceTrust } from './deviceTrust.js';
 import { QueueFullError } from './fairQueue.js';
 import type { Admission, LoginLimit, Outcome } from './failureCounts.js';

@@ -1,4 +1,4 @@
-import { messageAnswers } from '../shared/openapi.js';
+import { messageOutcomes } from '../http/openapi.js';
 
 /**
  * Every string the session login service sends to clients. What the login form may show a
@@ -25,4 +25,4 @@ export const messages = {
 } as const;
 
 /** Every failure's body: `{error: "…"}`. */
-export const { schema: ErrorBody, outcome: failure } = messageAnswers('Error', 'error');
+export const { schema: ErrorBody, outcome: failure } = messageOutcomes('Error', 'error');

@@ -1,5 +1,5 @@
-import type { Database } from '../shared/database.js';
-import type { Logger } from '../shared/logger.js';
+import type { Database } from '../db/pool.js';
+import type { Logger } from '../logger.js';
 import {
   retentionStart,
   type AuditEvent,

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
-import type { Database } from '../shared/database.js';
+import type { Database } from '../db/pool.js';
 import type { User } from './accounts.js';
 import {
   cappedSessions,

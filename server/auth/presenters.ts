@@ -1,5 +1,5 @@
-import type { Edge } from '../shared/config.js';
-import type { JsonSchema } from '../shared/route.js';
+import type { Edge } from '../config.js';
+import type { JsonSchema } from '../http/route.js';
 import type {
   AccountOverview,
   AccountSessions,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
-import { forbidden, unauthorized } from '../shared/errors.js';
+import { forbidden, unauthorized } from '../http/errors.js';
 import type { Accounts, User } from './accounts.js';
 import { cookie, cookieValues, type CookieOptions } from './cookies.js';
 import { messages } from './messages.js';

@@ -27,11 +27,11 @@ import serveStatic from 'koa-static';
 import type { fillTemplate } from '../../web/src/document.js';
 import type { PageState } from '../../web/src/pageState.js';
 import type { renderDocument } from '../../web/src/server.js';
-import { FixedBody } from '../shared/compression.js';
-import type { CspAllowances } from '../shared/securityHeaders.js';
-import { StartupError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
-import { REPOSITORY_ROOT } from '../shared/paths.js';
+import { FixedBody } from '../http/fixedBody.js';
+import type { CspAllowances } from '../http/headers.js';
+import { StartupError } from '../http/errors.js';
+import type { Logger } from '../logger.js';
+import { REPOSITORY_ROOT } from '../paths.js';
 
 export type { PageState } from '../../web/src/pageState.js';
 
@@ -41,7 +41,6 @@ export interface Spa {
   /** Serves the files pages load; passes every other request on. */
   assets: Middleware;
   csp: CspAllowances;
-  close(): Promise<void>;
 }
 
 const require = createRequire(import.meta.url);
@@ -87,8 +86,9 @@ export async function builtSpa(): Promise<Spa> {
   ]).catch(() => {
     throw new StartupError(`The pages are not built in ${BUILD_DIR}: run "npm run build" first`);
   });
-  const render = (serverBundle as { renderDocument: typeof renderDocument }).renderDocument;
+  // The same for every visitor: compressed once, at its first request.
   const loginPage = new FixedBody('text/html; charset=utf-8', () => Buffer.from(login));
+  const render = (serverBundle as { renderDocument: typeof renderDocument }).renderDocument;
   // Only the hashed assets are files on the web; pages are routes of the app.
   const serveAssets = serveStatic(BUILD_DIR, {
     index: false,
@@ -107,7 +107,6 @@ export async function builtSpa(): Promise<Spa> {
       return serveAssets(ctx, next);
     },
     csp: { styleSrc: inlineStyleHashes(template) },
-    close: async () => undefined,
   };
 }
 
@@ -164,7 +163,6 @@ export function developmentSpa(vite: string): Spa {
       connectSrc: [socket],
       workerSrc: ['blob:'],
     },
-    close: async () => undefined,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Database } from '../shared/database.js';
+import type { Database } from '../db/pool.js';
 import {
   FailureLog,
   PostgresFailureCounts,

@@ -3,7 +3,7 @@ import type { LogLine } from '../../harness/logs.js';
 import { AuditRing, type AuditEvent, type NewAuditEvent } from '../../server/auth/auditLog.js';
 import { EventRate, MANY_ADDRESSES } from '../../server/auth/auditRate.js';
 import { messages } from '../../server/auth/messages.js';
-import type { Database } from '../../server/shared/database.js';
+import type { Database } from '../../server/db/pool.js';
 import {
   ADMIN,
   signIn,

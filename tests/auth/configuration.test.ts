@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startService } from '../../harness/service.js';
-import { auth } from '../../server/auth/index.js';
-import { ConfigError } from '../../server/shared/config.js';
+import { auth } from '../../server/services.js';
+import { ConfigError } from '../../server/config.js';
 import {
   ADMIN,
   authConfig,

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send } from '../../harness/http.js';
 import { startService, type StartedService } from '../../harness/service.js';
-import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { auth, type AuthDeps } from '../../server/services.js';
 import { developmentSpa } from '../../server/auth/spa.js';
-import { loadConfig } from '../../server/shared/config.js';
+import { loadConfig } from '../../server/config.js';
 
 // `npm run dev`: the pages' modules come from Vite's dev server (scripts/dev.ts runs it). The
 // session check on /dashboard must hold there too.

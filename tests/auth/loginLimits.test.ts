@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AddressBudget } from '../../server/auth/addressBudget.js';
-import { clientKey } from '../../server/shared/clientAddress.js';
+import { clientKey } from '../../server/http/clientAddress.js';
 import { FairQueue } from '../../server/auth/fairQueue.js';
-import { HttpError } from '../../server/shared/errors.js';
+import { HttpError } from '../../server/http/errors.js';
 
 // The parts of login throttling whose order and bounds cannot be seen reliably over HTTP: the
 // queue's turns, the address keys, and the address table when it is full.

@@ -1,9 +1,9 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { startService, type StartedService } from '../../harness/service.js';
-import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { auth, type AuthDeps } from '../../server/services.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
-import { loadConfig } from '../../server/shared/config.js';
+import { loadConfig } from '../../server/config.js';
 import { launchBrowser } from '../support/browser.js';
 import { startGateway, type Gateway } from '../support/gateway.js';
 
@@ -42,7 +42,6 @@ export function pagesInBrowser() {
     await browser?.close();
     await gateway?.close();
     await service?.close();
-    await spa?.close();
     // What the pages did never made the service fail.
     expect(service?.logs.errors()).toEqual([]);
   });

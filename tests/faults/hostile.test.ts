@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { auth } from '../../server/auth/index.js';
+import { auth } from '../../server/services.js';
 import { builtSpa, ensureSpaBuilt } from '../../server/auth/spa.js';
-import { notes8000 } from '../../server/notes8000/index.js';
-import { notes8080 } from '../../server/notes8080/index.js';
-import { loadConfig } from '../../server/shared/config.js';
+import { notes8000 } from '../../server/services.js';
+import { notes8080 } from '../../server/services.js';
+import { loadConfig } from '../../server/config.js';
 import { send, type Reply } from '../../harness/http.js';
 import type { StartedService } from '../../harness/service.js';
 import { startTestService } from '../support/services.js';

@@ -1,11 +1,11 @@
 import http from 'node:http';
-import { afterAll, beforeAll, describe, test } from 'vitest';
+import { beforeAll, describe, test } from 'vitest';
 import { send } from '../../harness/http.js';
 import { startReverseProxy } from '../../harness/reverseProxy.js';
 import { startService, type StartedService } from '../../harness/service.js';
-import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { auth, type AuthDeps } from '../../server/services.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
-import { loadConfig } from '../../server/shared/config.js';
+import { loadConfig } from '../../server/config.js';
 import { postgresUrl } from '../support/services.js';
 import { heapMiB } from './heap.js';
 import { expectChecks, passed, report } from './report.js';
@@ -24,7 +24,6 @@ beforeAll(async () => {
   await ensureSpaBuilt();
   spa = await builtSpa();
 });
-afterAll(() => spa?.close());
 
 /** The login service on a clock the test moves; a tiny scrypt cost, so that floods are fast. */
 async function loginService(env: Record<string, string> = {}) {

@@ -1,12 +1,9 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
-import {
-  startEmbeddedPostgres,
-  type RunningPostgres,
-} from '../../server/shared/embeddedPostgres.js';
-import { loadConfig } from '../../server/shared/config.js';
-import { createLogger } from '../../server/shared/logger.js';
+import { startEmbeddedPostgres, type RunningPostgres } from '../../server/db/embeddedPostgres.js';
+import { loadConfig } from '../../server/config.js';
+import { createLogger } from '../../server/logger.js';
 import { send, type Request } from '../../harness/http.js';
 import { logLines } from '../../harness/logs.js';
 import { withClient } from '../../harness/postgres.js';

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, test } from 'vitest';
-import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { auth, type AuthDeps } from '../../server/services.js';
 import { builtSpa, ensureSpaBuilt } from '../../server/auth/spa.js';
-import { loadConfig } from '../../server/shared/config.js';
+import { loadConfig } from '../../server/config.js';
 import { percentile } from '../../harness/http.js';
 import type { StartedService } from '../../harness/service.js';
 import { startTestService } from '../support/services.js';

@@ -21,7 +21,7 @@ describe('notes8000 routing', () => {
     expect(allowOf(onHealth)).toEqual(['GET', 'HEAD']);
 
     const options = await call('OPTIONS', '/notes');
-    expect(options).toMatchObject({ status: 405, json: { detail: 'Method Not Allowed' } });
+    expect(options.status).toBe(200);
     expect(allowOf(options)).toEqual(['GET', 'HEAD', 'POST']);
   });
 

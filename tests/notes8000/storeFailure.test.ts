@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { notes8000 } from '../../server/notes8000/index.js';
+import { notes8000 } from '../../server/services.js';
 import { deps, SCHEMA } from '../support/notes8000.js';
 import { unreachableDatabase } from '../support/serviceDatabase.js';
 import { startTestService } from '../support/services.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { notes8080 } from '../../server/notes8080/index.js';
+import { notes8080 } from '../../server/services.js';
 import { deps, JSON_TYPE, useNotes8080, type Note } from '../support/notes8080.js';
 import { startTestService } from '../support/services.js';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { notes8080 } from '../../server/notes8080/index.js';
-import type { Database } from '../../server/shared/database.js';
+import { notes8080 } from '../../server/services.js';
+import type { Database } from '../../server/db/pool.js';
 import { createOn, deps, TIMESTAMP, type Note, type Service } from '../support/notes8080.js';
 import { notesColumns, serviceDatabase, type ServiceDatabase } from '../support/serviceDatabase.js';
 import { startTestService } from '../support/services.js';

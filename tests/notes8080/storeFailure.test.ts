@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { notes8080 } from '../../server/notes8080/index.js';
+import { notes8080 } from '../../server/services.js';
 import { startTcpRelay } from '../../harness/tcpRelay.js';
 import { createOn, deps, type Options, type Service } from '../support/notes8080.js';
 import { serviceDatabase, unreachableDatabase } from '../support/serviceDatabase.js';

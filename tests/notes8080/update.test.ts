@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withClient } from '../../harness/postgres.js';
-import { notes8080 } from '../../server/notes8080/index.js';
-import type { Database } from '../../server/shared/database.js';
+import { notes8080 } from '../../server/services.js';
+import type { Database } from '../../server/db/pool.js';
 import {
   createOn,
   deps,

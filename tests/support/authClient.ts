@@ -1,9 +1,9 @@
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { afterEach, beforeAll, expect } from 'vitest';
 import { send, type Reply } from '../../harness/http.js';
 import { startService, type StartedService, type StartOptions } from '../../harness/service.js';
-import { auth, type AuthDeps } from '../../server/auth/index.js';
+import { auth, type AuthDeps } from '../../server/services.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
-import { loadConfig } from '../../server/shared/config.js';
+import { loadConfig } from '../../server/config.js';
 import { serviceDatabase, type ServiceDatabase } from './serviceDatabase.js';
 import { postgresUrl } from './services.js';
 
@@ -39,7 +39,6 @@ export function useAuthInstances() {
       database = undefined;
     }
   });
-  afterAll(() => spa?.close());
 
   async function close(services: StartedService<AuthDeps>[]) {
     await Promise.all(services.map((service) => service.close()));

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Request } from '../../harness/http.js';
 import type { StartedService } from '../../harness/service.js';
-import { notes8000 } from '../../server/notes8000/index.js';
-import { loadConfig } from '../../server/shared/config.js';
-import type { NotesDeps } from '../../server/shared/service.js';
+import { notes8000 } from '../../server/services.js';
+import { loadConfig } from '../../server/config.js';
+import type { NotesDeps } from '../../server/services.js';
 import { startTestService } from './services.js';
 
 export const SCHEMA = notes8000.database!.schema;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import type { Request } from '../../harness/http.js';
 import type { StartedService } from '../../harness/service.js';
-import { notes8080 } from '../../server/notes8080/index.js';
-import { loadConfig } from '../../server/shared/config.js';
-import type { NotesDeps } from '../../server/shared/service.js';
+import { notes8080 } from '../../server/services.js';
+import { loadConfig } from '../../server/config.js';
+import type { NotesDeps } from '../../server/services.js';
 import { startTestService } from './services.js';
 
 export interface Note {

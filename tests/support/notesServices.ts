@@ -1,5 +1,5 @@
-import { notes8000 } from '../../server/notes8000/index.js';
-import { notes8080 } from '../../server/notes8080/index.js';
+import { notes8000 } from '../../server/services.js';
+import { notes8080 } from '../../server/services.js';
 
 /**
  * Both notes services, for tests of what they share: a note's body in each one's shape, the

@@ -1,14 +1,10 @@
-import fs from 'node:fs/promises';
 import net from 'node:net';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import knex, { type Knex } from 'knex';
 import { listenOnFreePort } from '../../harness/http.js';
-import { loadConfig } from '../../server/shared/config.js';
-import { createDatabase, type Database } from '../../server/shared/database.js';
-import { createLogger } from '../../server/shared/logger.js';
-import { runMigrations } from '../../server/shared/migrations.js';
-import type { ServiceDescriptor } from '../../server/shared/service.js';
+import { loadConfig } from '../../server/config.js';
+import { createDatabase, type Database } from '../../server/db/pool.js';
+import { createLogger } from '../../server/logger.js';
+import { runMigrations } from '../../server/db/migrations.js';
+import type { Service } from '../../server/services.js';
 import { createTestDatabase } from './services.js';
 
 /** The pool settings the process uses by default (DB_POOL_MAX, DB_TIMEOUT_MS). */
@@ -37,7 +33,7 @@ export interface ServiceDatabase {
  * (migrated, pool inside) serves every other case.
  */
 export async function serviceDatabase(
-  descriptor: Pick<ServiceDescriptor<{ config: unknown }>, 'name' | 'database'>,
+  descriptor: Pick<Service<{ config: unknown }>, 'name' | 'database'>,
 ): Promise<ServiceDatabase> {
   if (!descriptor.database) throw new Error(`${descriptor.name} keeps no tables in PostgreSQL`);
   const { schema, migrations } = descriptor.database;
@@ -99,36 +95,4 @@ export async function notesColumns(
     [schema],
   );
   return rows;
-}
-
-/**
- * The service's schema brought only up to the migrations before `firstLeftOut` (a file name), as an
- * older release left it.
- */
-export async function migrateBefore(
-  url: string,
-  schema: string,
-  directory: string,
-  firstLeftOut: string,
-): Promise<void> {
-  const files = (await fs.readdir(directory))
-    .filter((file) => file.endsWith('.ts') && file < firstLeftOut)
-    .sort();
-  const source: Knex.MigrationSource<string> = {
-    getMigrations: async () => files,
-    getMigrationName: (file) => file,
-    getMigration: (file) => import(pathToFileURL(path.join(directory, file)).href),
-  };
-  const db = knex({
-    client: 'pg',
-    connection: url,
-    searchPath: [schema],
-    pool: { min: 0, max: 1 },
-  });
-  try {
-    await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
-    await db.migrate.latest({ schemaName: schema, migrationSource: source });
-  } finally {
-    await db.destroy();
-  }
 }

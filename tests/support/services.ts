@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, inject } from 'vitest';
-import type { Edge } from '../../server/shared/config.js';
-import type { Logger } from '../../server/shared/logger.js';
-import type { ServiceDescriptor } from '../../server/shared/service.js';
+import type { Edge } from '../../server/config.js';
+import type { Logger } from '../../server/logger.js';
+import type { Service } from '../../server/services.js';
 import { removeDataDir, temporaryDataDir } from '../../harness/processes.js';
 import { createScratchDatabase, type ScratchDatabase } from '../../harness/postgres.js';
 import { startService, type StartedService, type StartOptions } from '../../harness/service.js';
@@ -11,7 +11,7 @@ export const postgresUrl = () => inject('adminDatabaseUrl');
 
 /** A service on a scratch database of the suite's PostgreSQL (see startService). */
 export function startTestService<Deps extends { logger: Logger; edge: Edge; config: unknown }>(
-  descriptor: ServiceDescriptor<Deps>,
+  descriptor: Service<Deps>,
   options: Omit<StartOptions<Deps>, 'postgresUrl'>,
 ): Promise<StartedService<Deps>> {
   return startService(descriptor, { postgresUrl: postgresUrl(), ...options });

@@ -1,9 +1,7 @@
 import * as yup from 'yup';
-import { parsedBy } from '../../shared/compiledCheck.js';
-import { forbidden, notFound } from '../../shared/errors.js';
+import { forbidden, notFound } from '../../http/errors.js';
 import type { Context } from 'koa';
-import { json, type Answer } from '../../shared/answer.js';
-import { route, type Handler, type JsonSchema, type Outcomes } from '../../shared/route.js';
+import { route, type Input, type JsonSchema, type Outcomes } from '../../http/route.js';
 import type { Accounts } from '../accounts.js';
 import {
   AUDIT_EVENT_TYPES,
@@ -52,9 +50,13 @@ const PER_PAGE = 50;
 
 /** A whole number as a query writes it; anything else is not one (NaN, which yup words). */
 const wholeNumber = () =>
-  parsedBy(yup.number().typeError('${path} must be a whole number'), (raw) =>
-    /^[0-9]{1,15}$/.test(raw) ? Number(raw) : Number.NaN,
-  ).integer();
+  yup
+    .number()
+    .typeError('${path} must be a whole number')
+    .transform((_value, raw) =>
+      typeof raw === 'string' && /^[0-9]{1,15}$/.test(raw) ? Number(raw) : Number.NaN,
+    )
+    .integer();
 
 const AuditQuery = yup.object({
   limit: wholeNumber().min(1).max(MOST_PER_PAGE),
@@ -92,8 +94,10 @@ function adminRouteFor(signedIn: SignedInCheck) {
     }: { summary: string; description?: string; params?: P; query?: Q; responses: Outcomes },
     handler: (
       ctx: Context,
-      input: Parameters<Handler<P, undefined, Q>>[1] & { admin: SignedIn },
-    ) => Promise<Answer>,
+      input: Input<yup.InferType<NonNullable<P>>, yup.InferType<NonNullable<Q>>, undefined> & {
+        admin: SignedIn;
+      },
+    ) => Promise<unknown>,
   ) => {
     const change = !line.startsWith('GET ');
     return route(
@@ -105,7 +109,10 @@ function adminRouteFor(signedIn: SignedInCheck) {
       },
       async (ctx, input) => {
         if (change && isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
-        return handler(ctx, { ...input, admin: await requireAdmin(ctx, signedIn) });
+        ctx.body = await handler(ctx, {
+          ...input,
+          admin: await requireAdmin(ctx, signedIn),
+        } as never);
       },
     );
   };
@@ -137,7 +144,7 @@ export function adminRoutes({
           },
         },
       },
-      async (_ctx, { admin }) => json(200, { users: await views.accounts(admin.sessionId) }),
+      async (_ctx, { admin }) => ({ users: await views.accounts(admin.sessionId) }),
     ),
 
     endSessionRoute(
@@ -178,7 +185,7 @@ export function adminRoutes({
             { userId: params.id },
             endedBy('admin', admin.user, ended),
           );
-        return json(200, { ended });
+        return { ended };
       },
     ),
 
@@ -190,7 +197,7 @@ export function adminRoutes({
           'What the users page shows: every account with its live sessions, its login throttling as it stands, and its latest security events.',
         responses: { 200: { description: 'The accounts', schema: AccountsOverviewView } },
       },
-      async (_ctx, { admin }) => json(200, { users: await views.overview(admin.sessionId) }),
+      async (_ctx, { admin }) => ({ users: await views.overview(admin.sessionId) }),
     ),
 
     adminRoute(
@@ -219,7 +226,7 @@ export function adminRoutes({
             accountFailures: cleared.account.failures,
           },
         );
-        return json(200, { cleared });
+        return { cleared };
       },
     ),
 
@@ -239,7 +246,7 @@ export function adminRoutes({
       },
       async (_ctx, { query }) => {
         const { limit = PER_PAGE, before, type, email } = query;
-        return json(200, await audit.list({ limit, before, type, email }));
+        return await audit.list({ limit, before, type, email });
       },
     ),
 
@@ -251,7 +258,7 @@ export function adminRoutes({
           'The effective settings that govern sessions, logins and the edge. No secret is among them.',
         responses: { 200: { description: 'The settings', schema: SettingsView } },
       },
-      async () => json(200, views.settings),
+      async () => views.settings,
     ),
   ];
 }

@@ -1,7 +1,6 @@
 import * as yup from 'yup';
-import { forbidden, notFound } from '../../shared/errors.js';
-import { json } from '../../shared/answer.js';
-import { route, type JsonSchema } from '../../shared/route.js';
+import { forbidden, notFound } from '../../http/errors.js';
+import { route, type JsonSchema } from '../../http/route.js';
 import type { User } from '../accounts.js';
 import { requestFacts, type AuditTrail, type EventDetail } from '../auditLog.js';
 import { failure, messages } from '../messages.js';
@@ -106,7 +105,7 @@ export function endSessionRoute(
         { userId: ended.userId },
         endedBy(by, user, 1),
       );
-      return json(200, { ended: 1 });
+      ctx.body = { ended: 1 };
     },
   );
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
-import { route } from '../../shared/route.js';
-import { documentHeaders } from '../../shared/securityHeaders.js';
+import { route } from '../../http/route.js';
+import { FixedBody, sendFixed } from '../../http/fixedBody.js';
+import { compressPages, documentHeaders } from '../../http/headers.js';
 import type { AdminViews } from '../presenters.js';
 import type { SignedIn, SignedInCheck } from '../sessions.js';
 import type { PageState, Spa } from '../spa.js';
@@ -20,27 +21,32 @@ export interface PageRoutesDeps {
  * not, with status 403.
  */
 export function pageRoutes({ signedIn, admin, spa, production }: PageRoutesDeps) {
-  const pageHeaders = documentHeaders({ production, allow: spa.csp });
   const page = async (ctx: Context, state: PageState) => {
-    await pageHeaders(ctx, async () => undefined);
     // The answer depends on the session: never stored, so Back after logout asks again.
     ctx.set('Cache-Control', 'no-store');
+    const document = await spa.page(ctx.path, state);
+    if (document instanceof FixedBody) return sendFixed(ctx, document);
     ctx.type = 'html';
-    ctx.body = await spa.page(ctx.path, state);
+    ctx.body = document;
   };
 
+  // helmet's headers for a document, its policy allowing what the pages load.
+  const PAGE = {
+    internal: true,
+    use: [documentHeaders({ production, allow: spa.csp }), compressPages()],
+  };
   return [
-    route('GET /', { internal: true }, (ctx) => ctx.redirect('/dashboard')),
+    route('GET /', PAGE, (ctx) => ctx.redirect('/dashboard')),
 
-    route('GET /login', { internal: true }, (ctx) => page(ctx, { page: 'login' })),
+    route('GET /login', PAGE, (ctx) => page(ctx, { page: 'login' })),
 
-    route('GET /dashboard', { internal: true }, async (ctx) => {
+    route('GET /dashboard', PAGE, async (ctx) => {
       const found = await signedIn(ctx);
       if (!found) return toLogin(ctx);
       return page(ctx, { page: 'dashboard', user: userOf(found) });
     }),
 
-    route('GET /admin/users', { internal: true }, async (ctx) => {
+    route('GET /admin/users', PAGE, async (ctx) => {
       const found = await signedIn(ctx);
       if (!found) return toLogin(ctx);
       if (found.user.role !== 'admin') return forbiddenPage(ctx, found);
@@ -51,7 +57,7 @@ export function pageRoutes({ signedIn, admin, spa, production }: PageRoutesDeps)
       });
     }),
 
-    route('GET /admin/settings', { internal: true }, async (ctx) => {
+    route('GET /admin/settings', PAGE, async (ctx) => {
       const found = await signedIn(ctx);
       if (!found) return toLogin(ctx);
       if (found.user.role !== 'admin') return forbiddenPage(ctx, found);

@@ -1,14 +1,12 @@
 import * as yup from 'yup';
-import { json, type Answer } from '../../shared/answer.js';
-import { forbidden } from '../../shared/errors.js';
-import { route, type JsonSchema } from '../../shared/route.js';
+import { forbidden } from '../../http/errors.js';
+import { route, type JsonSchema } from '../../http/route.js';
 import { ADDRESS_LIMITS } from '../addressBudget.js';
 import { requestFacts, type AuditTrail } from '../auditLog.js';
 import { failure, messages } from '../messages.js';
 import { cookie, cookieValues, type CookieOptions } from '../cookies.js';
 import type { DeviceTrust } from '../deviceTrust.js';
 import type { LoginCheck } from '../loginChecks.js';
-import type { User } from '../accounts.js';
 import {
   deletedSessionCookie,
   requireSignedIn,
@@ -54,17 +52,6 @@ const Ok: JsonSchema = {
   required: ['ok'],
 };
 const OK = { ok: true };
-
-/**
- * `GET /api/me`'s answer for each account, written once: the accounts are fixed while the process
- * runs.
- */
-const meAnswers = new WeakMap<User, Answer>();
-function meAnswer(user: User): Answer {
-  let answer = meAnswers.get(user);
-  if (!answer) meAnswers.set(user, (answer = json(200, { user })));
-  return answer;
-}
 
 const Me: JsonSchema = {
   type: 'object',
@@ -174,7 +161,8 @@ export function sessionRoutes({
           audit.record('session.ended', request, { userId }, { by: 'cap', cap, ended });
         const cookies = [sessionCookie(token, cookieOptions)];
         if (!trustedDevice) cookies.push(deviceCookie(await devices.issue(user.id, generation)));
-        return json(200, OK, { 'set-cookie': cookies });
+        ctx.set('Set-Cookie', cookies);
+        ctx.body = OK;
       },
     ),
 
@@ -188,7 +176,10 @@ export function sessionRoutes({
           ...signedOut,
         },
       },
-      async (ctx) => meAnswer((await requireSignedIn(ctx, signedIn)).user),
+      async (ctx) => {
+        const { id, email, role } = (await requireSignedIn(ctx, signedIn)).user;
+        ctx.body = { user: { id, email, role } };
+      },
     ),
 
     route(
@@ -210,12 +201,16 @@ export function sessionRoutes({
       async (ctx) => {
         // A page of another origin (another port included) cannot log a visitor out: the answer
         // is the same, but nothing is ended and no cookie deleted.
-        if (isForeignOrigin(ctx)) return json(200, OK);
+        if (isForeignOrigin(ctx)) {
+          ctx.body = OK;
+          return;
+        }
         for (const token of sessionTokens(ctx)) {
           const ended = await sessions.remove(token);
           if (ended) audit.record('logout', requestFacts(ctx), { userId: ended.userId });
         }
-        return json(200, OK, { 'set-cookie': deletedSessionCookie(cookieOptions) });
+        ctx.set('Set-Cookie', deletedSessionCookie(cookieOptions));
+        ctx.body = OK;
       },
     ),
   ];

@@ -1,6 +1,5 @@
-import { forbidden } from '../../shared/errors.js';
-import { json } from '../../shared/answer.js';
-import { route } from '../../shared/route.js';
+import { forbidden } from '../../http/errors.js';
+import { route } from '../../http/route.js';
 import { requestFacts, type AuditTrail } from '../auditLog.js';
 import { messages } from '../messages.js';
 import { isForeignOrigin } from '../origin.js';
@@ -41,11 +40,11 @@ export function ownSessionRoutes({ sessions, signedIn, audit }: OwnSessionRoutes
       },
       async (ctx) => {
         const { user, sessionId } = await requireSignedIn(ctx, signedIn);
-        return json(200, {
+        ctx.body = {
           sessions: (await sessions.list(user.id)).map((session) =>
             presentSession(session, sessionId),
           ),
-        });
+        };
       },
     ),
 
@@ -73,7 +72,7 @@ export function ownSessionRoutes({ sessions, signedIn, audit }: OwnSessionRoutes
             { userId: user.id },
             endedBy('owner', user, ended),
           );
-        return json(200, { ended });
+        ctx.body = { ended };
       },
     ),
 

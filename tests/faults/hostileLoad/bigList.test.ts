@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
-import { loadConfig } from '../../../server/shared/config.js';
+import { loadConfig } from '../../../server/config.js';
 import { send } from '../../../harness/http.js';
 import { withClient } from '../../../harness/postgres.js';
 import { rssBytes, sampleRss, type RunningProcess } from '../../../harness/processes.js';
@@ -154,9 +154,14 @@ describe('6. Hostile load: the list under big notes', () => {
     const base = services.urls[service];
     const port = Number(new URL(base).port);
     const sampler = sampleRss(services.pid);
-    const stalled = await Promise.all(range(STALLED_READERS).map(() => openStalledReader(port)));
+    // Each reader a client (an address) of its own: one client streams two lists at most.
+    const stalled = await Promise.all(
+      range(STALLED_READERS).map((i) => openStalledReader(port, `127.0.1.${i + 1}`)),
+    );
     const reads = await Promise.all(
-      range(FULL_READERS).map(() => readWholeList(base, service, BIG_NOTES, NOTE_CHARS)),
+      range(FULL_READERS).map((i) =>
+        readWholeList(base, service, BIG_NOTES, NOTE_CHARS, `127.0.2.${i + 1}`),
+      ),
     );
 
     // Watched until twice the timeout after the last byte sent: a late cut is seen and reported,
@@ -227,10 +232,16 @@ async function readWholeList(
   service: NotesService,
   count: number,
   chars: number,
+  localAddress: string,
 ): Promise<{ complete: boolean; ms: number; problem?: string }> {
   const startedAt = performance.now();
   try {
-    const reply = await send(base, { method: 'GET', path: '/notes', timeoutMs: 300_000 });
+    const reply = await send(base, {
+      method: 'GET',
+      path: '/notes',
+      timeoutMs: 300_000,
+      localAddress,
+    });
     const ms = performance.now() - startedAt;
     if (reply.status !== 200) return { complete: false, ms, problem: `status ${reply.status}` };
     const list = reply.json as { id: number; [field: string]: unknown }[] | undefined;
@@ -269,9 +280,9 @@ interface Stalled {
 }
 
 /** A raw connection that sends GET /notes and never reads the answer. */
-function openStalledReader(port: number): Promise<Stalled> {
+function openStalledReader(port: number, localAddress: string): Promise<Stalled> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => {
       socket.pause();
       socket.write('GET /notes HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       resolve({

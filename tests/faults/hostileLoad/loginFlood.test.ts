@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, onTestFinished, test } from 'vitest';
-import { loadConfig } from '../../../server/shared/config.js';
+import { loadConfig } from '../../../server/config.js';
 import { percentile, send } from '../../../harness/http.js';
 import { withClient } from '../../../harness/postgres.js';
 import {

@@ -1,3 +1,0 @@
-import { reservedStorageMigration } from '../../server/shared/safeWrites.js';
-
-export const { up, down } = reservedStorageMigration('content');

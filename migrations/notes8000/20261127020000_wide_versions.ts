@@ -1,3 +1,0 @@
-import { wideVersionsMigration } from '../../server/shared/safeWrites.js';
-
-export const { up, down } = wideVersionsMigration;

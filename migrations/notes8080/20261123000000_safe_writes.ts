@@ -1,3 +1,0 @@
-import { safeWritesMigration } from '../../server/shared/safeWrites.js';
-
-export const { up, down } = safeWritesMigration('body');

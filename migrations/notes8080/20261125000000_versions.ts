@@ -1,3 +1,0 @@
-import { versionedNotesMigration } from '../../server/shared/safeWrites.js';
-
-export const { up, down } = versionedNotesMigration('body');

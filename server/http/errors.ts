@@ -1,0 +1,90 @@
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * A refusal with an HTTP status, thrown by handlers and middleware: its message is the default
+ * wording (the status's reason phrase unless given), which each service's error shape may reword.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message = STATUS_CODES[status] ?? 'Error',
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const badRequest = (message?: string) => new HttpError(400, message);
+export const unauthorized = (message?: string) => new HttpError(401, message);
+export const forbidden = (message?: string) => new HttpError(403, message);
+export const notFound = (message?: string) => new HttpError(404, message);
+export const unsupportedMediaType = (message: string) => new HttpError(415, message);
+export const serviceUnavailable = (message?: string) => new HttpError(503, message);
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new HttpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
+
+/** `value`, or a 404 with `message` when there is none. */
+export function found<T>(value: T | undefined, message?: string): T {
+  if (value === undefined) throw notFound(message);
+  return value;
+}
+
+/** The body was declared JSON but does not parse. `position` counts Unicode code points. */
+export class MalformedJsonError extends Error {
+  name = 'MalformedJsonError';
+  constructor(
+    readonly position: number,
+    readonly reason: string,
+  ) {
+    super(`Malformed JSON at position ${position}: ${reason}`);
+  }
+}
+
+/**
+ * The text of a 500: what kind of failure it was, never its internals (SQL, stack, hosts).
+ * Connection-level failures (refused, reset, pool or statement timeout) read as "database
+ * unavailable".
+ */
+export function describeServerError(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const unreachable =
+    (typeof code === 'string' &&
+      /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|57P0[1-3]|57014|08\w{3})$/.test(code)) ||
+    /Connection terminated|timeout exceeded|Query read timeout|connection timeout/i.test(
+      String((error as Error)?.message),
+    );
+  return unreachable ? 'database unavailable' : 'internal server error';
+}
+
+/**
+ * A failure caused by the client rather than the service: it went away, or stopped sending or
+ * reading. Logged in one line without a stack, never as an error.
+ */
+export function isClientGone(error: unknown): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  return (
+    ['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE'].includes(code ?? '') ||
+    message === 'aborted' ||
+    message === 'request aborted'
+  );
+}
+
+/**
+ * A reason the process cannot start (a setting, a busy port, a database that does not exist),
+ * worded for a person: printed as it is, one line per problem, with no stack.
+ */
+export class StartupError extends Error {
+  name = 'StartupError';
+}
+
+/** What `read` returns; a StartupError it throws is printed, and the process exits with 1. */
+export function exitOnStartupError<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (!(error instanceof StartupError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+}

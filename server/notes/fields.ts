@@ -1,0 +1,38 @@
+import * as yup from 'yup';
+
+/**
+ * A text field as PostgreSQL can store it exactly as sent: no U+0000 (which `text` cannot hold)
+ * and no half of a surrogate pair (which would be stored as U+FFFD). The tests are named so that
+ * each service can word them its own way.
+ */
+const NO_NUL: yup.TestConfig<string | null | undefined> = {
+  name: 'no_nul',
+  message: '${path} must not contain the NUL character',
+  test: (value) => !value?.includes('\u0000'),
+};
+const WELL_FORMED: yup.TestConfig<string | null | undefined> = {
+  name: 'well_formed',
+  message: '${path} must be well-formed Unicode',
+  test: (value) => !value || !/\p{Cs}/u.test(value),
+};
+
+export const text = () => yup.string().test(NO_NUL).test(WELL_FORMED);
+
+/**
+ * At most `max` characters, counted as Unicode code points (as PostgreSQL's varchar counts
+ * them), not UTF-16 units: a title of 200 emoji fits in 200. The test is named `max` with
+ * `params.max`, like yup's own, so error presenters and the OpenAPI document treat both alike.
+ */
+export const maxChars = (schema: yup.StringSchema<string | undefined | null>, max: number) =>
+  schema.test({
+    name: 'max',
+    params: { max },
+    message: '${path} must be at most ${max} characters',
+    test: (value) => value == null || countCodePoints(value) <= max,
+  });
+
+function countCodePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}

@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import type { Context } from 'koa';
+import type { Database } from '../db/pool.js';
+import { HttpError } from '../http/errors.js';
+import type { RenderedNote } from './table.js';
+
+/**
+ * `Idempotency-Key` on a create: a client that got no answer (a timeout, a 500, a lost
+ * connection) sends the same request again with the same key, and gets the first answer instead
+ * of a second note. A key is the client's own (the address the write budget counts): another
+ * client's identical key is another key. Keys are kept for `ttlSeconds`.
+ */
+export const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    "A key of the client's choosing (1–255 visible ASCII characters) that makes a retry safe: the same key with the same body, from the same client address, returns the original answer and creates nothing; the same key with another body is refused. Keys are kept 24 hours (IDEMPOTENCY_TTL_SECONDS).",
+  schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+} as const;
+
+const VALID_KEY = new RegExp(IDEMPOTENCY_KEY.schema.pattern);
+
+/** The key was already used with another body; each service words it its own way. */
+export class IdempotencyConflict extends Error {
+  name = 'IdempotencyConflict';
+  constructor() {
+    super(`This ${IDEMPOTENCY_KEY.name} was already used with another request body`);
+  }
+}
+
+/** The request's key, or undefined without one; a malformed key is a 400. */
+export function idempotencyKey(ctx: Context): string | undefined {
+  const key = ctx.get(IDEMPOTENCY_KEY.name);
+  if (key === '') return undefined;
+  if (!VALID_KEY.test(key))
+    throw new HttpError(400, `${IDEMPOTENCY_KEY.name} must be 1 to 255 visible ASCII characters`);
+  return key;
+}
+
+const UNIQUE_VIOLATION = '23505';
+const SWEEP_EVERY_MS = 60_000;
+
+/**
+ * Runs `create([client, key, fingerprint])` once per key of a client: a first request creates
+ * and keeps the answer (in the same statement); a retry with the same body gets the kept answer
+ * back, byte for byte; a retry with another body is an IdempotencyConflict. A key older than
+ * `ttlSeconds` counts as unused. Expired keys are deleted at most once a minute.
+ */
+export function idempotentCreates(db: Database, ttlSeconds: number) {
+  let lastSweep = 0;
+  return async (
+    client: string,
+    key: string,
+    input: unknown,
+    create: (keyed: unknown[]) => Promise<RenderedNote>,
+  ): Promise<string> => {
+    if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
+      lastSweep = Date.now();
+      // A sweep that fails is tried again a minute later; the request does not wait for it.
+      db.query(
+        'DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1)',
+        [ttlSeconds],
+      ).catch(() => undefined);
+    }
+    const fingerprint = createHash('sha256').update(JSON.stringify(input)).digest('base64url');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await create([client, key, fingerprint])).json;
+      } catch (error) {
+        if ((error as { code?: string }).code !== UNIQUE_VIOLATION || attempt > 0) throw error;
+      }
+      const { rows } = await db.query<{ fingerprint: string; answer: string; expired: boolean }>(
+        `SELECT fingerprint, answer, created_at < now() - make_interval(secs => $3) AS expired
+         FROM idempotency_keys WHERE client = $1 AND key = $2`,
+        [client, key, ttlSeconds],
+      );
+      const kept = rows[0];
+      if (kept && !kept.expired) {
+        if (kept.fingerprint !== fingerprint) throw new IdempotencyConflict();
+        return kept.answer;
+      }
+      await db.query(
+        `DELETE FROM idempotency_keys
+         WHERE client = $1 AND key = $2 AND created_at < now() - make_interval(secs => $3)`,
+        [client, key, ttlSeconds],
+      );
+    }
+  };
+}
