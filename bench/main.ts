@@ -5,7 +5,7 @@ import { postgresVersion } from '../harness/postgres.js';
 import { ROOT, rssBytes } from '../harness/processes.js';
 import { loadConfig } from '../server/config.js';
 import { authRound, LOGIN_CONNECTIONS } from './auth.js';
-import { startStoreComparison, startWorkersComparison, WORKERS_VARIANT } from './compare.js';
+import { startStoreComparison } from './compare.js';
 import {
   databaseUrl,
   discard,
@@ -128,19 +128,16 @@ async function freshRound(index: number): Promise<Measurement[] | undefined> {
   }));
   let peer: (PeerProcess & { table: NotesTable }) | undefined;
   let store: Awaited<ReturnType<typeof startStoreComparison>> | undefined;
-  let workers: Awaited<ReturnType<typeof startWorkersComparison>> | undefined;
   const stopComparisons = async () => {
     if (store)
       await step(`${name}: stopping the login service with SESSION_STORE=postgres`, store.stop);
-    if (workers)
-      await step(`${name}: stopping the notes services with ${WORKERS_VARIANT}`, workers.stop);
-    store = workers = undefined;
+    store = undefined;
   };
   const measured: Measurement[] = [];
   try {
     // The peer and the comparisons' instances start together, before the pages: idle, they do not
     // disturb them.
-    [peer, store, workers] = await Promise.all([
+    [peer, store] = await Promise.all([
       PEER_GROUPS.some(wants)
         ? step(`${name}: starting the peer (${PEER}, bench/peer.ts)`, async () => ({
             ...(await startPeer(database)),
@@ -151,11 +148,6 @@ async function freshRound(index: number): Promise<Measurement[] | undefined> {
         ? step(
             `${name}: starting the login service with SESSION_STORE=postgres`,
             startStoreComparison,
-          )
-        : undefined,
-      wants('workers')
-        ? step(`${name}: starting the notes services with ${WORKERS_VARIANT}`, () =>
-            startWorkersComparison(instance, config, onPoolError(WORKERS_VARIANT)),
           )
         : undefined,
     ]);
@@ -186,8 +178,6 @@ async function freshRound(index: number): Promise<Measurement[] | undefined> {
     if (wants('health')) await add('notes-8000 /health', () => healthRound(round, peerSide()));
     for (const { service, table } of notes)
       await add(service.label, () => notesRound(round, service, table, peerSide()));
-    for (const compared of workers?.services ?? [])
-      await add(`${compared.label}, WORKERS=1 and ${WORKERS_VARIANT}`, () => compared.round(round));
     await stopComparisons();
     // Before the hostile-load scenarios: lists of big notes leave V8's heap grown for a while after
     // them, which says nothing about what the ordinary scenarios leave behind.
@@ -288,6 +278,5 @@ function method(): string[] {
     'Memory: RSS of the server process sampled every 50 ms during each scenario; growth is the peak minus the RSS just before the warm-up. Each GET /notes list scenario starts from a table of exactly that many notes; deletes get notes seeded for them.',
     'Start-up: `npm start` itself at the default log level (its lines say where the services listen), timed from the command until all three ports answer an HTTP request; cold with an empty data folder (the database cluster is created), warm on the same folder again.',
     `Session store comparison: a second instance with \`SERVICES=auth SESSION_STORE=postgres\`, started like the main one (the compiled entry point, the same settings, a data folder and ${ownDatabase} of its own). In each round, right after the main instance's GET /api/me (sessions in memory) and the peer's, the same load (${SIDE_BY_SIDE_CONNECTIONS} connections, with a session cookie from a login on that instance) goes to it; there each request costs an indexed statement in PostgreSQL. Target: its req/s at least half the memory store's in the same round (the median of the rounds' ratios). Its CPU per request counts the Node process only, not PostgreSQL's work.`,
-    `Workers comparison: a third instance with \`SERVICES=notes8080,notes8000 ${WORKERS_VARIANT}\` (a node:cluster primary that hands each connection to one of its workers in turn), a data folder and ${ownDatabase} of its own. In each round, after the notes rounds, each endpoint those measure against the peer is readied alike on both instances' tables (the same list, notes of their own to delete) and its load sent to the main instance (WORKERS=1) and to the ${WORKERS_VARIANT} one back to back, which goes first alternating from round to round, on ${SIDE_BY_SIDE_CONNECTIONS} connections. CPU per request sums the server's own Node processes, read from /proc: the primary and its workers (its descendants running the entry point), not PostgreSQL's. Target: CPU per request with ${WORKERS_VARIANT} at most 1.10 × with WORKERS=1, per endpoint. Req/s is reported without a target: this machine's ${os.availableParallelism()} cores are shared by the load generator, PostgreSQL and the server, so a second worker has no core of its own to add throughput with.`,
   ];
 }

@@ -15,8 +15,8 @@ import {
   resetNotes,
   type NotesTable,
 } from './notesTable.js';
-import { measureScenario, measurementId, type Measurement, type Round } from './scenario.js';
-import { againstPeer, backToBack, type Requests, type Side, type SideRun } from './sides.js';
+import { measureScenario, type Measurement, type Round } from './scenario.js';
+import { againstPeer, type Requests, type Side, type SideRun } from './sides.js';
 import { SeededIds } from './wrkScript.js';
 
 export interface NotesService {
@@ -63,7 +63,7 @@ export interface NotesSide extends Side {
 }
 
 /** Where an instance's process answers for `service`. */
-export const serviceUrl = (urls: ServiceUrls, service: NotesService) =>
+const serviceUrl = (urls: ServiceUrls, service: NotesService) =>
   urls[service.descriptor.name as keyof ServiceUrls];
 
 /** A notes endpoint as the rounds load it, on both sides of a pair. */
@@ -181,26 +181,6 @@ export async function notesRound(
   });
   large.responseBytes = await responseBytes(url);
   return [...results, large];
-}
-
-/**
- * A comparison of two instances of a notes service: each endpoint readied alike on both tables
- * and measured on `baseline` and `compared` back to back.
- */
-export function comparedNotesRound(
-  round: Round,
-  service: NotesService,
-  baseline: NotesSide & { variant: string },
-  compared: NotesSide & { variant: string },
-): Promise<Measurement[]> {
-  const base = { variant: baseline.variant };
-  return eachEndpoint(round, [baseline, compared], (scenario, [first, second]) => {
-    const against = { id: measurementId(service.label, scenario, base), variant: base.variant };
-    return backToBack(round, { service: service.label, scenario }, [
-      { ...first, comparison: base },
-      { ...second, comparison: { variant: compared.variant, against } },
-    ]);
-  });
 }
 
 /**

@@ -9,20 +9,17 @@ const GROUPS = [
   'notes-8080',
   'notes-8000',
   'session-store',
-  'workers',
 ] as const;
 export type Group = (typeof GROUPS)[number];
 
 const USAGE = `npm run bench [-- options]
-  --quick            smoke check: 1 round, short runs, no Lighthouse, no thresholds, no docs/benchmarks.md,
-                     and no workers group unless --only names it (its instance and rounds are a third of the time)
+  --quick            smoke check: 1 round, short runs, no Lighthouse, no thresholds, no docs/benchmarks.md
   --rounds N         rounds of every load scenario (default 5; quick 1)
   --seconds S        measured seconds per run, whole seconds (default 5; quick 1)
   --warmup S         warm-up seconds before each run, whole seconds (default 1; quick 0)
   --only G[,G...]    only these groups: ${GROUPS.join(', ')}
                      (auth, health, notes-8080, notes-8000: measured against the peer, bench/peer.ts;
-                      session-store: GET /api/me with SESSION_STORE=postgres against the memory store;
-                      workers: both notes services' endpoints with WORKERS=2 against 1)
+                      session-store: GET /api/me with SESSION_STORE=postgres against the memory store)
   --cpu-prof         run the services under node --cpu-prof and summarise the profile
   --report FILE      write the Markdown report there (default docs/benchmarks.md; quick: none)
   --no-report        write no Markdown report`;
@@ -53,9 +50,7 @@ export function parseOptions(argv: string[]) {
       throw new Error(`--${name} needs a number, got ${values[name]}\n${USAGE}`);
     return Math.max(least, Math.round(parsed));
   };
-  const groups =
-    values.only?.split(',').map((group) => group.trim()) ??
-    GROUPS.filter((group) => !(quick && group === 'workers'));
+  const groups = values.only?.split(',').map((group) => group.trim()) ?? [...GROUPS];
   const unknown = groups.find((group) => !(GROUPS as readonly string[]).includes(group));
   if (unknown) throw new Error(`unknown group ${unknown}\n${USAGE}`);
   const timing: Timing = {

@@ -147,6 +147,8 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
       await page.goto(pages.url('/admin/users'));
       await expectAccessible(page, 'forbidden');
     },
+    // Four pages, each checked by axe-core: about 11 s alone, more beside another file.
+    60_000,
   );
 
   it('keeps the focus on the button while the login runs, and announces it', async () => {
