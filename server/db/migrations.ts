@@ -3,13 +3,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import { StartupError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 
 /**
  * Brings `schema` to its latest migration with Knex, on a connection of its own that is closed
  * afterwards: the schema and its migrations table live in the schema itself, so services that
- * share a database never see each other's migrations. Instances that start together (replicas,
- * workers of several hosts) take turns: one migrates while the others wait on an advisory lock,
+ * share a database never see each other's migrations. Instances that start together (replicas)
+ * take turns: one migrates while the others wait on an advisory lock,
  * then find nothing left to do, where Knex alone would fail them ("Migration table is already
  * locked") or race to create the schema.
  */
@@ -26,7 +27,13 @@ export async function runMigrations(options: {
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`migrations of ${options.schema}`]);
-    await migrate(options);
+    await migrate(options).catch((error: Error) => {
+      // A schema migrated by a version whose migrations this one no longer has.
+      if (!error.message.startsWith('The migration directory is corrupt')) throw error;
+      throw new StartupError(
+        `The schema ${options.schema} holds migrations this version does not have (${error.message.replace(/^.*missing: /, '')}): drop the schema, or start on another database or DATA_DIR`,
+      );
+    });
   } finally {
     // Ending the session releases the lock.
     await lock.end();
