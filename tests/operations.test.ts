@@ -542,6 +542,9 @@ describe('npm run migrate', () => {
       const { stdout } = await make('notes8080', 'add_tags');
       const [written] = await fs.readdir(path.join(folder, 'migrations', 'notes8080'));
       expect(written).toMatch(/^\d{14}_add_tags\.ts$/);
+      // After every migration the service has: knex runs them in the order of their names.
+      const existing = await fs.readdir(path.join(ROOT, 'migrations', 'notes8080'));
+      expect(existing.every((file) => file < written!)).toBe(true);
       expect(stdout).toBe(`wrote migrations/notes8080/${written}\n`);
       const text = await fs.readFile(
         path.join(folder, 'migrations', 'notes8080', written!),
