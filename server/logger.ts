@@ -1,6 +1,7 @@
+import { createRequire } from 'node:module';
 import type { Middleware } from 'koa';
 import { pino, type Logger, type LoggerOptions } from 'pino';
-import pretty from 'pino-pretty';
+import type pinoPretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -21,6 +22,8 @@ export function createLogger(
   fields?: LineFields,
 ): Logger {
   if (format === 'json') return pino(loggerOptions(level, fields));
+  // Loaded only for a terminal: it takes a while to load.
+  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof pinoPretty;
   return pino(
     loggerOptions(level, fields),
     pretty({

@@ -23,7 +23,6 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Middleware } from 'koa';
-import serveStatic from 'koa-static';
 import type { fillTemplate } from '../../web/src/document.js';
 import type { PageState } from '../../web/src/pageState.js';
 import type { renderDocument } from '../../web/src/server.js';
@@ -90,6 +89,8 @@ export async function builtSpa(): Promise<Spa> {
   const loginPage = new FixedBody('text/html; charset=utf-8', () => Buffer.from(login));
   const render = (serverBundle as { renderDocument: typeof renderDocument }).renderDocument;
   // Only the hashed assets are files on the web; pages are routes of the app.
+  // Loaded with the build: Vite's dev server (npm run dev) serves the files instead.
+  const { default: serveStatic } = await import('koa-static');
   const serveAssets = serveStatic(BUILD_DIR, {
     index: false,
     maxage: 365 * 24 * 3600 * 1000,
