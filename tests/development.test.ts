@@ -90,7 +90,8 @@ describe.skipIf(!browserAvailable)('npm run dev', () => {
     expect(performance.now() - stopped).toBeLessThan(5_000);
     expect(alive(server)).toBe(false);
     expect(await postgresProcessesFor(copy)).toEqual([]);
-  });
+    // A start, two hot updates, a restart and a reload, each on a possibly busy machine.
+  }, 120_000);
 
   it('ends with one line and a non-zero status when VITE_PORT is taken', async () => {
     const taken = net.createServer();

@@ -469,7 +469,8 @@ describe('database outage', () => {
       'logged several refusals': retries.length >= 2,
       'the delay grew': Math.max(...delays) > Math.min(...delays),
       'each line says why':
-        reasons.length > 0 && reasons.every((reason) => /ECONNREFUSED|connect/i.test(reason)),
+        reasons.length > 0 &&
+        reasons.every((reason) => /ECONNREFUSED|connect|starting up/i.test(reason)),
       'served once the database appeared': created.status === 201 && listed.status === 200,
     };
     report({
