@@ -199,7 +199,6 @@ describe('the published OpenAPI documents', () => {
       '429',
       '431',
       '500',
-      '503',
     ]);
     for (const document of documents.values()) {
       expect(Object.keys(document['x-unmatched'])).toEqual(expect.arrayContaining(['404', '405']));

@@ -196,7 +196,6 @@ describe('METRICS_PORT', () => {
     expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'failed' })).toEqual([1]);
     expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'succeeded' })).toEqual([1]);
     expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'throttled' })).toEqual([0]);
-    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'busy' })).toEqual([0]);
     expect(valuesOf(samples, 'auth_sessions', { store: 'memory' })).toEqual([1]);
 
     for (const service of ['notes8080', 'notes8000']) {

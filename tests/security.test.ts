@@ -37,10 +37,10 @@ async function notes(descriptor: typeof notes8080 | typeof notes8000, edge?: Edg
   return service;
 }
 
-async function login(env: Record<string, string> = {}, now?: () => number) {
+async function login(env: Record<string, string> = {}) {
   const config = loadConfig({ PASSWORD_HASH_COST: '1024', ...env });
   const service = await startService(auth, {
-    deps: { config: config.auth, spa, now },
+    deps: { config: config.auth, spa },
     edge: config.edge.auth,
   });
   started.push(service);

@@ -82,7 +82,6 @@ const stores: Record<string, (limits?: Partial<SessionLimits>) => Promise<TestSt
       new MemorySessionStore({
         ...LIMITS,
         ...limits,
-        now: Date.now,
         generationOf: (userId) => generations.of(userId),
       }),
       generations,

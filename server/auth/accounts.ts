@@ -1,6 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { ConfigError, type AuthConfig } from '../config.js';
-import { FairQueue } from './fairQueue.js';
 
 /** A user as clients see it: never the password or its hash. */
 export interface User {
@@ -10,11 +9,8 @@ export interface User {
 }
 
 export interface Accounts {
-  /**
-   * The user whose email and password these are, or undefined. Always costs one scrypt, run in
-   * `client`'s turn (see FairQueue); throws 503 when too many checks wait.
-   */
-  authenticate(email: string, password: string, client: string): Promise<User | undefined>;
+  /** The user whose email and password these are, or undefined. Always costs one scrypt. */
+  authenticate(email: string, password: string): Promise<User | undefined>;
   /** The id of the account with this email, or undefined. */
   idOf(email: string): string | undefined;
   /** The account with this id, or undefined. */
@@ -44,20 +40,15 @@ export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Acco
   // An unknown email is checked against this hash of a random password, so that it costs the
   // same work as a wrong password and response times do not reveal which emails exist.
   const decoy = newPasswordHash(randomBytes(32).toString('hex'), passwordHashCost);
-  // scrypt runs on libuv's thread pool (4 threads), which the database pools' connection
-  // handshakes (SCRAM) and file reads need too: a flood of logins that took every thread would
-  // starve the notes services of new connections. So 2 checks run at once, and 64 more wait.
-  const checks = new FairQueue({ running: 2, waiting: 64 });
   const byId = new Map([...byEmail.values()].map(({ user }) => [user.id, user]));
 
   return {
     idOf: (email) => byEmail.get(normalizeEmail(email))?.user.id,
     byId: (id) => byId.get(id),
     all: () => [...byEmail.values()].map(({ user }) => user),
-    async authenticate(email, password, client) {
+    async authenticate(email, password) {
       const account = byEmail.get(normalizeEmail(email));
-      const hash = await (account?.hash ?? decoy);
-      const matches = await checks.run(client, () => matchesHash(password, hash));
+      const matches = await matchesHash(password, await (account?.hash ?? decoy));
       return matches && account ? account.user : undefined;
     },
   };

@@ -15,8 +15,7 @@ export const AUDIT_EVENT_TYPES: Record<AuditEventType, string> = {
   'login.failed':
     'A login was refused after its password check: a wrong password, an unknown email, or a credential another instance has replaced',
   'login.throttled':
-    'A login was refused by a limit before any password check (`detail.limit`: attempts at once, address, pair or account)',
-  'login.busy': 'A login was refused because too many password checks were waiting (503)',
+    'A login was refused before any password check (`detail.limit`: pair, address or account; waiting: its address had too many checks waiting)',
   logout: 'A session was ended by logging out',
   'session.ended':
     'Sessions were ended (`detail.by`: owner, admin, cap, or login when a new login in the same browser replaced one)',
@@ -108,11 +107,10 @@ export class AuditTrail {
     private readonly keeper: AuditKeeper,
     private readonly accounts: Pick<Accounts, 'idOf' | 'byId'>,
     private readonly logger: Logger,
-    private readonly now: () => number,
     private readonly recorded?: (type: AuditEventType) => void,
     rate: AuditRate = AUDIT_RATE,
   ) {
-    this.#rate = new EventRate(rate, now);
+    this.#rate = new EventRate(rate);
   }
 
   record(
@@ -123,7 +121,7 @@ export class AuditTrail {
   ): void {
     this.recorded?.(type);
     const event: NewAuditEvent = {
-      time: new Date(this.now()).toISOString(),
+      time: new Date().toISOString(),
       type,
       ...this.#who(subject),
       address: request.address,
@@ -161,7 +159,7 @@ export class AuditTrail {
    * The event's line: short, without the browser's name (kept with the event), refusals at warn.
    */
   #log({ type, email, userId, address, requestId, detail }: NewAuditEvent): void {
-    const level = type === 'login.throttled' || type === 'login.busy' ? 'warn' : 'info';
+    const level = type === 'login.throttled' ? 'warn' : 'info';
     this.logger[level]({
       event: type,
       ...(email !== null && { email: cut(email, LOGGED_BYTES) }),
@@ -219,10 +217,7 @@ export class AuditRing implements AuditKeeper {
   #head = 0;
   #lastId = 0;
 
-  constructor(
-    private readonly limits: AuditLimits,
-    private readonly now: () => number,
-  ) {}
+  constructor(private readonly limits: AuditLimits) {}
 
   keep(events: NewAuditEvent[]): void {
     for (const event of events) this.#events.push({ id: ++this.#lastId, ...event });
@@ -267,7 +262,7 @@ export class AuditRing implements AuditKeeper {
    * dropped slots.
    */
   #trim(): void {
-    const oldest = retentionStart(this.limits, this.now());
+    const oldest = retentionStart(this.limits, Date.now());
     const past = this.#events.length - this.limits.maxEvents;
     while (
       this.#head < this.#events.length &&

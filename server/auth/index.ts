@@ -8,8 +8,6 @@ import type { Contract } from '../http/openapi.js';
 import { InvalidRequestError } from '../http/route.js';
 import type { Logger } from '../logger.js';
 import { createAccounts, type Accounts } from './accounts.js';
-import { ADDRESS_LIMITS, AddressBudget } from './addressBudget.js';
-import { AttemptsInFlight } from './attemptsInFlight.js';
 import { AuditRing, AuditTrail, type AuditEventType } from './auditLog.js';
 import { AUDIT_RATE } from './auditRate.js';
 import { DeviceTrust } from './deviceTrust.js';
@@ -18,7 +16,8 @@ import {
   PostgresGenerations,
   type CredentialGenerations,
 } from './generations.js';
-import { loginChecks } from './loginChecks.js';
+import { LOGIN_LIMITS, LoginLimits } from './limits.js';
+import { loginCheck } from './login.js';
 import { ErrorBody, failure, messages } from './messages.js';
 import { PostgresAuditLog } from './postgresAuditLog.js';
 import { PostgresSessionStore } from './postgresSessions.js';
@@ -29,7 +28,7 @@ import { sessionRoutes } from './routes/session.js';
 import { ownSessionRoutes } from './routes/sessions.js';
 import { MemorySessionStore, signedInWith, type SessionStore } from './sessions.js';
 import type { Spa } from './spa.js';
-import { LoginThrottle, THROTTLE_LIMITS } from './throttle.js';
+import { WAITING_PER_ADDRESS } from './checkQueue.js';
 
 export interface AuthDeps extends Hosting {
   config: AuthConfig;
@@ -37,82 +36,62 @@ export interface AuthDeps extends Hosting {
   logger: Logger;
   spa: Spa;
   /**
-   * The pool on the service's schema: sessions and throttling are kept there when
+   * The pool on the service's schema: sessions and login limits are kept there when
    * `config.sessions.store` is `postgres`.
    */
   db?: Database;
-  /**
-   * Milliseconds since the epoch (the memory store's clock, and the age of device cookies); tests
-   * move it to expire sessions, throttling windows and device cookies.
-   */
-  now?: () => number;
 }
 
 interface AuthState {
   sessions: SessionStore;
   generations: CredentialGenerations;
-  throttle: LoginThrottle;
-  addresses: AddressBudget;
+  limits: LoginLimits;
   devices: DeviceTrust;
   audit: AuditTrail;
   /** Resolves when the service can answer requests (undefined: always). */
   ready?: () => Promise<unknown>;
 }
 
-/** The audit trail's events that end a login attempt, by the outcome the metrics count. */
-const LOGIN_OUTCOMES: Partial<
-  Record<AuditEventType, 'succeeded' | 'failed' | 'throttled' | 'busy'>
-> = {
-  'login.succeeded': 'succeeded',
-  'login.failed': 'failed',
-  'login.throttled': 'throttled',
-  'login.busy': 'busy',
-};
+const OUTCOMES = ['succeeded', 'failed', 'throttled'] as const;
 
 /** What the audit trail tells the metrics: each login attempt's outcome. */
 function loginCounter(metrics: Metrics): (type: AuditEventType) => void {
-  const count = metrics.loginAttempts(['succeeded', 'failed', 'throttled', 'busy']);
+  const count = metrics.loginAttempts(OUTCOMES);
   return (type) => {
-    const outcome = LOGIN_OUTCOMES[type];
+    const outcome = OUTCOMES.find((name) => type === `login.${name}`);
     if (outcome) count(outcome);
   };
 }
 
 /**
- * Where sessions, credential generations, failed logins, the device key and the audit trail live:
+ * Where sessions, credential generations, login limits, the device key and the audit trail live:
  * this process, or the database every instance shares.
  */
 function stateOf({
   config,
   db,
   logger,
-  now,
   accounts,
   metrics,
-}: Pick<AuthDeps, 'config' | 'db' | 'logger' | 'metrics'> & {
-  now: () => number;
-  accounts: Accounts;
-}): AuthState {
+}: Pick<AuthDeps, 'config' | 'db' | 'logger' | 'metrics'> & { accounts: Accounts }): AuthState {
   const limits = {
     ttlSeconds: config.sessions.ttlSeconds,
     max: config.sessions.max,
     maxPerUser: config.sessions.maxPerUser,
   };
-  const trust = { now, trustDays: config.deviceTrustDays };
+  const trustDays = config.deviceTrustDays;
   const recorded = metrics && loginCounter(metrics);
   if (config.sessions.store === 'memory') {
     const generations = new MemoryGenerations();
     return {
       sessions: new MemorySessionStore({
         ...limits,
-        now,
         generationOf: (userId) => generations.of(userId),
       }),
       generations,
-      throttle: LoginThrottle.inMemory(now),
-      addresses: AddressBudget.inMemory(now),
-      devices: DeviceTrust.inMemory({ ...trust, generations }),
-      audit: new AuditTrail(new AuditRing(config.audit, now), accounts, logger, now, recorded),
+      limits: new LoginLimits(),
+      devices: DeviceTrust.inMemory({ trustDays, generations }),
+      audit: new AuditTrail(new AuditRing(config.audit), accounts, logger, recorded),
     };
   }
   if (!db) throw new Error("SESSION_STORE=postgres needs the pool on the login service's schema");
@@ -133,24 +112,19 @@ function stateOf({
       ),
     );
   const sessions = new PostgresSessionStore(db, limits, () => generations.checked());
-  const throttle = LoginThrottle.inPostgres(db);
-  const addresses = AddressBudget.inPostgres(db, now);
-  const auditLog = new PostgresAuditLog(db, config.audit, logger, now);
-  const audit = new AuditTrail(auditLog, accounts, logger, now, recorded);
+  const auditLog = new PostgresAuditLog(db, config.audit, logger);
+  const audit = new AuditTrail(auditLog, accounts, logger, recorded);
   db.every(config.sessions.sweepIntervalMs, async () => {
     const swept = await sessions.sweep();
     if (swept > 0) logger.info({ swept }, 'expired sessions deleted');
-    await throttle.sweep();
-    await addresses.sweep();
     audit.keepEnded();
     await auditLog.trim();
   });
   return {
     sessions,
     generations,
-    throttle,
-    addresses,
-    devices: DeviceTrust.inPostgres(db, { ...trust, generations }),
+    limits: new LoginLimits(db),
+    devices: DeviceTrust.inPostgres(db, { trustDays, generations }),
     audit,
     ready: async () => {
       await generations.checked();
@@ -166,38 +140,29 @@ const BODY_LIMIT_BYTES = 16 * 1024;
  * The session login service of docs/specs/session-login-service.md. Throws ConfigError for two
  * accounts with one email.
  */
-export function authApp({ config, edge, logger, spa, db, now = Date.now, ...hosting }: AuthDeps) {
+export function authApp({ config, edge, logger, spa, db, ...hosting }: AuthDeps) {
   const accounts = createAccounts(config);
-  const { sessions, generations, throttle, addresses, devices, audit, ready } = stateOf({
+  const { sessions, generations, limits, devices, audit, ready } = stateOf({
     config,
     db,
     logger,
-    now,
     accounts,
     metrics: hosting.metrics,
   });
   hosting.metrics?.sessions(config.sessions.store, () => sessions.count());
   const signedIn = signedInWith(sessions, accounts);
-  const checkLogin = loginChecks({
-    accounts,
-    generations,
-    devices,
-    inFlight: new AttemptsInFlight(ADDRESS_LIMITS.atOnce),
-    addresses,
-    throttle,
-    audit,
-  });
+  const checkLogin = loginCheck({ accounts, generations, devices, limits, audit });
   const { store, ttlSeconds, max, maxPerUser } = config.sessions;
   const settings = {
     sessions: { store, ttlSeconds, max, maxPerUser },
-    throttling: THROTTLE_LIMITS,
-    addresses: ADDRESS_LIMITS,
+    limits: LOGIN_LIMITS,
+    waitingPerAddress: WAITING_PER_ADDRESS,
     audit: { ...config.audit, rate: AUDIT_RATE },
     deviceTrustDays: config.deviceTrustDays,
     edge,
     passwordHashCost: config.passwordHashCost,
   };
-  const admin = adminViews({ accounts, sessions, throttle, audit, settings });
+  const admin = adminViews({ accounts, sessions, limits, audit, settings });
   const routes = [
     ...sessionRoutes({
       sessions,
@@ -208,7 +173,7 @@ export function authApp({ config, edge, logger, spa, db, now = Date.now, ...host
       cookie: { maxAgeSeconds: ttlSeconds, secure: config.production },
     }),
     ...ownSessionRoutes({ sessions, signedIn, audit }),
-    ...adminRoutes({ accounts, generations, sessions, throttle, audit, signedIn, views: admin }),
+    ...adminRoutes({ accounts, generations, sessions, limits, audit, signedIn, views: admin }),
     ...pageRoutes({ signedIn, admin, spa, production: config.production }),
   ];
   return serviceApp({

@@ -14,7 +14,6 @@ export const messages = {
   foreignOrigin: '他のサイトからのログイン要求は受け付けません',
   foreignRequest: '他のサイトからの要求は受け付けません',
   tooManyAttempts: 'ログインの試行回数が多すぎます。しばらくしてから再度お試しください',
-  busy: 'ログインが混み合っています。しばらくしてから再度お試しください',
   forbidden: 'forbidden',
   invalidId: 'invalid id',
   sessionNotFound: 'session not found',

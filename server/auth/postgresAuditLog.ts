@@ -63,7 +63,6 @@ export class PostgresAuditLog implements AuditKeeper {
     private readonly db: Database,
     private readonly limits: AuditLimits,
     private readonly logger: Logger,
-    private readonly now: () => number,
   ) {}
 
   keep(events: NewAuditEvent[]): void {
@@ -83,14 +82,14 @@ export class PostgresAuditLog implements AuditKeeper {
       before ?? null,
       type ?? null,
       email ?? null,
-      retentionStart(this.limits, this.now()),
+      retentionStart(this.limits, Date.now()),
       limit,
     ]);
     return rows;
   }
 
   async trim(): Promise<void> {
-    await this.db.query(TRIM, [retentionStart(this.limits, this.now()), this.limits.maxEvents]);
+    await this.db.query(TRIM, [retentionStart(this.limits, Date.now()), this.limits.maxEvents]);
   }
 
   async #write(): Promise<void> {

@@ -10,10 +10,8 @@ import type {
 import type { Accounts, User } from './accounts.js';
 import { AUDIT_EVENT_TYPES, type AuditLimits, type AuditTrail } from './auditLog.js';
 import { MANY_ADDRESSES, type AuditRate } from './auditRate.js';
-import type { FailureState } from './failureCounts.js';
+import type { LOGIN_LIMITS, LimitState, LoginLimits } from './limits.js';
 import type { SessionInfo, SessionStore } from './sessions.js';
-import type { AddressLimits } from './addressBudget.js';
-import type { AccountBlocks, LoginThrottle, ThrottleLimits } from './throttle.js';
 
 /**
  * How the login service shows sessions, accounts, their login throttling, security events and
@@ -176,34 +174,14 @@ const secondsLeft: JsonSchema = {
 export const AccountThrottleView: JsonSchema = {
   type: 'object',
   title: 'AccountThrottle',
+  description:
+    "The account's limit for untrusted clients, all addresses together (failures counted up to the limit); each address's own limit for the account is not listed",
   properties: {
-    blocked: { type: 'boolean', description: 'Whether some client is refused for this account' },
-    account: {
-      type: 'object',
-      description:
-        'Failures of the account from untrusted clients in their window, all addresses together (counted up to the limit)',
-      properties: { failures: { type: 'integer', minimum: 0 }, retryAfterSeconds: secondsLeft },
-      required: ['failures', 'retryAfterSeconds'],
-    },
-    clients: {
-      type: 'array',
-      description:
-        'Each client that failed the account in the pair window (counted up to the limit)',
-      items: {
-        type: 'object',
-        properties: {
-          address: {
-            type: ['string', 'null'],
-            description: 'The client address (an IPv6 one as its /64); null: a trusted device',
-          },
-          failures: { type: 'integer', minimum: 0 },
-          retryAfterSeconds: secondsLeft,
-        },
-        required: ['address', 'failures', 'retryAfterSeconds'],
-      },
-    },
+    blocked: { type: 'boolean', description: 'Whether untrusted clients are refused for it' },
+    failures: { type: 'integer', minimum: 0 },
+    retryAfterSeconds: secondsLeft,
   },
-  required: ['blocked', 'account', 'clients'],
+  required: ['blocked', 'failures', 'retryAfterSeconds'],
 };
 
 export const AccountsOverviewView = everyAccount('AccountsOverview', {
@@ -222,18 +200,11 @@ export const AccountsOverviewView = everyAccount('AccountsOverview', {
 });
 
 /** An account's login throttling as the API and the users page show it. */
-export function presentThrottle({ account, clients }: AccountBlocks): AccountThrottle {
-  const blocked = ({ retryAfterSeconds }: FailureState) => retryAfterSeconds !== undefined;
-  const shown = ({ failures, retryAfterSeconds }: FailureState) => ({
-    failures,
-    retryAfterSeconds: retryAfterSeconds ?? null,
-  });
-  return {
-    blocked: blocked(account) || clients.some(({ state }) => blocked(state)),
-    account: shown(account),
-    clients: clients.map(({ address, state }) => ({ address: address ?? null, ...shown(state) })),
-  };
-}
+export const presentThrottle = ({ failures, retryAfterSeconds }: LimitState): AccountThrottle => ({
+  blocked: retryAfterSeconds !== null,
+  failures,
+  retryAfterSeconds,
+});
 
 /**
  * What governs sessions, logins, the audit trail and the edge, as the service runs with it; never a
@@ -241,8 +212,8 @@ export function presentThrottle({ account, clients }: AccountBlocks): AccountThr
  */
 export interface EffectiveSettings {
   sessions: Settings['sessions'];
-  throttling: ThrottleLimits;
-  addresses: AddressLimits;
+  limits: typeof LOGIN_LIMITS;
+  waitingPerAddress: number;
   audit: AuditLimits & { rate: AuditRate };
   deviceTrustDays: number;
   edge: Edge;
@@ -282,10 +253,10 @@ export const SettingsView: JsonSchema = {
             'Failures from one client address (an IPv6 /64), all accounts and unknown emails together, per window',
         },
         addressWindowSeconds: seconds('The window of perAddress'),
-        atOncePerAddress: {
+        waitingPerAddress: {
           type: 'integer',
           description:
-            'Login attempts one client address may have in progress at once, per process',
+            'Password checks one client address may have waiting, per process; past it the address is refused',
         },
         deviceTrustDays: {
           type: 'integer',
@@ -299,7 +270,7 @@ export const SettingsView: JsonSchema = {
         'accountWindowSeconds',
         'perAddress',
         'addressWindowSeconds',
-        'atOncePerAddress',
+        'waitingPerAddress',
         'deviceTrustDays',
       ],
     },
@@ -356,8 +327,8 @@ export const SettingsView: JsonSchema = {
 
 function presentSettings({
   sessions,
-  throttling,
-  addresses,
+  limits,
+  waitingPerAddress,
   audit,
   deviceTrustDays,
   edge,
@@ -366,13 +337,13 @@ function presentSettings({
   return {
     sessions,
     throttling: {
-      perPair: throttling.perPair,
-      pairWindowSeconds: throttling.pairWindowMs / 1000,
-      perAccount: throttling.perAccount,
-      accountWindowSeconds: throttling.accountWindowMs / 1000,
-      perAddress: addresses.perAddress,
-      addressWindowSeconds: addresses.windowMs / 1000,
-      atOncePerAddress: addresses.atOnce,
+      perPair: limits.pair.points,
+      pairWindowSeconds: limits.pair.duration,
+      perAccount: limits.account.points,
+      accountWindowSeconds: limits.account.duration,
+      perAddress: limits.address.points,
+      addressWindowSeconds: limits.address.duration,
+      waitingPerAddress,
       deviceTrustDays,
     },
     audit: {
@@ -418,7 +389,7 @@ export interface AdminViews {
 export interface AdminViewsDeps {
   accounts: Accounts;
   sessions: SessionStore;
-  throttle: LoginThrottle;
+  limits: LoginLimits;
   audit: AuditTrail;
   settings: EffectiveSettings;
 }
@@ -426,7 +397,7 @@ export interface AdminViewsDeps {
 export function adminViews({
   accounts,
   sessions,
-  throttle,
+  limits,
   audit,
   settings,
 }: AdminViewsDeps): AdminViews {
@@ -438,11 +409,11 @@ export function adminViews({
     overview: async (currentSessionId) =>
       Promise.all(
         (await withSessions(currentSessionId)).map(async (account) => {
-          const [blocks, { events }] = await Promise.all([
-            throttle.blocksOf(account.id),
+          const [state, { events }] = await Promise.all([
+            limits.state('account', account.id),
             audit.list({ limit: RECENT_EVENTS, email: account.email }),
           ]);
-          return { ...account, throttle: presentThrottle(blocks), events };
+          return { ...account, throttle: presentThrottle(state), events };
         }),
       ),
     settings: shown,

@@ -120,7 +120,6 @@ export class MemorySessionStore implements SessionStore {
 
   constructor(
     private readonly options: SessionLimits & {
-      now: () => number;
       generationOf: (userId: string) => number;
     },
   ) {}
@@ -138,7 +137,7 @@ export class MemorySessionStore implements SessionStore {
       endings.push({ userId: this.#delete(oldest)!.userId, cap: 'SESSION_MAX' });
     }
     const token = randomUUID();
-    const now = this.options.now();
+    const now = Date.now();
     const at = new Date(now).toISOString();
     const expiresAtMs = now + this.options.ttlSeconds * 1000;
     this.#sessions.set(token, {
@@ -158,7 +157,7 @@ export class MemorySessionStore implements SessionStore {
   async find(token: string) {
     const session = this.#live(token);
     if (!session) return undefined;
-    session.lastSeenAtMs = this.options.now();
+    session.lastSeenAtMs = Date.now();
     return { id: session.id, userId: session.userId };
   }
 
@@ -216,7 +215,7 @@ export class MemorySessionStore implements SessionStore {
     const session = this.#sessions.get(token);
     if (
       session &&
-      (session.expiresAtMs <= this.options.now() ||
+      (session.expiresAtMs <= Date.now() ||
         session.generation !== this.options.generationOf(session.userId))
     ) {
       this.#delete(token);
@@ -237,7 +236,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   #sweep(): void {
-    const now = this.options.now();
+    const now = Date.now();
     for (const [token, session] of this.#sessions) {
       if (session.expiresAtMs > now) break;
       this.#delete(token);

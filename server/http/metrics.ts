@@ -73,7 +73,7 @@ export class Metrics {
   loginAttempts<T extends string>(outcomes: readonly T[]): (outcome: T) => void {
     const counter = new client.Counter({
       name: 'auth_login_attempts_total',
-      help: 'Login attempts by how they ended: succeeded, failed (password check), throttled (a limit refused it first), busy (too many password checks waiting)',
+      help: 'Login attempts by how they ended: succeeded, failed (password check), throttled (a limit refused it, or its address had too many checks waiting)',
       labelNames: ['outcome'],
       registers: [this.registry],
     });

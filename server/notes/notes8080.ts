@@ -17,7 +17,7 @@ import {
   spend,
   written,
 } from './answers.js';
-import { maxChars, text } from './fields.js';
+import { maxChars, text } from '../http/fields.js';
 import {
   IDEMPOTENCY_KEY,
   IdempotencyConflict,

@@ -9,6 +9,7 @@ import {
   USER,
   useAuthInstances,
 } from '../support/authClient.js';
+import { advanceClock, setClock } from '../support/clock.js';
 
 // Credentials that end: device cookies expire and name the account's credential generation, and
 // sessions die with their generation, when an administrator ends them all or when the process
@@ -19,8 +20,6 @@ const DAY_S = 24 * 3600;
 const instances = useAuthInstances();
 
 describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
-  let time = START;
-
   /**
    * An instance of the login service on the app's clock; with postgres, every instance of the case
    * shares one database, as a restart does.
@@ -28,7 +27,7 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   async function instance(env: Record<string, string> = {}) {
     const config = authConfig({ SESSION_STORE: store, ...env });
     const service = await instances.start({
-      deps: { config, now: () => time },
+      deps: { config },
       ...(store === 'postgres' && { db: (await instances.database()).connect() }),
     });
     // Ready once it has compared the stored credentials with its own, as a load balancer would
@@ -70,7 +69,7 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   }
 
   it('sets the device cookie for DEVICE_TRUST_DAYS, naming the account, its generation and the login time', async () => {
-    time = START;
+    setClock(START);
     const service = await instance({ DEVICE_TRUST_DAYS: '2' });
     const reply = await service.login(USER);
     const cookie = setCookies(reply).find((line) => line.startsWith('device='));
@@ -83,18 +82,18 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   });
 
   it('trusts a device cookie until DEVICE_TRUST_DAYS after its login, no longer', async () => {
-    time = START;
+    setClock(START);
     const service = await instance({ DEVICE_TRUST_DAYS: '2' });
     const device = deviceFrom(await service.login(USER));
-    time += (2 * DAY_S - 60) * 1000;
+    advanceClock(2 * DAY_S - 60);
     await service.block('127.0.1.1');
     expect(await service.trusts(device, '127.0.1.1')).toBe(true);
-    time += 60_000;
+    advanceClock(60);
     expect(await service.trusts(device, '127.0.1.1')).toBe(false);
   });
 
   it("an administrator ending every session of an account makes its sessions and device cookies worthless, and only that account's", async () => {
-    time = START;
+    setClock(START);
     const service = await instance();
     const user = await service.login(USER);
     const [token, device] = [tokenFrom(user), deviceFrom(user)];
@@ -111,7 +110,7 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   });
 
   it('a restart with another password ends the sessions and device cookies of that account', async () => {
-    time = START;
+    setClock(START);
     const first = await instance();
     const user = await first.login(USER);
     const admin = tokenFrom(await first.login(ADMIN));
@@ -141,7 +140,7 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
 
   if (store === 'postgres') {
     it('a restart with the same password and email keeps the sessions and device cookies; another email ends them', async () => {
-      time = START;
+      setClock(START);
       const first = await instance();
       const user = await first.login(USER);
       await first.stop();
@@ -155,7 +154,7 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     });
 
     it('an instance whose password for an account another instance replaced admits no one to it, counting nothing', async () => {
-      time = START;
+      setClock(START);
       const old = await instance();
       await instance({ AUTH_USER_PASSWORD: 'another-password' });
       for (let attempt = 0; attempt < 6; attempt++)

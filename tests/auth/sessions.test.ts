@@ -208,7 +208,7 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
           accountWindowSeconds: 3600,
           perAddress: 50,
           addressWindowSeconds: 900,
-          atOncePerAddress: 2,
+          waitingPerAddress: 32,
           deviceTrustDays: 30,
         },
         trustProxy: ['loopback'],

@@ -1,7 +1,6 @@
 import AxeBuilder from '@axe-core/playwright';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { send } from '../../harness/http.js';
 import { browserAvailable } from '../support/browser.js';
 import { ADMIN, pagesInBrowser, USER } from './pagesInBrowser.js';
 
@@ -125,14 +124,8 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
         .locator('section', { has: page.getByRole('heading', { name: ADMIN.email }) })
         .getByRole('button', { name: 'すべて終了' })
         .waitFor();
-      // The user's account blocked for this machine's address: its state, and the button that
-      // unblocks it.
-      for (let attempt = 1; attempt <= 5; attempt++)
-        await send(pages.url(''), {
-          method: 'POST',
-          path: '/api/login',
-          json: { email: USER.email, password: 'wrong' },
-        });
+      // The user's account blocked: its state, and the button that unblocks it.
+      await pages.lock(USER);
       await page.reload();
       await expectAccessible(page, 'users, an account blocked');
       await page

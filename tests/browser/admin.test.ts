@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { send } from '../../harness/http.js';
 import { browserAvailable } from '../support/browser.js';
 import { ADMIN, pagesInBrowser, USER } from './pagesInBrowser.js';
 
@@ -120,7 +119,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     expect(
       await value('ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)'),
     ).toBe('900 秒に 50 回');
-    expect(await value('接続元ごとの同時ログイン試行 (プロセスごと)')).toBe('2 件まで');
+    expect(await value('接続元ごとの待機できるログイン試行 (プロセスごと)')).toBe('32 件まで');
     expect(await value('信頼済み端末の有効期間 (DEVICE_TRUST_DAYS)')).toBe('90 日');
     expect(await value('監査ログの保存期間 (AUDIT_RETENTION_DAYS)')).toBe('30 日');
     expect(await value('監査ログの最大件数 (AUDIT_MAX_EVENTS)')).toBe('100,000');
@@ -131,18 +130,9 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     expect(await page.content()).not.toContain(ADMIN.password);
   });
 
-  it('shows the admin an account blocked for an address, with its latest events, and unblocks it: the user gets in again', async () => {
+  it('shows the admin an account blocked for new browsers, with its latest events, and unblocks it: the user gets in again', async () => {
     const { page } = pages;
-    // Five wrong passwords from this machine (the browsers' address too) block the user's account
-    // for it.
-    for (let attempt = 1; attempt <= 5; attempt++) {
-      const reply = await send(url(''), {
-        method: 'POST',
-        path: '/api/login',
-        json: { email: USER.email, password: 'wrong' },
-      });
-      expect(reply.status).toBe(401);
-    }
+    await pages.lock(USER);
     await pages.logIn(ADMIN);
     await page.goto(url('/admin/users'));
     const account = page.locator('section', {
@@ -151,10 +141,13 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     expect(
       await account.getByText('ログイン失敗が多すぎるため、ブロックされています').count(),
     ).toBe(1);
-    expect(await account.getByText(/^接続元 127\.0\.0\.1: 5 回失敗、あと \d+ 秒$/).count()).toBe(1);
+    expect(
+      await account.getByText(/^信頼済みでない端末すべて: 100 回失敗、あと \d+ 秒$/).count(),
+    ).toBe(1);
     const events = account.getByRole('table', { name: `${USER.email} の最近のイベント` });
-    expect(await events.getByText('ログイン失敗 (login.failed)').count()).toBe(5);
-    expect(await events.getByText('reason: wrong password').count()).toBe(5);
+    // The right password from a new address, refused, and the wrong ones before it.
+    expect(await events.getByText('ログイン制限による拒否 (login.throttled)').count()).toBe(1);
+    expect(await events.getByText('reason: wrong password').count()).toBe(19);
 
     await account.getByRole('button', { name: 'ブロック解除' }).click();
     await page.getByRole('status').filter({ hasText: 'ブロックを解除しました' }).waitFor();

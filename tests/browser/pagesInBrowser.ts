@@ -1,11 +1,13 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, vi } from 'vitest';
+import { send } from '../../harness/http.js';
 import { startService, type StartedService } from '../../harness/service.js';
 import { auth, type AuthDeps } from '../../server/services.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/config.js';
 import { launchBrowser } from '../support/browser.js';
 import { startGateway, type Gateway } from '../support/gateway.js';
+import { setClock } from '../support/clock.js';
 
 export const USER = { email: 'user@example.com', password: 'user-password' };
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
@@ -22,11 +24,12 @@ export function pagesInBrowser() {
   let service: StartedService<AuthDeps>;
   let gateway: Gateway;
   let browser: Browser;
-  let time = Date.now();
   const current = {
     context: undefined as unknown as BrowserContext,
     page: undefined as unknown as Page,
   };
+  let offsetMs = 0;
+  let lockings = 0;
   let requested: string[] = [];
   let complaints: string[] = [];
 
@@ -34,7 +37,7 @@ export function pagesInBrowser() {
     await ensureSpaBuilt();
     spa = await builtSpa();
     const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth;
-    service = await startService(auth, { deps: { config, spa, now: () => time } });
+    service = await startService(auth, { deps: { config, spa } });
     gateway = await startGateway(service.url);
     browser = await launchBrowser();
   });
@@ -96,8 +99,31 @@ export function pagesInBrowser() {
       return browser;
     },
     watchedPage,
-    /** Moves the service's clock. */
-    advance: (ms: number) => void (time += ms),
+    /** Moves the service's clock (see setClock); back to where it was, it is the real one again. */
+    advance(ms: number) {
+      offsetMs += ms;
+      if (offsetMs === 0) vi.useRealTimers();
+      else setClock(Date.now() + ms);
+    },
+    /**
+     * Locks the account for untrusted browsers: wrong passwords, 5 from each of 20 addresses of
+     * their own (never the browsers'), up to its limit of 100; then its right password from a new
+     * address is refused.
+     */
+    async lock(credentials: Credentials) {
+      const subnet = 20 + lockings++;
+      const login = (password: string, address: number) =>
+        send(service.url, {
+          method: 'POST',
+          path: '/api/login',
+          json: { email: credentials.email, password },
+          localAddress: `127.0.${subnet}.${address}`,
+        });
+      for (let address = 1; address <= 20; address++)
+        for (let attempt = 1; attempt <= 5; attempt++)
+          expect([401, 429]).toContain((await login('wrong', address)).status);
+      expect((await login(credentials.password, 21)).status).toBe(429);
+    },
     path: (page = current.page) => new URL(page.url()).pathname,
     async fillLogin({ email, password }: Credentials, page = current.page) {
       await page.goto(url('/login'));

@@ -11,6 +11,7 @@ import { startTestService } from '../support/services.js';
 import { catalogue, hostileRequest, type HostileRequest, type Service } from './hostileRequests.js';
 import { expectChecks, passed, report } from './report.js';
 import { FULL, scale } from './scale.js';
+import { advanceClock } from '../support/clock.js';
 
 // Generated hostile requests against every endpoint of the three services, each on its own
 // port as the process serves it. Every answer must be below 500, and every 4xx must be in the
@@ -111,7 +112,6 @@ describe('hostile input', () => {
     notes8000: newTally(),
     auth: newTally(),
   };
-  let clockOffsetMs = 0;
   const started = (service: Service) => services[service]!;
 
   beforeAll(async () => {
@@ -126,7 +126,7 @@ describe('hostile input', () => {
     await ensureSpaBuilt();
     const { auth: config } = loadConfig({ PASSWORD_HASH_COST: '16' });
     services.auth = await startTestService(auth, {
-      deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs },
+      deps: { config, spa: await builtSpa() },
       logLevel: 'info',
     });
     // Some notes for the ids to find.
@@ -157,7 +157,7 @@ describe('hostile input', () => {
 
   async function validToken(): Promise<string> {
     // Move the login service's clock past the throttling window, so this login is not refused.
-    clockOffsetMs += 16 * 60 * 1000;
+    advanceClock(16 * 60);
     const login = await started('auth').request('POST', '/api/login', {
       json: { email: 'user@example.com', password: 'user-password' },
     });
@@ -176,7 +176,7 @@ describe('hostile input', () => {
       planted.add(token);
       headers.cookie = String(headers.cookie).replace('VALID', token);
     }
-    if (service === 'auth' && tally.requests % 20 === 0) clockOffsetMs += 16 * 60 * 1000;
+    if (service === 'auth' && tally.requests % 20 === 0) advanceClock(16 * 60);
     tally.requests++;
     try {
       const response = await send(started(service).url, { ...request, headers, timeoutMs: 10_000 });
@@ -317,7 +317,7 @@ describe('hostile input', () => {
         expect(updated.status).toBe(200);
         expect(Object.keys(updated.json as object).sort()).toEqual(noteKeys[service]);
       }
-      clockOffsetMs += 16 * 60 * 1000;
+      advanceClock(16 * 60);
       const login = await started('auth').request('POST', '/api/login', {
         headers: json,
         body: payload,

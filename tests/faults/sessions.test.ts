@@ -10,6 +10,7 @@ import { startTestService } from '../support/services.js';
 import { heapMiB } from './heap.js';
 import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
+import { advanceClock, setClock } from '../support/clock.js';
 
 // The in-memory session table under pressure, first through the store the login service uses,
 // then through the login API itself.
@@ -61,13 +62,12 @@ describe('sessions under pressure', () => {
     const step = max / 2;
     const steps = 4;
     const overflow = step * steps;
-    let clock = Date.UTC(2026, 0, 1);
+    setClock(Date.UTC(2026, 0, 1));
     // One account here: its own cap is lifted so that the global one is what is pushed on.
     const store = new MemorySessionStore({
       ttlSeconds: TTL_SECONDS,
       max,
       maxPerUser: max,
-      now: () => clock,
       generationOf: () => GENERATION,
     });
     const heapEmpty = heapMiB();
@@ -76,7 +76,7 @@ describe('sessions under pressure', () => {
     const started = performance.now();
     for (let i = 0; i < max; i++) {
       tokens.push((await store.create(user, client, GENERATION)).token);
-      clock += 1;
+      advanceClock(0.001);
     }
     const createMs = performance.now() - started;
     const heapFull = heapMiB();
@@ -91,7 +91,7 @@ describe('sessions under pressure', () => {
     for (let k = 0; k < steps; k++) {
       for (let i = 0; i < step; i++) {
         tokens.push((await store.create(user, client, GENERATION)).token);
-        clock += 1;
+        advanceClock(0.001);
       }
       heapPastCap.push(heapMiB());
     }
@@ -121,7 +121,7 @@ describe('sessions under pressure', () => {
     );
 
     // Expiry: past the TTL nothing resolves; the next login sweeps the whole table.
-    clock += TTL_SECONDS * 1000;
+    advanceClock(TTL_SECONDS);
     const expiredRefused = await tokens.every(
       tokens.length - 1000,
       tokens.length,
@@ -160,7 +160,6 @@ describe('sessions under pressure', () => {
   describe('through the login API', () => {
     const sessionMax = scale(100, 1_000);
     let service: StartedService<AuthDeps>;
-    let clockOffsetMs = 0;
 
     beforeAll(async () => {
       await ensureSpaBuilt();
@@ -170,7 +169,7 @@ describe('sessions under pressure', () => {
         SESSION_MAX_PER_USER: String(sessionMax),
       });
       service = await startTestService(auth, {
-        deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs },
+        deps: { config, spa: await builtSpa() },
         logLevel: 'warn',
       });
     }, 180_000);
@@ -233,7 +232,7 @@ describe('sessions under pressure', () => {
       const loggedOutDashboard = await dashboard(renewed);
 
       const beforeExpiry = await login();
-      clockOffsetMs += TTL_SECONDS * 1000;
+      advanceClock(TTL_SECONDS);
       const expiredRefused = JSON.stringify(await me(beforeExpiry)) === JSON.stringify(invalid);
       const expiredDashboard = await dashboard(beforeExpiry);
 

@@ -8,6 +8,7 @@ import type { StartedService } from '../../harness/service.js';
 import { startTestService } from '../support/services.js';
 import { expectChecks, passed, report } from './report.js';
 import { scale } from './scale.js';
+import { advanceClock } from '../support/clock.js';
 
 // Does the login answer reveal whether an email exists? Measured and reported; the only
 // assertions are on what the answers say, never on their timing.
@@ -22,7 +23,6 @@ const variance = (values: number[]) => {
 
 describe('login timing', () => {
   let service: StartedService<AuthDeps>;
-  let clockOffsetMs = 0;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
   beforeAll(async () => {
@@ -30,7 +30,7 @@ describe('login timing', () => {
     // The default scrypt cost, as in production.
     const { auth: config } = loadConfig({});
     service = await startTestService(auth, {
-      deps: { config, spa: await builtSpa(), now: () => Date.now() + clockOffsetMs },
+      deps: { config, spa: await builtSpa() },
       logLevel: 'warn',
     });
   }, 180_000);
@@ -45,7 +45,7 @@ describe('login timing', () => {
     const answers = new Set<string>();
     const attempt = async (kind: 'unknown' | 'wrong', i: number) => {
       // Past the throttling window each time: this measures the password check, not the 429.
-      clockOffsetMs += 16 * 60 * 1000;
+      advanceClock(16 * 60);
       const email = kind === 'unknown' ? `nobody-${i}@example.com` : 'user@example.com';
       const response = await service.request('POST', '/api/login', {
         json: { email, password: `wrong-${i}` },

@@ -103,7 +103,7 @@ assert.deepEqual(endedAll.data, { ended: 1 });
 // The wrong password, in the account's throttling and in the audit trail.
 const overview = await client.GET('/api/admin/users', session);
 const throttled = overview.data?.users.find(({ id }) => id === account.id);
-assert.equal(throttled?.throttle.account.failures, 1);
+assert.equal(throttled?.throttle.failures, 1);
 assert.ok(throttled.events.some(({ type }) => type === 'login.failed'));
 const unlocked = await client.DELETE('/api/admin/users/{id}/throttle', {
   ...session,

@@ -1,10 +1,11 @@
-import { afterEach, beforeAll, expect } from 'vitest';
+import { afterEach, beforeAll, expect, vi } from 'vitest';
 import { send, type Reply } from '../../harness/http.js';
 import { startService, type StartedService, type StartOptions } from '../../harness/service.js';
 import { auth, type AuthDeps } from '../../server/services.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/config.js';
 import { serviceDatabase, type ServiceDatabase } from './serviceDatabase.js';
+import { advanceClock, setClock } from './clock.js';
 import { postgresUrl } from './services.js';
 
 export const USER = { email: 'user@example.com', password: 'user-password' };
@@ -32,6 +33,7 @@ export function useAuthInstances() {
     spa = await builtSpa();
   });
   afterEach(async () => {
+    vi.useRealTimers();
     try {
       await stopAll();
     } finally {
@@ -74,7 +76,7 @@ export function useAuthInstances() {
 
 /**
  * The login service of a test file: `start(env)` runs it over HTTP on a clock the test moves
- * (`advance(seconds)`; the memory store's clock: PostgreSQL keeps its own time), with its
+ * (`advance(seconds)`, see setClock; PostgreSQL keeps its own time), with its
  * sessions where SESSION_STORE in `env` says (PostgreSQL: a scratch database of the suite's
  * server). Its API is reached through `request`, which checks each answer against the
  * service's OpenAPI document; its pages through `page`. Each service is closed after its test,
@@ -84,10 +86,10 @@ export function useAuthService() {
   const instances = useAuthInstances();
 
   async function start(env: Record<string, string> = {}) {
-    let time = START;
+    if (!vi.isFakeTimers()) setClock(START);
     const config = authConfig(env);
     const service = await instances.start({
-      deps: { config, now: () => time },
+      deps: { config },
       edge: loadConfig({ PASSWORD_HASH_COST: '1024', ...env }).edge.auth,
       ...(config.sessions.store === 'postgres' && { postgresUrl: postgresUrl() }),
     });
@@ -101,7 +103,7 @@ export function useAuthService() {
       logs: service.logs,
       db: service.db,
       request,
-      advance: (seconds: number) => void (time += seconds * 1000),
+      advance: advanceClock,
       /** A page or one of its files, as a browser asks for it; redirects are not followed. */
       page: (path: string, headers: Record<string, string> = {}) =>
         send(url, { method: 'GET', path, headers }),

@@ -27,7 +27,7 @@ export function SettingsPage({ initialUser, settings }: { initialUser: User; set
       messages.settingThrottleAddress,
       messages.failuresPer(throttling.perAddress, throttling.addressWindowSeconds),
     ],
-    [messages.settingAtOncePerAddress, messages.attempts(throttling.atOncePerAddress)],
+    [messages.settingWaitingPerAddress, messages.attempts(throttling.waitingPerAddress)],
     [messages.settingDeviceTrust, messages.days(throttling.deviceTrustDays)],
     [messages.settingAuditRetention, messages.days(audit.retentionDays)],
     [messages.settingAuditMax, audit.maxEvents.toLocaleString('en')],

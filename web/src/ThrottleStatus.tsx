@@ -3,8 +3,8 @@ import { messages } from './messages.js';
 import type { AccountThrottle } from './pageState.js';
 
 /**
- * Whether an account's logins are blocked, and by what: the account's limit for untrusted
- * clients, or a client's own. `action` (the unlock button) is shown only while it is blocked.
+ * Whether an account's logins from untrusted clients are blocked. `action` (the unlock button) is
+ * shown only while it is.
  */
 export function ThrottleStatus({
   throttle,
@@ -13,23 +13,11 @@ export function ThrottleStatus({
   throttle: AccountThrottle;
   action: ReactNode;
 }) {
-  if (!throttle.blocked) return <p>{messages.notBlocked}</p>;
-  const { account, clients } = throttle;
+  if (throttle.retryAfterSeconds === null) return <p>{messages.notBlocked}</p>;
   return (
     <>
       <p className="notice error">{messages.blocked}</p>
-      <ul className="blocks">
-        {account.retryAfterSeconds !== null && (
-          <li>{messages.blockedAccount(account.failures, account.retryAfterSeconds)}</li>
-        )}
-        {clients.map(({ address, failures, retryAfterSeconds }, index) =>
-          retryAfterSeconds === null ? null : (
-            <li key={address ?? `device ${index}`}>
-              {messages.blockedClient(address, failures, retryAfterSeconds)}
-            </li>
-          ),
-        )}
-      </ul>
+      <p>{messages.blockedAccount(throttle.failures, throttle.retryAfterSeconds)}</p>
       {action}
     </>
   );

@@ -11,7 +11,6 @@ const EVENT_NAMES: Record<AuditEventType, string> = {
   'login.succeeded': 'ログイン成功',
   'login.failed': 'ログイン失敗',
   'login.throttled': 'ログイン制限による拒否',
-  'login.busy': '混雑による拒否',
   logout: 'ログアウト',
   'session.ended': 'セッション終了',
   'account.unlocked': 'ブロック解除',
@@ -76,8 +75,6 @@ export const messages = {
   blocked: 'ログイン失敗が多すぎるため、ブロックされています',
   blockedAccount: (failures: number, seconds: number) =>
     `信頼済みでない端末すべて: ${failures} 回失敗、あと ${seconds} 秒`,
-  blockedClient: (address: string | null, failures: number, seconds: number) =>
-    `${address === null ? '信頼済み端末' : `接続元 ${address}`}: ${failures} 回失敗、あと ${seconds} 秒`,
   unlock: 'ブロック解除',
   unlocking: 'ブロックを解除しています…',
   unlocked: 'ブロックを解除しました',
@@ -99,7 +96,7 @@ export const messages = {
   settingThrottleAccount: 'ログイン失敗の上限: アカウントごと (信頼済みでない端末)',
   settingThrottleAddress:
     'ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)',
-  settingAtOncePerAddress: '接続元ごとの同時ログイン試行 (プロセスごと)',
+  settingWaitingPerAddress: '接続元ごとの待機できるログイン試行 (プロセスごと)',
   settingDeviceTrust: '信頼済み端末の有効期間 (DEVICE_TRUST_DAYS)',
   settingTrustProxy: '信頼するプロキシ (TRUST_PROXY)',
   settingAllowedHosts: '受け付けるホスト名 (AUTH_ALLOWED_HOSTS)',

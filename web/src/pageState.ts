@@ -32,7 +32,6 @@ export type AuditEventType =
   | 'login.succeeded'
   | 'login.failed'
   | 'login.throttled'
-  | 'login.busy'
   | 'logout'
   | 'session.ended'
   | 'account.unlocked';
@@ -61,21 +60,11 @@ export interface AuditEventView {
  * it cleared).
  */
 export interface AccountThrottle {
-  /**
-   * Whether a client is refused for the account: by its own pair limit, or by the account's limit
-   * for untrusted clients.
-   */
+  /** Whether untrusted clients are refused for the account (its limit, all addresses together). */
   blocked: boolean;
-  /**
-   * The account's failures from untrusted clients in their window (counted up to the limit), and
-   * the seconds left when blocked.
-   */
-  account: { failures: number; retryAfterSeconds: number | null };
-  /**
-   * Each client address (an IPv6 one by its /64), or trusted device (address null), that failed the
-   * account in the pair window.
-   */
-  clients: { address: string | null; failures: number; retryAfterSeconds: number | null }[];
+  /** Its failures from untrusted clients in their window, counted up to the limit. */
+  failures: number;
+  retryAfterSeconds: number | null;
 }
 
 /**
@@ -98,7 +87,7 @@ export interface Settings {
     accountWindowSeconds: number;
     perAddress: number;
     addressWindowSeconds: number;
-    atOncePerAddress: number;
+    waitingPerAddress: number;
     deviceTrustDays: number;
   };
   /**

@@ -1,5 +1,6 @@
 import * as yup from 'yup';
 import { forbidden, notFound } from '../../http/errors.js';
+import { text } from '../../http/fields.js';
 import type { Context } from 'koa';
 import { route, type Input, type JsonSchema, type Outcomes } from '../../http/route.js';
 import type { Accounts } from '../accounts.js';
@@ -22,7 +23,7 @@ import {
   SettingsView,
   type AdminViews,
 } from '../presenters.js';
-import type { LoginThrottle } from '../throttle.js';
+import type { LoginLimits } from '../limits.js';
 import {
   Ended,
   endedBy,
@@ -36,7 +37,7 @@ export interface AdminRoutesDeps {
   accounts: Accounts;
   generations: CredentialGenerations;
   sessions: SessionStore;
-  throttle: LoginThrottle;
+  limits: LoginLimits;
   audit: AuditTrail;
   signedIn: SignedInCheck;
   views: AdminViews;
@@ -62,7 +63,7 @@ const AuditQuery = yup.object({
   limit: wholeNumber().min(1).max(MOST_PER_PAGE),
   before: wholeNumber().min(1),
   type: yup.string().oneOf(Object.keys(AUDIT_EVENT_TYPES) as AuditEventType[]),
-  email: yup.string().max(254),
+  email: text().max(254),
 });
 
 const Unlocked: JsonSchema = {
@@ -126,7 +127,7 @@ export function adminRoutes({
   accounts,
   generations,
   sessions,
-  throttle,
+  limits,
   audit,
   signedIn,
   views,
@@ -205,7 +206,7 @@ export function adminRoutes({
       {
         summary: 'Unlock an Account',
         description:
-          "Clears every count of the account's login throttling, on every instance: its failures from each client address and trusted device (the pair limits) and from untrusted clients all together (the account limit), so that every client may try it again at once. Each address's own budget (its failures over every account and unknown email) is left as it is: it belongs to the address, not to the account.",
+          "Clears the account's limit for untrusted clients (all addresses together) on every instance, so that its owner may log in from a new browser at once. Each address's own limits (its failures of this account, and of every account and unknown email) are left as they are: the addresses whose failures locked the account cannot lock it again until their own windows end.",
         params: UserId,
         responses: {
           200: { description: 'Cleared', schema: Unlocked },
@@ -214,17 +215,12 @@ export function adminRoutes({
       },
       async (ctx, { params, admin }) => {
         if (!accounts.byId(params.id)) throw notFound(messages.userNotFound);
-        const cleared = presentThrottle(await throttle.clear(params.id));
+        const cleared = presentThrottle(await limits.unlock(params.id));
         audit.record(
           'account.unlocked',
           requestFacts(ctx),
           { userId: params.id },
-          {
-            adminId: admin.user.id,
-            wasBlocked: cleared.blocked,
-            clients: cleared.clients.length,
-            accountFailures: cleared.account.failures,
-          },
+          { adminId: admin.user.id, wasBlocked: cleared.blocked, failures: cleared.failures },
         );
         return { cleared };
       },

@@ -1,12 +1,12 @@
 import * as yup from 'yup';
 import { forbidden } from '../../http/errors.js';
 import { route, type JsonSchema } from '../../http/route.js';
-import { ADDRESS_LIMITS } from '../addressBudget.js';
 import { requestFacts, type AuditTrail } from '../auditLog.js';
 import { failure, messages } from '../messages.js';
 import { cookie, cookieValues, type CookieOptions } from '../cookies.js';
 import type { DeviceTrust } from '../deviceTrust.js';
-import type { LoginCheck } from '../loginChecks.js';
+import type { LoginCheck } from '../login.js';
+import { WAITING_PER_ADDRESS } from '../checkQueue.js';
 import {
   deletedSessionCookie,
   requireSignedIn,
@@ -110,7 +110,7 @@ export function sessionRoutes({
           403: failure('Sent from a page of another site (Origin header)', messages.foreignOrigin),
           429: {
             ...failure(
-              `Too many failed logins for this email or from this address, or more than ${ADDRESS_LIMITS.atOnce} logins from this address at once (then \`Retry-After: 1\`)`,
+              `Too many failed logins for this email or from this address, or ${WAITING_PER_ADDRESS} logins from this address waiting already (then \`Retry-After: 1\`)`,
               messages.tooManyAttempts,
             ),
             headers: {
@@ -118,15 +118,6 @@ export function sessionRoutes({
                 description: 'Seconds until another attempt is admitted',
                 schema: { type: 'integer' },
               },
-            },
-          },
-          503: {
-            ...failure(
-              'Too many logins are being checked at once: try again in a second',
-              messages.busy,
-            ),
-            headers: {
-              'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } },
             },
           },
         },
@@ -137,7 +128,7 @@ export function sessionRoutes({
         const { user, generation, trustedDevice } = await checkLogin({
           request,
           deviceCookies: cookieValues(ctx, DEVICE),
-          credentials: body,
+          ...(await body()),
         });
         // Decision: a login from a browser that still holds a session replaces it; the old token
         // could no longer be reached by that browser, so it is ended rather than left to expire.

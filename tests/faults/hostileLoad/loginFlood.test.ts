@@ -135,9 +135,7 @@ describe('6. Hostile load: a login flood beside note reads', () => {
         // test:faults`) checks it; the quick form in `npm test` shares the machine with other
         // files.
         ...(FULL && { 'GET /notes/{id} p99 < 250 ms': p99 < READ_P99_LIMIT_MS }),
-        'every login answered 200 or 503': logins.every((login) =>
-          [200, 503].includes(login.status ?? 0),
-        ),
+        'every login answered 200': logins.every((login) => login.status === 200),
         'some logins succeeded (the password checks ran)': succeeded.length > 0,
         'the process kept running': services.child.exitCode === null,
       };
@@ -145,7 +143,7 @@ describe('6. Hostile load: a login flood beside note reads', () => {
         key: '6c',
         case: '6. Hostile load: a login flood beside note reads',
         done: `The process (compiled, scratch database, default PASSWORD_HASH_COST=${config.auth.passwordHashCost}); one note seeded through SQL per notes service, their pools still empty; ${LOGIN_CLIENTS} keep-alive clients (two from each of ${LOGIN_CLIENTS / 2} addresses) logging in as ${admin.email} with the right password in a loop for ${FLOOD_MS / 1000} s, and from 0.3 s on ${READERS_PER_SERVICE} keep-alive clients per notes service reading GET /notes/{id} in a loop.`,
-        expected: `Every note read answers 200${FULL ? ' and their p99 stays under 250 ms' : ' (p99 reported; checked under 250 ms in the full run)'}; logins answer 200, or 503 (too many checks queued): correct logins are never throttled.`,
+        expected: `Every note read answers 200${FULL ? ' and their p99 stays under 250 ms' : ' (p99 reported; checked under 250 ms in the full run)'}; every login answers 200: correct logins are never throttled.`,
         observed: `Reads: ${reads.length} (${perService.join('; ')}), all together p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; each client's first read (a new connection, and for most a new pooled database connection) took up to ${Math.max(...reads.filter((read) => read.first).map((read) => read.ms)).toFixed(0)} ms, the others up to ${Math.max(...reads.filter((read) => !read.first).map((read) => read.ms)).toFixed(0)} ms; ${failedReads.length} not 200${
           failedReads.length
             ? ` (e.g. ${failedReads
