@@ -268,15 +268,86 @@ function method(): string[] {
     : 'embedded PostgreSQL';
   const poolMax = config.database.poolMax;
   return [
-    `The services run as \`npm start\` runs them, plain \`node\` on the entry point compiled by its \`prestart\` (started directly, so that the benchmark reads the server's own process), all three in one process, on the embedded PostgreSQL${process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : ''} in a temporary data folder, started afresh for every round together with the peer and the comparisons' instances (two processes of one program differ here by more than the targets' margin for their whole life: each round compares a new pair), each round's services serving the pages (page weights, ${options.pageLoads} login page loads${options.lighthouseRuns ? ' and a Lighthouse run of each page' : ''}) before its load, with \`LOG_LEVEL=warn\` (request lines off: the peer logs nothing either), its metrics on (\`METRICS_PORT=0\`: every request measured), request ids on (they always are) and every other setting at its default, so every safety is on; the default password hash cost (${config.auth.passwordHashCost}) and a database pool of ${poolMax}.`,
-    `The peer (bench/peer.ts): the 8080 notes spec, \`GET /health\` and \`GET /api/me\` written with Fastify 5 and \`pg\` as a performance-minded Node developer would: JSON-schema validation and response schemas compiled by Fastify, named prepared statements, the same four security headers on every answer, \`/api/me\` looking its session cookie up in a Map. Compiled by esbuild and run by plain \`node\` in a process of its own, on the same PostgreSQL as the services (the same database, its notes in a schema of its own) with a pool of the same size (${poolMax}).`,
-    `Load: wrk, one thread, in a process of its own, with a Lua script per run for the method, headers, body and the ids of \`/notes/{id}\`; no pipelining; ${warmupSeconds} s warm-up then ${seconds} s measured per run, and a quarter of a second after each for the requests wrk left in flight to be answered; ${options.rounds > 1 ? `${options.rounds} rounds, each scenario's numbers are the median over the rounds` : '1 round'}. This machine has ${os.availableParallelism()} cores shared by wrk, the server and PostgreSQL. Errors: connection errors, timeouts (no answer within 10 s) and answers other than 2xx. CPU µs per request: the server's Node processes' user and system time from /proc over the measured run, per request (not PostgreSQL's).`,
-    `Against the peer, in every round: \`GET /health\` (8000), \`GET /api/me\` (auth, with a session cookie from a login; the peer with the cookie it knows) and, for each notes service, \`GET /notes\` of ${SMALL_LIST} notes, \`GET\`, \`PUT\` and \`DELETE /notes/{id}\` and \`POST /notes\` (8000's against the peer's 8080-shaped equivalents, whose bodies are \`{title, body}\`), each on the service and on the peer back to back, which goes first alternating from round to round, on ${SIDE_BY_SIDE_CONNECTIONS} connections each with the same requests, each side readied alike: its table holds exactly ${SMALL_LIST} notes before the list's run, reads and updates cycle over their ids, each DELETE takes a note of its own seeded for it, POST creates. Targets, on the medians over the rounds: req/s at least 0.85 × the peer's and CPU µs per request at most 1.25 × the peer's, no errors.`,
-    `Logins: \`POST /api/login\` with the right password on ${LOGIN_CONNECTIONS} connections: the login service checks at most 2 passwords at once per client address (more are refused with 429 at once) and 2 at a time in all, and every login comes from the benchmark's one address, so ${LOGIN_CONNECTIONS} connections keep the checks as busy as they can be; a refusal counts as an error, not a login. Then \`GET /api/me\` on 1 connection beside the same logins (latency).`,
-    `Large lists: \`GET /notes\` of ${LARGE_LIST.toLocaleString('en')} notes from each notes service, on 1 connection (time and memory), after its endpoints in each round. RSS after the run: the server's RSS after a round's ordinary scenarios, the largest of the rounds.`,
-    `Hostile load, after the ordinary scenarios of each round (the RSS after the run is read before it): \`GET /notes\` of ${BIG_NOTES} notes of 1 MiB of random base64 on ${BIG_LIST_CONNECTIONS} connections (req/s and memory, no target), and \`GET /notes/{id}\` on ${LOGIN_READERS} connections while ${LOGIN_CONNECTIONS} connections log in as the admin with the right password at the default hash cost (the reads are measured; the logins must see no errors either).`,
-    'Memory: RSS of the server process sampled every 50 ms during each scenario; growth is the peak minus the RSS just before the warm-up. Each GET /notes list scenario starts from a table of exactly that many notes; deletes get notes seeded for them.',
-    'Start-up: `npm start` itself at the default log level (its lines say where the services listen), timed from the command until all three ports answer an HTTP request; cold with an empty data folder (the database cluster is created), warm on the same folder again.',
-    `Session store comparison: a second instance with \`SERVICES=auth SESSION_STORE=postgres\`, started like the main one (the compiled entry point, the same settings, a data folder and ${ownDatabase} of its own). In each round, right after the main instance's GET /api/me (sessions in memory) and the peer's, the same load (${SIDE_BY_SIDE_CONNECTIONS} connections, with a session cookie from a login on that instance) goes to it; there each request costs an indexed statement in PostgreSQL. Target: its req/s at least half the memory store's in the same round (the median of the rounds' ratios). Its CPU per request counts the Node process only, not PostgreSQL's work.`,
+    `The services run as \`npm start\` runs them, plain \`node\` on the entry point ` +
+      `compiled by its \`prestart\` (started directly, so that the benchmark reads the ` +
+      `server's own process), all three in one process, on the embedded ` +
+      `PostgreSQL` +
+      (process.env.DATABASE_URL ? ' (here: a throwaway database on DATABASE_URL)' : '') +
+      ` ` +
+      `in a temporary data folder, started afresh for every round together with the ` +
+      `peer and the comparisons' instances (two processes of one program differ here ` +
+      `by more than the targets' margin for their whole life: each round compares ` +
+      `a new pair), each round's services serving the pages (page ` +
+      `weights, ${options.pageLoads} login page ` +
+      `loads${options.lighthouseRuns ? ' and a Lighthouse run of each page' : ''}) before ` +
+      `its load, with \`LOG_LEVEL=warn\` (request lines off: the peer logs nothing ` +
+      `either), its metrics on (\`METRICS_PORT=0\`: every request measured), request ids ` +
+      `on (they always are) and every other setting at its default, so every safety is on; ` +
+      `the default password hash cost (${config.auth.passwordHashCost}) and a database ` +
+      `pool of ${poolMax}.`,
+    `The peer (bench/peer.ts): the 8080 notes spec, \`GET /health\` and \`GET /api/me\` ` +
+      `written with Fastify 5 and \`pg\` as a performance-minded Node developer would: ` +
+      `JSON-schema validation and response schemas compiled by Fastify, named prepared ` +
+      `statements, the same four security headers on every answer, \`/api/me\` looking ` +
+      `its session cookie up in a Map. Compiled by esbuild and run by plain \`node\` in ` +
+      `a process of its own, on the same PostgreSQL as the services (the same database, ` +
+      `its notes in a schema of its own) with a pool of the same size (${poolMax}).`,
+    `Load: wrk, one thread, in a process of its own, with a Lua script per run for the ` +
+      `method, headers, body and the ids of \`/notes/{id}\`; no pipelining; ${warmupSeconds} ` +
+      `s warm-up then ${seconds} s measured per run, and a quarter of a second after each ` +
+      `for the requests wrk left in flight to be ` +
+      `answered; ` +
+      (options.rounds > 1
+        ? `${options.rounds} rounds, each scenario's numbers are the median over the rounds`
+        : '1 round') +
+      `. ` +
+      `This machine has ${os.availableParallelism()} cores shared by ` +
+      `wrk, the server and PostgreSQL. Errors: connection errors, timeouts ` +
+      `(no answer within 10 s) and answers other than 2xx. CPU µs per ` +
+      `request: the server's Node processes' user and system time from ` +
+      `/proc over the measured run, per request (not PostgreSQL's).`,
+    `Against the peer, in every round: \`GET /health\` (8000), \`GET /api/me\` (auth, ` +
+      `with a session cookie from a login; the peer with the cookie it knows) and, for ` +
+      `each notes service, \`GET /notes\` of ${SMALL_LIST} notes, \`GET\`, \`PUT\` and ` +
+      `\`DELETE /notes/{id}\` and \`POST /notes\` (8000's against the peer's 8080-shaped ` +
+      `equivalents, whose bodies are \`{title, body}\`), each on the service and on ` +
+      `the peer back to back, which goes first alternating from round to round, ` +
+      `on ${SIDE_BY_SIDE_CONNECTIONS} connections each with the same requests, each side ` +
+      `readied alike: its table holds exactly ${SMALL_LIST} notes before the list's run, ` +
+      `reads and updates cycle over their ids, each DELETE takes a note of its own seeded ` +
+      `for it, POST creates. Targets, on the medians over the rounds: req/s at least ` +
+      `0.85 × the peer's and CPU µs per request at most 1.25 × the peer's, no errors.`,
+    `Logins: \`POST /api/login\` with the right password on ${LOGIN_CONNECTIONS} ` +
+      `connections: the login service checks at most 2 passwords at once per client ` +
+      `address (more are refused with 429 at once) and 2 at a time in all, and every ` +
+      `login comes from the benchmark's one address, so ${LOGIN_CONNECTIONS} connections ` +
+      `keep the checks as busy as they can be; a refusal counts as an error, not a ` +
+      `login. Then \`GET /api/me\` on 1 connection beside the same logins (latency).`,
+    `Large lists: \`GET /notes\` of ${LARGE_LIST.toLocaleString('en')} ` +
+      `notes from each notes service, on 1 connection (time and memory), ` +
+      `after its endpoints in each round. RSS after the run: the server's ` +
+      `RSS after a round's ordinary scenarios, the largest of the rounds.`,
+    `Hostile load, after the ordinary scenarios of each round (the RSS after the ` +
+      `run is read before it): \`GET /notes\` of ${BIG_NOTES} notes of 1 MiB of random ` +
+      `base64 on ${BIG_LIST_CONNECTIONS} connections (req/s and memory, no target), ` +
+      `and \`GET /notes/{id}\` on ${LOGIN_READERS} connections while ${LOGIN_CONNECTIONS} ` +
+      `connections log in as the admin with the right password at the default ` +
+      `hash cost (the reads are measured; the logins must see no errors either).`,
+    'Memory: RSS of the server process sampled every 50 ms during each scenario; growth ' +
+      'is the peak minus the RSS just before the warm-up. Each GET /notes list scenario ' +
+      'starts from a table of exactly that many notes; deletes get notes seeded for them.',
+    'Start-up: `npm start` itself at the default log level (its lines ' +
+      'say where the services listen), timed from the command until all ' +
+      'three ports answer an HTTP request; cold with an empty data folder ' +
+      '(the database cluster is created), warm on the same folder again.',
+    `Session store comparison: a second instance with \`SERVICES=auth SESSION_STORE=postgres\`, ` +
+      `started like the main one (the compiled entry point, the same settings, a data ` +
+      `folder and ${ownDatabase} of its own). In each round, right after the main instance's ` +
+      `GET /api/me (sessions in memory) and the peer's, the same load ` +
+      `(${SIDE_BY_SIDE_CONNECTIONS} connections, with a session cookie from a login on that ` +
+      `instance) goes to it; there each request costs an indexed statement in PostgreSQL. ` +
+      `Target: its req/s at least half the memory store's in the same round (the median of ` +
+      `the rounds' ratios). Its CPU per request counts the Node process only, not ` +
+      `PostgreSQL's work.`,
   ];
 }

@@ -13,7 +13,9 @@ export interface NotesTable {
 }
 
 const NOTE_TEXT =
-  'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris.';
+  'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do ' +
+  'eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut ' +
+  'enim ad minim veniam, quis nostrud exercitation ullamco laboris.';
 const BIG_NOTE_CHARS = 2 ** 20;
 
 /** A note's request body in the table's shape. */
@@ -68,7 +70,8 @@ export async function resetBigNotes(table: NotesTable, count: number): Promise<v
 /** Timestamps come from the columns' defaults, as for a note created through the API. */
 export async function addNotes({ pool, textField }: NotesTable, count: number): Promise<number[]> {
   const { rows } = await pool.query<{ id: string | number }>(
-    `INSERT INTO notes (title, ${textField}) SELECT 'Seeded note ' || i, $1 FROM generate_series(1, $2::int) AS i RETURNING id`,
+    `INSERT INTO notes (title, ${textField})
+      SELECT 'Seeded note ' || i, $1 FROM generate_series(1, $2::int) AS i RETURNING id`,
     [NOTE_TEXT, count],
   );
   // pg reads a bigint id (the services' tables) as text: the deletes' ids are counted from the

@@ -12,14 +12,18 @@ const GROUPS = [
 ] as const;
 export type Group = (typeof GROUPS)[number];
 
-const USAGE = `npm run bench [-- options]
-  --quick            smoke check: 1 round, short runs, no Lighthouse, no thresholds, no docs/benchmarks.md
+const USAGE =
+  `npm run bench [-- options]
+  --quick            smoke check: 1 round, short runs, ` +
+  `no Lighthouse, no thresholds, no docs/benchmarks.md
   --rounds N         rounds of every load scenario (default 5; quick 1)
   --seconds S        measured seconds per run, whole seconds (default 5; quick 1)
   --warmup S         warm-up seconds before each run, whole seconds (default 1; quick 0)
   --only G[,G...]    only these groups: ${GROUPS.join(', ')}
-                     (auth, health, notes-8080, notes-8000: measured against the peer, bench/peer.ts;
-                      session-store: GET /api/me with SESSION_STORE=postgres against the memory store)
+                     (auth, health, notes-8080, ` +
+  `notes-8000: measured against the peer, bench/peer.ts;
+                      session-store: GET /api/me ` +
+  `with SESSION_STORE=postgres against the memory store)
   --cpu-prof         run the services under node --cpu-prof and summarise the profile
   --report FILE      write the Markdown report there (default docs/benchmarks.md; quick: none)
   --no-report        write no Markdown report`;

@@ -39,7 +39,8 @@ async function sessionCookie(authUrl: string, account: Account): Promise<string>
     body: JSON.stringify(account),
   }).catch((error: Error) => {
     throw new Error(
-      `logging in for the page measurements failed: ${(error.cause as Error | undefined)?.message ?? error.message}`,
+      `logging in for the page measurements ` +
+        `failed: ${(error.cause as Error | undefined)?.message ?? error.message}`,
     );
   });
   const cookie = response.headers.getSetCookie().find((line) => line.startsWith('token='));

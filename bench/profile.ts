@@ -27,7 +27,8 @@ export async function printProfiles(dir: string, top = 20): Promise<void> {
     profile.samples.forEach((id, index) => {
       const us = profile.timeDeltas[index] ?? 0;
       const { functionName, url, lineNumber } = nodes.get(id)!;
-      const name = `${functionName || '(anonymous)'}${url ? ` ${shorten(url)}:${lineNumber + 1}` : ''}`;
+      const where = url ? ` ${shorten(url)}:${lineNumber + 1}` : '';
+      const name = `${functionName || '(anonymous)'}${where}`;
       functions.set(name, (functions.get(name) ?? 0) + us);
       packages.set(
         packageOf(url, functionName),
@@ -41,7 +42,8 @@ export async function printProfiles(dir: string, top = 20): Promise<void> {
         .slice(0, top)
         .map(
           ([name, us]) =>
-            `${(us / 1000).toFixed(0).padStart(8)} ms ${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${name}`,
+            `${(us / 1000).toFixed(0).padStart(8)} ` +
+            `ms ${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${name}`,
         );
     console.log(
       [

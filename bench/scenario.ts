@@ -88,7 +88,8 @@ export async function measureScenario(
   const alongsideErrors = beside?.errors ?? 0;
   if (alongsideErrors > 0)
     warnings.push(
-      `${alongsideErrors} errors in the ${alongside!.method ?? 'GET'} ${alongside!.path} load beside it`,
+      `${alongsideErrors} errors in ` +
+        `the ${alongside!.method ?? 'GET'} ${alongside!.path} load beside it`,
     );
   return {
     id: measurementId(service, scenario, comparison),

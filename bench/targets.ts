@@ -31,7 +31,8 @@ export function checkTargets(run: {
     const { ratio, cpuRatio, requestsPerSecond, cpuUs } = s.peer;
     check(
       `${s.id}: req/s ≥ 0.85 × ${PEER}'s, no errors`,
-      `${ratio.toFixed(2)} (${perSecond(s.requestsPerSecond)} against ${perSecond(requestsPerSecond)}), ${s.errors} errors`,
+      `${ratio.toFixed(2)} (${perSecond(s.requestsPerSecond)} ` +
+        `against ${perSecond(requestsPerSecond)}), ${s.errors} errors`,
       ratio >= 0.85 && s.errors === 0,
     );
     check(
@@ -42,7 +43,9 @@ export function checkTargets(run: {
   }
   // The comparisons: each side against the main instance's in the same round (bench/compare.ts).
   for (const s of run.summaries.filter((s) => s.comparison?.variant === POSTGRES_STORE)) {
-    const measured = `${s.againstRatio.toFixed(2)} (${perSecond(s.requestsPerSecond)} against ${perSecond(s.againstRequestsPerSecond)})`;
+    const measured =
+      `${s.againstRatio.toFixed(2)} (${perSecond(s.requestsPerSecond)} ` +
+      `against ${perSecond(s.againstRequestsPerSecond)})`;
     check(
       `${s.id}: ≥ 0.5 of the memory store's req/s in the same round`,
       measured,
@@ -95,7 +98,8 @@ export function checkTargets(run: {
   if (run.rssAfterRunBytes !== undefined) {
     const rss = run.rssAfterRunBytes;
     check(
-      'Service RSS after the ordinary scenarios, the largest of the rounds: < 150 MB (all three services share one process: its RSS)',
+      'Service RSS after the ordinary scenarios, the largest of the ' +
+        'rounds: < 150 MB (all three services share one process: its RSS)',
       `${(rss / MB).toFixed(1)} MB`,
       rss < 150 * MB,
     );

@@ -79,7 +79,11 @@ export interface WrkOutput {
  */
 function luaString(text: string): string {
   const bytes = [...Buffer.from(text, 'utf8')];
-  return `"${bytes.map((byte) => (byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`)).join('')}"`;
+  const printable = (byte: number) => byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c;
+  const escaped = bytes.map((byte) =>
+    printable(byte) ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`,
+  );
+  return `"${escaped.join('')}"`;
 }
 
 function requestFunction(path: string, ids: CycledIds | SeededIds): string {
@@ -107,7 +111,8 @@ done = function(summary, latency)
     taken = taken + thread:get("taken")
   end
   local e = summary.errors
-  io.write(string.format('\\n{"durationUs":%d,"requests":%d,"connectErrors":%d,"readErrors":%d,"writeErrors":%d,"timeouts":%d,"non2xx":%d,"p50Us":%d,"p99Us":%d,"meanUs":%f,"taken":%d}\\n',
+  io.write(string.format('\\n{"durationUs":%d,"requests":%d,"connectErrors":%d,"readErrors":%d,' ..
+    '"writeErrors":%d,"timeouts":%d,"non2xx":%d,"p50Us":%d,"p99Us":%d,"meanUs":%f,"taken":%d}\\n',
     summary.duration, summary.requests, e.connect, e.read, e.write, e.timeout, non2xx,
     latency:percentile(50), latency:percentile(99), latency.mean, taken))
 end`;

@@ -41,20 +41,23 @@ export function contractChecker(
     const documented = responses[String(reply.status)];
     if (!documented)
       throw new ContractViolation(
-        `${where} answered ${reply.status}, which the document does not list (${reply.text.slice(0, 200)})`,
+        `${where} answered ${reply.status}, which the ` +
+          `document does not list (${reply.text.slice(0, 200)})`,
       );
     const schema = documented.content?.['application/json']?.schema;
     if (method.toLowerCase() === 'head') return;
     if (!schema) {
       if (reply.body.length > 0)
         throw new ContractViolation(
-          `${where} ${reply.status} has a body, the document says none: ${reply.text.slice(0, 200)}`,
+          `${where} ${reply.status} has a body, the ` +
+            `document says none: ${reply.text.slice(0, 200)}`,
         );
       return;
     }
     if (!/^application\/json\b/.test(String(reply.headers['content-type']))) {
       throw new ContractViolation(
-        `${where} ${reply.status} is ${reply.headers['content-type']}, the document says application/json`,
+        `${where} ${reply.status} is ${reply.headers['content-type']}, ` +
+          `the document says application/json`,
       );
     }
     const pointer = operation
@@ -69,12 +72,12 @@ export function contractChecker(
           'schema',
         ]
       : ['x-unmatched', String(reply.status), 'content', 'application/json', 'schema'];
-    const validate = ajv.getSchema(
-      `contract#/${pointer.map((token) => encodeURIComponent(token.replaceAll('~', '~0').replaceAll('/', '~1'))).join('/')}`,
-    )!;
+    const escaped = pointer.map((token) => token.replaceAll('~', '~0').replaceAll('/', '~1'));
+    const validate = ajv.getSchema(`contract#/${escaped.map(encodeURIComponent).join('/')}`)!;
     if (!validate(reply.json)) {
       throw new ContractViolation(
-        `${where} ${reply.status}: ${ajv.errorsText(validate.errors)} in ${reply.text.slice(0, 300)}`,
+        `${where} ${reply.status}: ${ajv.errorsText(validate.errors)} ` +
+          `in ${reply.text.slice(0, 300)}`,
       );
     }
   };

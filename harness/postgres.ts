@@ -86,7 +86,9 @@ export async function throwawayPostgres(): Promise<ThrowawayPostgres> {
     return await start[source]();
   } catch (error) {
     throw new Error(
-      `The tests' PostgreSQL from ${source} could not start${forced ? ' (TEST_DB forces it: no other source is tried)' : ''}: ${(error as Error).message}`,
+      `The tests' PostgreSQL from ${source} could not start` +
+        (forced ? ' (TEST_DB forces it: no other source is tried)' : '') +
+        `: ${(error as Error).message}`,
       { cause: error },
     );
   }

@@ -177,7 +177,8 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
       listening,
       READY_TIMEOUT_MS,
       () =>
-        `the services did not say where they listen within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`,
+        `the services did not say where they listen ` +
+        `within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`,
     ));
     // With WORKERS, the primary reports once every worker listens: each is then handed connections
     // in turn.

@@ -11,7 +11,8 @@ const [service, name] = process.argv.slice(2);
 const services: string[] = SERVICES.map((known) => known.name);
 if (!service || !name || !services.includes(service) || !/^[a-z0-9_]+$/.test(name)) {
   process.stderr.write(
-    `usage: npm run migrate:make <service> <name>, the service one of ${services.join(', ')}, the name in snake_case\n`,
+    `usage: npm run migrate:make <service> <name>, the service ` +
+      `one of ${services.join(', ')}, the name in snake_case\n`,
   );
   process.exit(1);
 }

@@ -64,13 +64,16 @@ for (let run = 1; run <= runs; run++) {
 }
 
 console.log(
-  `\n[test:repeat] ${runs} runs of the whole suite, Node ${process.version}, ${os.availableParallelism()} cores, load average ${os.loadavg()[0]!.toFixed(2)} at the end`,
+  `\n[test:repeat] ${runs} runs of the whole suite, ` +
+    `Node ${process.version}, ${os.availableParallelism()} cores, load ` +
+    `average ${os.loadavg()[0]!.toFixed(2)} at the end`,
 );
 for (const tally of tallies) console.log(`  ${tally}`);
 if (failures.size === 0) console.log('No test failed in any run.');
 for (const [test, { runs: failedIn, message }] of failures) {
   console.log(
-    `FAILED in ${failedIn.length} of ${runs} (runs ${failedIn.join(', ')}): ${test}\n    ${message.split('\n')[0]!.slice(0, 300)}`,
+    `FAILED in ${failedIn.length} of ${runs} ` +
+      `(runs ${failedIn.join(', ')}): ${test}\n    ${message.split('\n')[0]!.slice(0, 300)}`,
   );
 }
 await fs.rm(folder, { recursive: true, force: true });

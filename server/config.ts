@@ -2,107 +2,39 @@ import path from 'node:path';
 import * as yup from 'yup';
 import { processEnvironment } from './environment.js';
 import { StartupError } from './http/errors.js';
-import {
-  DEFAULT_PASSWORDS,
-  envSchema,
-  ENVIRONMENT_VARIABLES,
-  isLoopback,
-  LOOPBACK_HOSTS,
-  MIN_PRODUCTION_PASSWORD,
-  SERVICE_NAMES,
-  trustProxyOf,
-  type Env,
-  type ServiceName,
-} from './variables.js';
+import { envSchema, trustProxyOf, type ServiceName } from './variables.js';
 
-export { ENVIRONMENT_VARIABLES, SERVICE_NAMES, type ServiceName };
-
-/** The settings of the process, read from its environment (and `.env`) here and nowhere else. */
-
-/** Variables whose values are never repeated in a message. */
-const SECRETS = new Set(['AUTH_USER_PASSWORD', 'AUTH_ADMIN_PASSWORD', 'DATABASE_URL']);
-
-export interface DatabaseConfig {
-  /** Absent: the project starts its own embedded PostgreSQL under `dataDir`. */
-  url?: string;
-  dataDir: string;
-  poolMax: number;
-  timeoutMs: number;
-  startupRetryMs: number;
-}
+export { ENVIRONMENT_VARIABLES, SERVICE_NAMES, type ServiceName } from './variables.js';
 
 export interface Listen {
   host: string;
   port: number;
 }
 
-/** What a service answers and whom it believes, beside where it listens. */
+/** Whom a service answers (host names; undefined: any) and believes (forwarding proxies). */
 export interface Edge {
-  /** Host names (with or without a port) the service answers; undefined: any. */
   allowedHosts?: string[];
-  /**
-   * Forwarding headers believed from these proxies (hops, or addresses and subnets); undefined:
-   * none.
-   */
   trustProxy?: number | string[];
-  /** Production mode: behind HTTPS (HSTS). */
+  /** Behind HTTPS (HSTS). */
   production: boolean;
 }
 
-export interface AuthConfig {
-  production: boolean;
-  accounts: { email: string; password: string; role: 'user' | 'admin' }[];
-  sessions: {
-    ttlSeconds: number;
-    max: number;
-    maxPerUser: number;
-    store: 'memory' | 'postgres';
-    sweepIntervalMs: number;
-  };
-  passwordHashCost: number;
-  /** Days a device cookie is trusted after its login. */
-  deviceTrustDays: number;
-  /** The security events kept for administrators: for how many days, and how many at most. */
-  audit: { retentionDays: number; maxEvents: number };
-}
-
-export interface NotesConfig {
-  bodyLimitBytes: number;
-  /** Enforced by the pool's connections (see storageCap.ts). */
-  maxBytes: number;
-  idempotencyTtlSeconds: number;
-  /** Per client address and process (see writeBudget.ts). */
-  writeBytesPerMinute: number;
-}
-
-export interface Config {
-  logLevel: Env['LOG_LEVEL'];
-  /** Undefined: pretty at a terminal, JSON otherwise. */
-  logFormat?: 'pretty' | 'json';
-  database: DatabaseConfig;
-  notes: NotesConfig;
-  connections: { max?: number; idleTimeoutMs: number; headersTimeoutMs: number; drainMs: number };
-  spa: { mode: Env['SPA_MODE']; vitePort: number };
-  /** Where each service listens: `<NAME>_HOST` and `<NAME>_PORT` of the service's name. */
-  listen: Record<ServiceName, Listen>;
-  /** Each service's edge: `<NAME>_ALLOWED_HOSTS`, TRUST_PROXY, production mode. */
-  edge: Record<ServiceName, Edge>;
-  /** The services this process runs. */
-  services: ServiceName[];
-  /** Where the metrics are served (METRICS_HOST, METRICS_PORT); undefined: nothing is measured. */
-  metrics?: Listen;
-  /**
-   * The traces' service name, when they are sent (OTEL_EXPORTER_OTLP_ENDPOINT, read by the SDK
-   * itself); undefined: no traces.
-   */
-  tracing?: { serviceName: string };
-  auth: AuthConfig;
-}
+export type Config = ReturnType<typeof loadConfig>;
+export type DatabaseConfig = Config['database'];
+export type NotesConfig = Config['notes'];
+export type AuthConfig = Config['auth'];
 
 /** A setting the process cannot run with; `message` is one line per problem, for a person. */
 export class ConfigError extends StartupError {
   name = 'ConfigError';
 }
+
+/** Variables whose values are never repeated in a message. */
+const SECRETS = new Set(['AUTH_USER_PASSWORD', 'AUTH_ADMIN_PASSWORD', 'DATABASE_URL']);
+const MIN_PRODUCTION_PASSWORD = 12;
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+const isLoopback = (host: string) =>
+  host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /** The variables that say where `service` listens, for messages. */
 export const listenVariables = (service: string) => ({
@@ -110,14 +42,11 @@ export const listenVariables = (service: string) => ({
   port: `${service.toUpperCase()}_PORT`,
 });
 
-/**
- * The configuration in `source`: by default the process's environment over the working folder's
- * `.env`.
- */
-export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Config {
+/** The settings of the process, read from `source` (by default its environment over `.env`). */
+export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()) {
   // Empty variables count as unset, so `FOO= npm start` falls back to the default.
   const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ''));
-  let env: Env;
+  let env;
   try {
     env = envSchema.validateSync(present, { abortEarly: false, stripUnknown: true });
   } catch (error) {
@@ -130,19 +59,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
   }
 
   const production = env.NODE_ENV === 'production';
-  const accounts = [
-    {
-      email: env.AUTH_USER_EMAIL,
-      password: env.AUTH_USER_PASSWORD,
-      role: 'user' as const,
-      variable: 'AUTH_USER_PASSWORD',
-    },
-    {
-      email: env.AUTH_ADMIN_EMAIL,
-      password: env.AUTH_ADMIN_PASSWORD,
-      role: 'admin' as const,
-      variable: 'AUTH_ADMIN_PASSWORD',
-    },
+  const accounts: { email: string; password: string; role: 'user' | 'admin' }[] = [
+    { email: env.AUTH_USER_EMAIL, password: env.AUTH_USER_PASSWORD, role: 'user' },
+    { email: env.AUTH_ADMIN_EMAIL, password: env.AUTH_ADMIN_PASSWORD, role: 'admin' },
   ];
   const services = [...new Set(env.SERVICES.split(',').map((name) => name.trim() as ServiceName))];
   // The accounts are the login service's: a process without it has no password to guard.
@@ -155,20 +74,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
       `NOTES_WRITE_BYTES_PER_MINUTE=${env.NOTES_WRITE_BYTES_PER_MINUTE} is too small: a create of a body of BODY_LIMIT_BYTES=${env.BODY_LIMIT_BYTES} may spend ${largestCreate}, and would never be written; set it to at least that`,
     );
   }
-  const listen = {
+  const listen: Record<ServiceName, Listen> = {
     notes8080: { host: env.NOTES8080_HOST, port: env.NOTES8080_PORT },
     notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
     auth: { host: env.AUTH_HOST, port: env.AUTH_PORT },
   };
-  const metrics =
+  const metrics: Listen | undefined =
     env.METRICS_PORT === undefined ? undefined : { host: env.METRICS_HOST, port: env.METRICS_PORT };
-  if (metrics && metrics.port !== 0) {
-    const taken = services.find((name) => listen[name].port === metrics.port);
-    if (taken)
-      throw new ConfigError(
-        `METRICS_PORT=${metrics.port} is ${listenVariables(taken).port}'s: the metrics need a port of their own`,
-      );
-  }
+  const taken = env.METRICS_PORT && services.find((name) => listen[name].port === env.METRICS_PORT);
+  if (taken)
+    throw new ConfigError(
+      `METRICS_PORT=${env.METRICS_PORT} is ${listenVariables(taken).port}'s: the metrics need a port of their own`,
+    );
   const trustProxy = env.TRUST_PROXY === undefined ? undefined : trustProxyOf(env.TRUST_PROXY);
   const edge = (allowed: string | undefined, fallback?: string[]): Edge => ({
     allowedHosts:
@@ -182,8 +99,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
   });
   return {
     logLevel: env.LOG_LEVEL,
-    logFormat: env.LOG_FORMAT as Config['logFormat'],
+    logFormat: env.LOG_FORMAT,
     database: {
+      // Absent: the project starts its own embedded PostgreSQL under `dataDir`.
       url: env.DATABASE_URL,
       dataDir: path.resolve(env.DATA_DIR),
       poolMax: env.DB_POOL_MAX,
@@ -219,10 +137,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
         isLoopback(env.NOTES8000_HOST) ? LOOPBACK_HOSTS : undefined,
       ),
       auth: edge(env.AUTH_ALLOWED_HOSTS),
-    },
+    } satisfies Record<ServiceName, Edge>,
     auth: {
       production,
-      accounts: accounts.map(({ email, password, role }) => ({ email, password, role })),
+      accounts,
       sessions: {
         ttlSeconds: env.SESSION_TTL_SECONDS,
         max: env.SESSION_MAX,
@@ -237,15 +155,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()): Co
   };
 }
 
-/**
- * Production mode refuses passwords anyone could guess: a documented default, a short one, the
- * account's own email.
- */
-function refuseWeakPasswords(
-  accounts: { email: string; password: string; variable: string }[],
-): void {
-  const lines = accounts.flatMap(({ email, password, variable }) => {
-    if (DEFAULT_PASSWORDS.includes(password))
+// Production mode refuses a password anyone could guess.
+function refuseWeakPasswords(accounts: { email: string; password: string; role: string }[]) {
+  const defaults = envSchema.getDefault();
+  const documented: string[] = [defaults.AUTH_USER_PASSWORD, defaults.AUTH_ADMIN_PASSWORD];
+  const lines = accounts.flatMap(({ email, password, role }) => {
+    const variable = `AUTH_${role.toUpperCase()}_PASSWORD`;
+    if (documented.includes(password))
       return [
         `${variable} is a documented default password: production mode needs one of your own`,
       ];

@@ -2,19 +2,14 @@ import http from 'node:http';
 import { loadConfig, type ServiceName } from './config.js';
 import { exitOnStartupError } from './http/errors.js';
 
-/**
- * A container's health check (the image's HEALTHCHECK): every service this process runs, by the
- * same variables, answers `GET /live` with 200 within 2 s: the process serves, whatever its
- * database (a database outage must not make an orchestrator restart healthy processes; readiness
- * is `/ready`'s). Exits 0 when they all do; otherwise prints one line per service that did not,
- * and exits 1.
- */
+// The image's HEALTHCHECK: each service of the process answers GET /live within 2 s, whatever its
+// database (an outage must not make an orchestrator restart healthy processes); else one line each.
 const config = exitOnStartupError(() => loadConfig());
 
 function live(name: ServiceName): Promise<string | undefined> {
   const { host, port } = config.listen[name];
   const address = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  // Asked under a name the service answers, should it answer only some (its <NAME>_ALLOWED_HOSTS).
+  // Asked under a name the service answers, should it answer only some.
   const hostHeader =
     config.edge[name].allowedHosts?.[0] ??
     `${address.includes(':') ? `[${address}]` : address}:${port}`;
@@ -35,8 +30,6 @@ function live(name: ServiceName): Promise<string | undefined> {
   });
 }
 
-const failures = (await Promise.all(config.services.map(live))).filter(
-  (failure) => failure !== undefined,
-);
+const failures = (await Promise.all(config.services.map(live))).filter(Boolean);
 if (failures.length > 0) process.stderr.write(`${failures.join('\n')}\n`);
 process.exit(failures.length > 0 ? 1 : 0);

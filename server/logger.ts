@@ -5,16 +5,12 @@ import type pinoPretty from 'pino-pretty';
 
 export type { Logger };
 
-/**
- * Fields added to every line, from what is going on when it is written (the trace a line belongs
- * to, say).
- */
+/** Fields added to every line (the trace it belongs to, say). */
 export type LineFields = () => Record<string, unknown>;
 
 /**
- * The process's logger: readable lines for a person at a terminal (pino-pretty, in this thread
- * rather than a worker: lines stay in order with what else the process prints), one JSON object
- * per line for everything else. `format` overrides the choice.
+ * Readable lines at a terminal (pino-pretty in this thread, so that they stay in order with what
+ * else the process prints), one JSON object per line otherwise.
  */
 export function createLogger(
   level: string,
@@ -38,16 +34,12 @@ export function createLogger(
   );
 }
 
-/**
- * What every logger of the project logs with. Logs never hold secrets: an error is logged as its
- * type, message, code and stack only (a parser's error can carry the raw request or body,
- * cookies included), and cookie or authorization headers are redacted wherever they appear.
- */
+/** Logs never hold secrets: cookie and authorization headers are redacted wherever they appear. */
 export function loggerOptions(level: string, fields?: LineFields): LoggerOptions {
   return {
     level,
     ...(fields && { mixin: fields }),
-    serializers: { err: (error: unknown) => safeError(error) },
+    serializers: { err: safeError },
     redact: {
       paths: ['*.headers.cookie', '*.headers.authorization', '*.headers["set-cookie"]'],
       censor: '[redacted]',
@@ -55,33 +47,17 @@ export function loggerOptions(level: string, fields?: LineFields): LoggerOptions
   };
 }
 
+// Only these fields of an error: a parser's error can carry the raw request, cookies included.
 function safeError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
-  const { code } = error as { code?: unknown };
-  return {
-    type: error.name,
-    message: error.message,
-    ...(code !== undefined && { code }),
-    stack: error.stack,
-  };
+  const { name, message, stack, code } = error as Error & { code?: unknown };
+  return { type: name, message, ...(code !== undefined && { code }), stack };
 }
 
-/**
- * Longest path a log line repeats: a client's path must not make the log grow faster than its
- * requests.
- */
+// A client's long path must not make the log grow faster than its requests.
 const LOGGED_PATH_CHARS = 160;
 
-/** The path as log lines show it: cut at LOGGED_PATH_CHARS (marked with …). */
-export const loggedPath = (path: string) =>
-  path.length > LOGGED_PATH_CHARS ? `${path.slice(0, LOGGED_PATH_CHARS)}…` : path;
-
-/**
- * One short structured line per request, written once it is answered: its id, method, path,
- * status, duration in milliseconds, the client's address (as the trusted proxies report it) and
- * the signed-in user's id when there is one. With request lines off (the level is fixed at
- * start-up), no step is spent on them.
- */
+/** One line per request once it is answered; nothing at all when the level hides them. */
 export function requestLog(logger: Logger): Middleware {
   if (!logger.isLevelEnabled('info')) return (_ctx, next) => next();
   return async (ctx, next) => {
@@ -89,10 +65,11 @@ export function requestLog(logger: Logger): Middleware {
     try {
       await next();
     } finally {
+      const { path } = ctx;
       logger.info({
         reqId: ctx.state.requestId,
         method: ctx.method,
-        path: loggedPath(ctx.path),
+        path: path.length > LOGGED_PATH_CHARS ? `${path.slice(0, LOGGED_PATH_CHARS)}…` : path,
         status: ctx.status,
         ms: Math.round((performance.now() - started) * 10) / 10,
         address: ctx.ip,

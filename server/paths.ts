@@ -1,12 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-/**
- * The repository's root folder (the one holding package.json), the same whether this module
- * runs from its source (`server/shared/`, under tsx or vitest) or compiled (`dist/server/shared/`,
- * `npm start`). Files the build does not compile (`web/`, `vite.config.ts`, `dist/web`) are found
- * from here; compiled modules find their compiled siblings (`migrations/`) relative to themselves.
- */
+/** The folder holding package.json, whether this module runs from its source or compiled. */
 export const REPOSITORY_ROOT = findRoot(import.meta.dirname);
 
 function findRoot(from: string): string {

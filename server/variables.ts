@@ -1,16 +1,14 @@
 import proxyaddr from 'proxy-addr';
 import * as yup from 'yup';
 
-/**
- * Every environment variable the project reads, each with its rule and default: what they mean is
- * docs/configuration.md's (a test keeps the two in step). Each rule's message says what is
- * expected, so that a bad value gets one readable line.
- */
+// Every variable the project reads, with its rule and default; docs/configuration.md says what
+// they mean (a test keeps the two in step). Each rule's message says what is expected.
 
-const wholeNumber = (least: number, fallback: number) => {
+const count = (least: number) => {
   const expected = `a whole number, at least ${least}`;
-  return yup.number().typeError(expected).integer(expected).min(least, expected).default(fallback);
+  return yup.number().typeError(expected).integer(expected).min(least, expected);
 };
+const wholeNumber = (least: number, fallback: number) => count(least).default(fallback);
 const portNumber = () => {
   const expected = 'a port number from 0 to 65535';
   return yup.number().typeError(expected).integer(expected).min(0, expected).max(65535, expected);
@@ -22,19 +20,22 @@ const oneOf = <T extends string>(values: readonly T[], fallback: T) =>
     .oneOf(values, `one of ${values.join(', ')}`)
     .default(fallback);
 const email = (fallback: string) => yup.string().email('an email address').default(fallback);
-
-export const SERVICE_NAMES = ['notes8080', 'notes8000', 'auth'] as const;
-export type ServiceName = (typeof SERVICE_NAMES)[number];
-
-const hostList = () =>
+const checked = (expected: string, valid: (value: string) => boolean) =>
   yup
     .string()
     .optional()
-    .test(
-      'hosts',
-      'host names separated by commas (with or without a port), or *',
-      (value) => value === undefined || value.split(',').every((host) => host.trim() !== ''),
-    );
+    .test('valid', expected, (value) => value === undefined || valid(value));
+const url =
+  (...protocols: string[]) =>
+  (value: string) =>
+    URL.canParse(value) && protocols.includes(new URL(value).protocol);
+const hostList = () =>
+  checked('host names separated by commas (with or without a port), or *', (value) =>
+    value.split(',').every((host) => host.trim() !== ''),
+  );
+
+export const SERVICE_NAMES = ['notes8080', 'notes8000', 'auth'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** TRUST_PROXY read: hops, or addresses and subnets (checked by proxy-addr, which uses them). */
 export function trustProxyOf(value: string): number | string[] | undefined {
@@ -48,37 +49,15 @@ export function trustProxyOf(value: string): number | string[] | undefined {
   }
 }
 
-export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
-export const isLoopback = (host: string) =>
-  host === 'localhost' || host === '::1' || host.startsWith('127.');
-
-/** The documented default passwords: none of them may be an account's password in production. */
-export const DEFAULT_PASSWORDS = ['user-password', 'admin-password'];
-export const MIN_PRODUCTION_PASSWORD = 12;
-
-const hasProtocol = (value: string, protocols: string[]) => {
-  try {
-    return protocols.includes(new URL(value).protocol);
-  } catch {
-    return false;
-  }
-};
-const isPostgresUrl = (value: string) => hasProtocol(value, ['postgres:', 'postgresql:']);
-const isHttpUrl = (value: string) => hasProtocol(value, ['http:', 'https:']);
-
 export const envSchema = yup.object({
   NODE_ENV: oneOf(['development', 'production', 'test'], 'development'),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
-  LOG_FORMAT: yup.string().oneOf(['pretty', 'json'], 'one of pretty, json').optional(),
-
-  DATABASE_URL: yup
+  LOG_FORMAT: yup
     .string()
-    .optional()
-    .test(
-      'postgres-url',
-      'a postgres:// or postgresql:// URL',
-      (value) => value === undefined || isPostgresUrl(value),
-    ),
+    .oneOf(['pretty', 'json'] as const, 'one of pretty, json')
+    .optional(),
+
+  DATABASE_URL: checked('a postgres:// or postgresql:// URL', url('postgres:', 'postgresql:')),
   DATA_DIR: yup.string().default('.data'),
   DB_POOL_MAX: wholeNumber(1, 10),
   DB_TIMEOUT_MS: wholeNumber(1, 2000),
@@ -93,23 +72,14 @@ export const envSchema = yup.object({
   NOTES8080_ALLOWED_HOSTS: hostList(),
   NOTES8000_ALLOWED_HOSTS: hostList(),
   AUTH_ALLOWED_HOSTS: hostList(),
-  TRUST_PROXY: yup
-    .string()
-    .optional()
-    .test(
-      'trust-proxy',
-      'a number of hops, or addresses and subnets separated by commas',
-      (value) => value === undefined || trustProxyOf(value) !== undefined,
-    ),
+  TRUST_PROXY: checked(
+    'a number of hops, or addresses and subnets separated by commas',
+    (value) => trustProxyOf(value) !== undefined,
+  ),
   SPA_MODE: oneOf(['built', 'prebuilt', 'vite'], 'built'),
   VITE_PORT: port(5173),
 
-  MAX_CONNECTIONS: yup
-    .number()
-    .typeError('a whole number, at least 1')
-    .integer('a whole number, at least 1')
-    .min(1, 'a whole number, at least 1')
-    .optional(),
+  MAX_CONNECTIONS: count(1).optional(),
   CLIENT_IDLE_TIMEOUT_MS: wholeNumber(1000, 30_000),
   HEADERS_TIMEOUT_MS: wholeNumber(1000, 10_000),
   SHUTDOWN_DRAIN_MS: wholeNumber(0, 0).max(60_000, 'a whole number from 0 to 60000'),
@@ -139,14 +109,7 @@ export const envSchema = yup.object({
   AUDIT_MAX_EVENTS: wholeNumber(1, 100_000),
   METRICS_PORT: portNumber().optional(),
   METRICS_HOST: yup.string().default('127.0.0.1'),
-  OTEL_EXPORTER_OTLP_ENDPOINT: yup
-    .string()
-    .optional()
-    .test(
-      'http-url',
-      'an http:// or https:// URL',
-      (value) => value === undefined || isHttpUrl(value),
-    ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: checked('an http:// or https:// URL', url('http:', 'https:')),
   OTEL_SERVICE_NAME: yup.string().optional(),
   PASSWORD_HASH_COST: wholeNumber(2, 16384).test(
     'power-of-two',

@@ -57,7 +57,8 @@ afterAll(async () => {
 
 describe('the published OpenAPI documents', () => {
   test.each(['notes8080', 'notes8000', 'auth'])(
-    '%s passes `redocly lint` with its recommended rules: no error, no warning but the intended ones',
+    '%s passes `redocly lint` with its recommended ' +
+      'rules: no error, no warning but the intended ones',
     async (name) => {
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'openapi-'));
       try {
@@ -152,18 +153,22 @@ describe('the published OpenAPI documents', () => {
     expect(document.paths['/api/login'].post.security).toEqual([]);
   });
 
-  test('timestamps are declared as they are sent: RFC 3339 on 8080, naive ISO 8601 with a pattern on 8000', () => {
-    const note8080 = documents.get('notes8080')!.components.schemas.Note.properties.created_at;
-    expect(note8080).toMatchObject({ type: 'string', format: 'date-time' });
-    for (const field of ['created_at', 'updated_at']) {
-      const note8000 = documents.get('notes8000')!.components.schemas.Note.properties[field];
-      expect(note8000.format).toBeUndefined();
-      expect(new RegExp(note8000.pattern).test('2026-11-22T10:11:49.123456')).toBe(true);
-      expect(new RegExp(note8000.pattern).test('2026-11-22T10:11:49.123456Z')).toBe(false);
-    }
-  });
+  test(
+    'timestamps are declared as they are sent: RFC 3339 ' +
+      'on 8080, naive ISO 8601 with a pattern on 8000',
+    () => {
+      const note8080 = documents.get('notes8080')!.components.schemas.Note.properties.created_at;
+      expect(note8080).toMatchObject({ type: 'string', format: 'date-time' });
+      for (const field of ['created_at', 'updated_at']) {
+        const note8000 = documents.get('notes8000')!.components.schemas.Note.properties[field];
+        expect(note8000.format).toBeUndefined();
+        expect(new RegExp(note8000.pattern).test('2026-11-22T10:11:49.123456')).toBe(true);
+        expect(new RegExp(note8000.pattern).test('2026-11-22T10:11:49.123456Z')).toBe(false);
+      }
+    },
+  );
 
-  test('every status a route can answer is documented, those of the shared machinery included', () => {
+  test('every status a route can answer is documented, shared machinery included', () => {
     const statuses = (document: Document, route: string, method: string) =>
       Object.keys(document.paths[route][method].responses).sort();
     expect(statuses(documents.get('notes8080')!, '/notes/{id}', 'put')).toEqual([
@@ -223,47 +228,57 @@ describe('the published OpenAPI documents', () => {
     }
   });
 
-  test('an unknown Content-Encoding is documented as the 415 of every operation with a body, on every service', async () => {
-    for (const [name, document] of documents) {
-      const withBody = Object.values(document.paths as Document)
-        .flatMap((methods) => Object.values(methods as Document))
-        .filter((operation) => operation.requestBody);
-      expect(withBody.length, name).toBeGreaterThan(0);
-      for (const { responses } of withBody) {
-        expect(responses['415'].description).toMatch(/Content-Encoding/);
-        expect(responses['400'].description).not.toMatch(/unknown Content-Encoding/);
+  test(
+    'an unknown Content-Encoding is documented as the ' +
+      '415 of every operation with a body, on every service',
+    async () => {
+      for (const [name, document] of documents) {
+        const withBody = Object.values(document.paths as Document)
+          .flatMap((methods) => Object.values(methods as Document))
+          .filter((operation) => operation.requestBody);
+        expect(withBody.length, name).toBeGreaterThan(0);
+        for (const { responses } of withBody) {
+          expect(responses['415'].description).toMatch(/Content-Encoding/);
+          expect(responses['400'].description).not.toMatch(/unknown Content-Encoding/);
+        }
       }
-    }
-    // As each service answers it.
-    for (const [name, path] of [
-      ['notes8080', '/notes'],
-      ['notes8000', '/notes'],
-      ['auth', '/api/login'],
-    ] as const) {
-      const response = await fetch(`${urls.get(name)}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' },
-        body: '{}',
-      });
-      expect(response.status, name).toBe(415);
-      expect(JSON.stringify(await response.json())).toContain('Unsupported Content-Encoding: zstd');
-    }
-  });
+      // As each service answers it.
+      for (const [name, path] of [
+        ['notes8080', '/notes'],
+        ['notes8000', '/notes'],
+        ['auth', '/api/login'],
+      ] as const) {
+        const response = await fetch(`${urls.get(name)}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' },
+          body: '{}',
+        });
+        expect(response.status, name).toBe(415);
+        expect(JSON.stringify(await response.json())).toContain(
+          'Unsupported Content-Encoding: zstd',
+        );
+      }
+    },
+  );
 
-  test('the login service documents the cookies its answers set: the session and device cookies, and the deletion on logout', () => {
-    const { paths } = documents.get('auth')!;
-    const setCookie = (route: string) =>
-      paths[route].post.responses['200'].headers['Set-Cookie'].description as string;
-    expect(setCookie('/api/login')).toContain(
-      '`token=<session token>; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax`',
-    );
-    expect(setCookie('/api/login')).toContain(
-      '`device=<device token>; Max-Age=7776000; Path=/api/login; HttpOnly; SameSite=Lax`',
-    );
-    expect(setCookie('/api/logout')).toContain(
-      '`token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax`',
-    );
-  });
+  test(
+    'the login service documents the cookies its answers set: ' +
+      'the session and device cookies, and the deletion on logout',
+    () => {
+      const { paths } = documents.get('auth')!;
+      const setCookie = (route: string) =>
+        paths[route].post.responses['200'].headers['Set-Cookie'].description as string;
+      expect(setCookie('/api/login')).toContain(
+        '`token=<session token>; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax`',
+      );
+      expect(setCookie('/api/login')).toContain(
+        '`device=<device token>; Max-Age=7776000; Path=/api/login; HttpOnly; SameSite=Lax`',
+      );
+      expect(setCookie('/api/logout')).toContain(
+        '`token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax`',
+      );
+    },
+  );
 });
 
 describe.skipIf(!browserAvailable)('Swagger UI at /docs', () => {
@@ -285,7 +300,8 @@ describe.skipIf(!browserAvailable)('Swagger UI at /docs', () => {
           .evaluateAll((blocks) =>
             blocks.map(
               (block) =>
-                `${block.querySelector('.opblock-summary-method')?.textContent} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+                `${block.querySelector('.opblock-summary-method')?.textContent} ` +
+                block.querySelector('.opblock-summary-path')?.getAttribute('data-path'),
             ),
           );
         const documented = Object.entries(documents.get(name)!.paths as Document).flatMap(

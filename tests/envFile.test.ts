@@ -64,7 +64,7 @@ const live = (server: RunningProcess, host: string) =>
   send(server.urls.notes8080, { method: 'GET', path: '/live', headers: { host } });
 
 describe('a .env in the working folder', () => {
-  test('sets what the environment does not: the service answers only the host names it lists', async () => {
+  test('sets what the environment does not: the service answers only its hosts', async () => {
     await writeEnvFile(
       '# allowed names\nNOTES8080_ALLOWED_HOSTS=notes.example\n\nexport LOG_LEVEL="warn"\n',
     );
@@ -95,11 +95,13 @@ describe('a .env in the working folder', () => {
     const { port } = new URL(server.urls.notes8080);
     // The health check's own variables, in .env alone: where to ask, and the Host it may name.
     await writeEnvFile(
-      `SERVICES=notes8080\nNOTES8080_HOST=127.0.0.1\nNOTES8080_PORT=${port}\nNOTES8080_ALLOWED_HOSTS=notes.example\n`,
+      `SERVICES=notes8080\nNOTES8080_HOST=127.0.0.1\n` +
+        `NOTES8080_PORT=${port}\nNOTES8080_ALLOWED_HOSTS=notes.example\n`,
     );
     expect(await runCompiled('healthcheck.js')).toEqual({ code: 0, output: '' });
     await writeEnvFile(
-      `SERVICES=notes8080\nNOTES8080_HOST=127.0.0.1\nNOTES8080_PORT=${port}\nNOTES8080_ALLOWED_HOSTS=elsewhere.example\n`,
+      `SERVICES=notes8080\nNOTES8080_HOST=127.0.0.1\n` +
+        `NOTES8080_PORT=${port}\nNOTES8080_ALLOWED_HOSTS=elsewhere.example\n`,
     );
     expect(await runCompiled('healthcheck.js')).toEqual({
       code: 1,
@@ -141,7 +143,8 @@ describe('a .env that cannot be used stops the start in one line, exit 1', () =>
     });
     expect(result.code).toBe(1);
     expect(result.output).toBe(
-      `${path.join(folder, '.env')} cannot be read: EISDIR: illegal operation on a directory, read\n`,
+      `${path.join(folder, '.env')} cannot be read: ` +
+        `EISDIR: illegal operation on a directory, read\n`,
     );
   });
 
@@ -149,7 +152,9 @@ describe('a .env that cannot be used stops the start in one line, exit 1', () =>
     await writeEnvFile('AUTH_PORT = 13000\n');
     expect(await runCompiled('migrate.js')).toEqual({
       code: 1,
-      output: `${path.join(folder, '.env')}, line 1: expected NAME=value, a # comment or a blank line\n`,
+      output:
+        `${path.join(folder, '.env')}, line 1: expected ` +
+        `NAME=value, a # comment or a blank line\n`,
     });
   });
 
@@ -157,7 +162,9 @@ describe('a .env that cannot be used stops the start in one line, exit 1', () =>
     await writeEnvFile('DATABASE_URL\n');
     expect(await runCompiled('migrate.js')).toEqual({
       code: 1,
-      output: `${path.join(folder, '.env')}, line 1: expected NAME=value, a # comment or a blank line\n`,
+      output:
+        `${path.join(folder, '.env')}, line 1: expected ` +
+        `NAME=value, a # comment or a blank line\n`,
     });
   });
 });

@@ -111,7 +111,7 @@ afterAll(async () => {
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
-describe('clients generated from the published documents (openapi-typescript, openapi-fetch)', () => {
+describe('clients generated from the published documents (openapi-typescript/-fetch)', () => {
   test.each(SERVICES)('the %s program calls every operation of its document', async (name) => {
     const source = await fs.readFile(path.join(SCENARIOS, `${name}.ts`), 'utf8');
     const called = new Set(

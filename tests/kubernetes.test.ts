@@ -135,17 +135,21 @@ describe('deploy/kubernetes', () => {
     expect(problems).toEqual([]);
   });
 
-  it('has a Deployment of two replicas for each service, one container each, of the image the kustomization names', () => {
-    expect(deployments.map((deployment) => deployment.metadata.name).sort()).toEqual(
-      [...SERVICE_NAMES].sort(),
-    );
-    for (const deployment of deployments) {
-      expect(deployment.spec!.replicas).toBe(2);
-      const { containers } = deployment.spec!.template.spec!;
-      expect(containers).toHaveLength(1);
-      expect(kustomization.images.map(({ name }) => name)).toContain(containers[0]!.image);
-    }
-  });
+  it(
+    'has a Deployment of two replicas for each service, one ' +
+      'container each, of the image the kustomization names',
+    () => {
+      expect(deployments.map((deployment) => deployment.metadata.name).sort()).toEqual(
+        [...SERVICE_NAMES].sort(),
+      );
+      for (const deployment of deployments) {
+        expect(deployment.spec!.replicas).toBe(2);
+        const { containers } = deployment.spec!.template.spec!;
+        expect(containers).toHaveLength(1);
+        expect(kustomization.images.map(({ name }) => name)).toContain(containers[0]!.image);
+      }
+    },
+  );
 
   it("sets only variables the services read (or OpenTelemetry's own)", () => {
     const named = [
@@ -169,12 +173,16 @@ describe.each(SERVICE_NAMES)('the Deployment of %s', (name) => {
   /** The service's configuration in the pod, once the secrets are replaced. */
   const configured = () => loadConfig(environmentOf(container, REPLACED));
 
-  it('runs its service alone, on every interface, on the port its container publishes, with settings the services accept once the secrets are replaced', () => {
-    const config = configured();
-    expect(config.services).toEqual([name]);
-    expect(config.listen[name]).toEqual({ host: '0.0.0.0', port: portNamed(container, 'http') });
-    if (name === 'auth') expect(config.auth.sessions.store).toBe('postgres');
-  });
+  it(
+    'runs its service alone, on every interface, on the port its container ' +
+      'publishes, with settings the services accept once the secrets are replaced',
+    () => {
+      const config = configured();
+      expect(config.services).toEqual([name]);
+      expect(config.listen[name]).toEqual({ host: '0.0.0.0', port: portNamed(container, 'http') });
+      if (name === 'auth') expect(config.auth.sessions.store).toBe('postgres');
+    },
+  );
 
   it("does not start with the Secret's placeholders as they are", () => {
     expect(() => loadConfig(environmentOf(container))).toThrow(ConfigError);
@@ -183,55 +191,72 @@ describe.each(SERVICE_NAMES)('the Deployment of %s', (name) => {
     );
   });
 
-  it('gets no service links, which would set <NAME>_PORT to the address of the Service of the same name', () => {
-    expect(pod.spec!.enableServiceLinks).toBe(false);
-  });
+  it(
+    'gets no service links, which would set <NAME>_PORT ' +
+      'to the address of the Service of the same name',
+    () => {
+      expect(pod.spec!.enableServiceLinks).toBe(false);
+    },
+  );
 
-  it("probes GET /live (started, alive) and GET /ready on the service's port, under a host name the service answers", () => {
-    const probes: [IProbe | undefined, string][] = [
-      [container.startupProbe, '/live'],
-      [container.livenessProbe, '/live'],
-      [container.readinessProbe, '/ready'],
-    ];
-    const config = configured();
-    for (const [probe, route] of probes) {
-      expect(probe?.httpGet?.path).toBe(route);
-      expect(resolvePort(container, probe!.httpGet!.port)).toBe(config.listen[name].port);
-      const host = probe!.httpGet!.httpHeaders?.find(
-        (header) => header.name.toLowerCase() === 'host',
-      )?.value;
-      const { allowedHosts } = config.edge[name];
-      if (allowedHosts) expect(allowedHosts).toContain(host);
-    }
-  });
+  it(
+    'probes GET /live (started, alive) and GET /ready on the ' +
+      "service's port, under a host name the service answers",
+    () => {
+      const probes: [IProbe | undefined, string][] = [
+        [container.startupProbe, '/live'],
+        [container.livenessProbe, '/live'],
+        [container.readinessProbe, '/ready'],
+      ];
+      const config = configured();
+      for (const [probe, route] of probes) {
+        expect(probe?.httpGet?.path).toBe(route);
+        expect(resolvePort(container, probe!.httpGet!.port)).toBe(config.listen[name].port);
+        const host = probe!.httpGet!.httpHeaders?.find(
+          (header) => header.name.toLowerCase() === 'host',
+        )?.value;
+        const { allowedHosts } = config.edge[name];
+        if (allowedHosts) expect(allowedHosts).toContain(host);
+      }
+    },
+  );
 
-  it('drains at least as long as its readiness probe takes to notice, and stops within its grace period', () => {
-    const { drainMs } = configured().connections;
-    const readiness = container.readinessProbe!;
-    expect(drainMs).toBeGreaterThanOrEqual(
-      (readiness.periodSeconds ?? 10) * (readiness.failureThreshold ?? 3) * 1000,
-    );
-    expect((pod.spec!.terminationGracePeriodSeconds ?? 30) * 1000).toBeGreaterThanOrEqual(
-      drainMs + STOP_DEADLINE_MS,
-    );
-  });
+  it(
+    'drains at least as long as its readiness probe ' +
+      'takes to notice, and stops within its grace period',
+    () => {
+      const { drainMs } = configured().connections;
+      const readiness = container.readinessProbe!;
+      expect(drainMs).toBeGreaterThanOrEqual(
+        (readiness.periodSeconds ?? 10) * (readiness.failureThreshold ?? 3) * 1000,
+      );
+      expect((pod.spec!.terminationGracePeriodSeconds ?? 30) * 1000).toBeGreaterThanOrEqual(
+        drainMs + STOP_DEADLINE_MS,
+      );
+    },
+  );
 
-  it("runs as the image's user, not root, with a read-only root file system, no privilege escalation and no capabilities", () => {
-    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-    const [, user, group] =
-      /^USER (\d+):(\d+)$/m.exec(dockerfile) ?? expect.fail('the Dockerfile names no numeric USER');
-    const security = { ...pod.spec!.securityContext, ...container.securityContext };
-    expect(security).toMatchObject({
-      runAsNonRoot: true,
-      runAsUser: Number(user),
-      runAsGroup: Number(group),
-    });
-    expect(container.securityContext).toMatchObject({
-      readOnlyRootFilesystem: true,
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-    });
-  });
+  it(
+    "runs as the image's user, not root, with a read-only root " +
+      'file system, no privilege escalation and no capabilities',
+    () => {
+      const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+      const [, user, group] =
+        /^USER (\d+):(\d+)$/m.exec(dockerfile) ??
+        expect.fail('the Dockerfile names no numeric USER');
+      const security = { ...pod.spec!.securityContext, ...container.securityContext };
+      expect(security).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: Number(user),
+        runAsGroup: Number(group),
+      });
+      expect(container.securityContext).toMatchObject({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+      });
+    },
+  );
 
   it('requests and limits CPU and memory', () => {
     for (const bound of [container.resources?.requests, container.resources?.limits]) {

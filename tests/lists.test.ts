@@ -33,7 +33,9 @@ describe.each(NOTES_SERVICES)('$name: GET /notes of several batches', ({ name, d
       (_, index) => `${TEXTS[index % TEXTS.length]}${index}`,
     );
     await service.db.query(
-      `INSERT INTO notes (title, ${textColumn}) SELECT left(text, 100), repeat(reverse(text) || ' ', 60) FROM unnest($1::text[]) WITH ORDINALITY AS given(text, place) ORDER BY place`,
+      `INSERT INTO notes (title, ${textColumn})
+        SELECT left(text, 100), repeat(reverse(text) || ' ', 60)
+          FROM unnest($1::text[]) WITH ORDINALITY AS given(text, place) ORDER BY place`,
       [texts],
     );
   });

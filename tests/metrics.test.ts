@@ -103,157 +103,169 @@ const answeredSince = (before: Sample[], after: Sample[], labels: Record<string,
   (requestCount(after, labels)[0] ?? 0) - (requestCount(before, labels)[0] ?? 0);
 
 describe('METRICS_PORT', () => {
-  test('GET /metrics: durations by route template (never a raw path), login attempts, pools, stored bytes, sessions, process metrics', async () => {
-    const server = await start({ METRICS_PORT: '0' });
-    const metricsPort = Number(new URL(server.metricsUrl!).port);
-    expect(new URL(server.metricsUrl!).hostname).toBe('127.0.0.1');
-    expect(Object.values(server.urls).map((url) => Number(new URL(url).port))).not.toContain(
-      metricsPort,
-    );
-
-    const before = (await scrape(server)).samples;
-    const notes = server.urls.notes8080;
-    expect((await send(notes, { method: 'GET', path: '/notes/123' })).status).toBe(404);
-    expect((await send(notes, { method: 'GET', path: '/no-such-path-98765' })).status).toBe(404);
-    const created = await send(notes, { method: 'POST', path: '/notes', json: NOTE });
-    expect(created.status).toBe(201);
-    const id = (created.json as { id: number }).id;
-    expect((await send(notes, { method: 'GET', path: `/notes/${id}` })).status).toBe(200);
-    expect((await login(server, 'wrong password')).status).toBe(401);
-    expect((await login(server, 'user-password')).status).toBe(200);
-
-    const { reply, samples } = await scrape(server);
-    expect(reply.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
-
-    const notesRequests = { service: 'notes8080', method: 'GET', route: '/notes/{id}' };
-    for (const labels of [
-      { ...notesRequests, status: '404' },
-      { ...notesRequests, status: '200' },
-      { service: 'notes8080', method: 'POST', route: '/notes', status: '201' },
-      { service: 'notes8080', method: 'GET', route: 'unmatched', status: '404' },
-      { service: 'auth', method: 'POST', route: '/api/login', status: '401' },
-      { service: 'auth', method: 'POST', route: '/api/login', status: '200' },
-    ]) {
-      expect(answeredSince(before, samples, labels), JSON.stringify(labels)).toBe(1);
-    }
-    // The seconds it took, and a bucket for each bound.
-    expect(
-      valuesOf(samples, 'http_request_duration_seconds_sum', {
-        ...notesRequests,
-        status: '200',
-      })[0],
-    ).toBeGreaterThan(0);
-    expect(
-      valuesOf(samples, 'http_request_duration_seconds_bucket', {
-        ...notesRequests,
-        status: '200',
-        le: '+Inf',
-      }),
-    ).toEqual([1]);
-    expect(reply.text).toContain('# TYPE http_request_duration_seconds histogram');
-    // Buckets as Prometheus reads them: cumulative, from the smallest bound, the last at +Inf.
-    const buckets = samples.filter(
-      (sample) =>
-        sample.name === 'http_request_duration_seconds_bucket' &&
-        sample.labels.route === '/notes' &&
-        sample.labels.method === 'POST',
-    );
-    expect(buckets.map((sample) => sample.labels.le)).toEqual([
-      '0.0005',
-      '0.001',
-      '0.0025',
-      '0.005',
-      '0.01',
-      '0.025',
-      '0.05',
-      '0.1',
-      '0.25',
-      '0.5',
-      '1',
-      '2.5',
-      '5',
-      '10',
-      '+Inf',
-    ]);
-    expect(buckets.map((sample) => sample.value)).toEqual(
-      [...buckets.map((sample) => sample.value)].sort((a, b) => a - b),
-    );
-    expect(buckets.at(-1)!.value).toBe(1);
-    // No path a client sent is a label.
-    for (const raw of ['/notes/123', `/notes/${id}`, '98765'])
-      expect(reply.text).not.toContain(raw);
-    const routes = new Set(
-      samples
-        .filter(
-          (sample) =>
-            sample.name === 'http_request_duration_seconds_count' &&
-            sample.labels.service === 'notes8080',
-        )
-        .map((sample) => sample.labels.route),
-    );
-    expect([...routes].sort()).toEqual(['/notes', '/notes/{id}', 'unmatched']);
-
-    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'failed' })).toEqual([1]);
-    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'succeeded' })).toEqual([1]);
-    expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'throttled' })).toEqual([0]);
-    expect(valuesOf(samples, 'auth_sessions', { store: 'memory' })).toEqual([1]);
-
-    for (const service of ['notes8080', 'notes8000']) {
-      const [total] = valuesOf(samples, 'db_pool_connections', { service, state: 'total' });
-      const [idle] = valuesOf(samples, 'db_pool_connections', { service, state: 'idle' });
-      expect(total).toBeGreaterThanOrEqual(1);
-      expect(idle).toBeLessThanOrEqual(total!);
-      expect(valuesOf(samples, 'db_pool_connections', { service, state: 'waiting' })).toEqual([0]);
-      expect(valuesOf(samples, 'notes_max_bytes', { service })).toEqual([1024 ** 3]);
-    }
-    // The login service keeps no tables with sessions in memory: it has no pool.
-    expect(valuesOf(samples, 'db_pool_connections', { service: 'auth' })).toEqual([]);
-    expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8080' })).toEqual([NOTE_BYTES]);
-    expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8000' })).toEqual([0]);
-
-    expect(valuesOf(samples, 'process_cpu_user_seconds_total')[0]).toBeGreaterThan(0);
-    expect(valuesOf(samples, 'nodejs_heap_size_used_bytes')[0]).toBeGreaterThan(0);
-
-    // Only GET /metrics is answered; the metrics port serves nothing else, and no service serves
-    // them.
-    for (const [method, path] of [
-      ['GET', '/'],
-      ['GET', '/metrics/'],
-      ['POST', '/metrics'],
-    ] as const) {
-      expect((await send(server.metricsUrl!, { method, path })).status, `${method} ${path}`).toBe(
-        404,
+  test(
+    'GET /metrics: durations by route template (never a raw path), ' +
+      'login attempts, pools, stored bytes, sessions, process metrics',
+    async () => {
+      const server = await start({ METRICS_PORT: '0' });
+      const metricsPort = Number(new URL(server.metricsUrl!).port);
+      expect(new URL(server.metricsUrl!).hostname).toBe('127.0.0.1');
+      expect(Object.values(server.urls).map((url) => Number(new URL(url).port))).not.toContain(
+        metricsPort,
       );
-    }
-    expect((await send(notes, { method: 'GET', path: '/metrics' })).status).toBe(404);
-  });
 
-  test('scrapes that come together share one gathering (the database asked once at a time); a later scrape sees later requests', async () => {
-    const server = await start({ METRICS_PORT: '0', SESSION_STORE: 'postgres' });
-    const replies = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        send(server.metricsUrl!, { method: 'GET', path: '/metrics' }),
-      ),
-    );
-    expect(replies.map((reply) => reply.status)).toEqual(Array(20).fill(200));
-    // Each gathering reads the process's CPU time and heap afresh: gatherings of their own would
-    // give 20 texts.
-    expect(new Set(replies.map((reply) => reply.text)).size).toBeLessThanOrEqual(5);
-    const { samples: before } = await scrape(server);
-    expect((await send(server.urls.notes8080, { method: 'GET', path: '/notes/123' })).status).toBe(
-      404,
-    );
-    expect(
-      answeredSince(before, (await scrape(server)).samples, {
-        service: 'notes8080',
-        method: 'GET',
-        route: '/notes/{id}',
-        status: '404',
-      }),
-    ).toBe(1);
-  });
+      const before = (await scrape(server)).samples;
+      const notes = server.urls.notes8080;
+      expect((await send(notes, { method: 'GET', path: '/notes/123' })).status).toBe(404);
+      expect((await send(notes, { method: 'GET', path: '/no-such-path-98765' })).status).toBe(404);
+      const created = await send(notes, { method: 'POST', path: '/notes', json: NOTE });
+      expect(created.status).toBe(201);
+      const id = (created.json as { id: number }).id;
+      expect((await send(notes, { method: 'GET', path: `/notes/${id}` })).status).toBe(200);
+      expect((await login(server, 'wrong password')).status).toBe(401);
+      expect((await login(server, 'user-password')).status).toBe(200);
 
-  test("unset: nothing listens beyond the services' ports, and no metrics are announced", async () => {
+      const { reply, samples } = await scrape(server);
+      expect(reply.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+
+      const notesRequests = { service: 'notes8080', method: 'GET', route: '/notes/{id}' };
+      for (const labels of [
+        { ...notesRequests, status: '404' },
+        { ...notesRequests, status: '200' },
+        { service: 'notes8080', method: 'POST', route: '/notes', status: '201' },
+        { service: 'notes8080', method: 'GET', route: 'unmatched', status: '404' },
+        { service: 'auth', method: 'POST', route: '/api/login', status: '401' },
+        { service: 'auth', method: 'POST', route: '/api/login', status: '200' },
+      ]) {
+        expect(answeredSince(before, samples, labels), JSON.stringify(labels)).toBe(1);
+      }
+      // The seconds it took, and a bucket for each bound.
+      expect(
+        valuesOf(samples, 'http_request_duration_seconds_sum', {
+          ...notesRequests,
+          status: '200',
+        })[0],
+      ).toBeGreaterThan(0);
+      expect(
+        valuesOf(samples, 'http_request_duration_seconds_bucket', {
+          ...notesRequests,
+          status: '200',
+          le: '+Inf',
+        }),
+      ).toEqual([1]);
+      expect(reply.text).toContain('# TYPE http_request_duration_seconds histogram');
+      // Buckets as Prometheus reads them: cumulative, from the smallest bound, the last at +Inf.
+      const buckets = samples.filter(
+        (sample) =>
+          sample.name === 'http_request_duration_seconds_bucket' &&
+          sample.labels.route === '/notes' &&
+          sample.labels.method === 'POST',
+      );
+      expect(buckets.map((sample) => sample.labels.le)).toEqual([
+        '0.0005',
+        '0.001',
+        '0.0025',
+        '0.005',
+        '0.01',
+        '0.025',
+        '0.05',
+        '0.1',
+        '0.25',
+        '0.5',
+        '1',
+        '2.5',
+        '5',
+        '10',
+        '+Inf',
+      ]);
+      expect(buckets.map((sample) => sample.value)).toEqual(
+        [...buckets.map((sample) => sample.value)].sort((a, b) => a - b),
+      );
+      expect(buckets.at(-1)!.value).toBe(1);
+      // No path a client sent is a label.
+      for (const raw of ['/notes/123', `/notes/${id}`, '98765'])
+        expect(reply.text).not.toContain(raw);
+      const routes = new Set(
+        samples
+          .filter(
+            (sample) =>
+              sample.name === 'http_request_duration_seconds_count' &&
+              sample.labels.service === 'notes8080',
+          )
+          .map((sample) => sample.labels.route),
+      );
+      expect([...routes].sort()).toEqual(['/notes', '/notes/{id}', 'unmatched']);
+
+      expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'failed' })).toEqual([1]);
+      expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'succeeded' })).toEqual([1]);
+      expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'throttled' })).toEqual([0]);
+      expect(valuesOf(samples, 'auth_sessions', { store: 'memory' })).toEqual([1]);
+
+      for (const service of ['notes8080', 'notes8000']) {
+        const [total] = valuesOf(samples, 'db_pool_connections', { service, state: 'total' });
+        const [idle] = valuesOf(samples, 'db_pool_connections', { service, state: 'idle' });
+        expect(total).toBeGreaterThanOrEqual(1);
+        expect(idle).toBeLessThanOrEqual(total!);
+        expect(valuesOf(samples, 'db_pool_connections', { service, state: 'waiting' })).toEqual([
+          0,
+        ]);
+        expect(valuesOf(samples, 'notes_max_bytes', { service })).toEqual([1024 ** 3]);
+      }
+      // The login service keeps no tables with sessions in memory: it has no pool.
+      expect(valuesOf(samples, 'db_pool_connections', { service: 'auth' })).toEqual([]);
+      expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8080' })).toEqual([
+        NOTE_BYTES,
+      ]);
+      expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8000' })).toEqual([0]);
+
+      expect(valuesOf(samples, 'process_cpu_user_seconds_total')[0]).toBeGreaterThan(0);
+      expect(valuesOf(samples, 'nodejs_heap_size_used_bytes')[0]).toBeGreaterThan(0);
+
+      // Only GET /metrics is answered; the metrics port serves nothing else, and no service serves
+      // them.
+      for (const [method, path] of [
+        ['GET', '/'],
+        ['GET', '/metrics/'],
+        ['POST', '/metrics'],
+      ] as const) {
+        expect((await send(server.metricsUrl!, { method, path })).status, `${method} ${path}`).toBe(
+          404,
+        );
+      }
+      expect((await send(notes, { method: 'GET', path: '/metrics' })).status).toBe(404);
+    },
+  );
+
+  test(
+    'scrapes that come together share one gathering (the database ' +
+      'asked once at a time); a later scrape sees later requests',
+    async () => {
+      const server = await start({ METRICS_PORT: '0', SESSION_STORE: 'postgres' });
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          send(server.metricsUrl!, { method: 'GET', path: '/metrics' }),
+        ),
+      );
+      expect(replies.map((reply) => reply.status)).toEqual(Array(20).fill(200));
+      // Each gathering reads the process's CPU time and heap afresh: gatherings of their own would
+      // give 20 texts.
+      expect(new Set(replies.map((reply) => reply.text)).size).toBeLessThanOrEqual(5);
+      const { samples: before } = await scrape(server);
+      expect(
+        (await send(server.urls.notes8080, { method: 'GET', path: '/notes/123' })).status,
+      ).toBe(404);
+      expect(
+        answeredSince(before, (await scrape(server)).samples, {
+          service: 'notes8080',
+          method: 'GET',
+          route: '/notes/{id}',
+          status: '404',
+        }),
+      ).toBe(1);
+    },
+  );
+
+  test("unset: nothing listens beyond the services' ports, no metrics are announced", async () => {
     const server = await start({});
     expect(server.metricsUrl).toBeUndefined();
     const servicePorts = Object.values(server.urls).map((url) => Number(new URL(url).port));
@@ -261,7 +273,7 @@ describe('METRICS_PORT', () => {
     expect(server.output()).not.toContain('metrics listening');
   });
 
-  test("a METRICS_PORT that is a service's port, or not a port, stops the start in one line", () => {
+  test("a METRICS_PORT that is a service's port, or no port, stops the start in one line", () => {
     expect(() => loadConfig({ METRICS_PORT: '3000' })).toThrow(
       new ConfigError("METRICS_PORT=3000 is AUTH_PORT's: the metrics need a port of their own"),
     );

@@ -56,7 +56,7 @@ function decoded(reply: Reply): string {
 }
 
 describe('pages rendered on the server', () => {
-  it('sends the dashboard with the user’s email, role, admin menu and title in its HTML', async () => {
+  it('sends the dashboard with the user’s email, role, admin menu, title in HTML', async () => {
     const html = (await get('/dashboard', { cookie: await sessionCookie(ADMIN) })).text;
     expect(html).toContain('<title>ダッシュボード</title>');
     expect(html).toContain(`ようこそ、${ADMIN.email} さん`);
@@ -87,20 +87,24 @@ describe('pages rendered on the server', () => {
     expect(first.text).toMatch(/<input type="password"[^>]* name="password"/);
   });
 
-  it('lets search engines index /login, with a description, and keeps the account pages out of them', async () => {
-    const login = (await get('/login')).text;
-    expect(login).not.toMatch(/<meta name="robots"/);
-    expect(login).toMatch(/<meta name="description" content="[^"]+"/);
-    const cookie = await sessionCookie(ADMIN);
-    for (const path of ['/dashboard', '/admin/users', '/admin/settings']) {
-      expect((await get(path, { cookie })).text, path).toMatch(
-        /<meta name="robots" content="noindex"/,
-      );
-    }
-    const forbidden = await get('/admin/users', { cookie: await sessionCookie(USER) });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.text).toMatch(/<meta name="robots" content="noindex"/);
-  });
+  it(
+    'lets search engines index /login, with a ' +
+      'description, and keeps the account pages out of them',
+    async () => {
+      const login = (await get('/login')).text;
+      expect(login).not.toMatch(/<meta name="robots"/);
+      expect(login).toMatch(/<meta name="description" content="[^"]+"/);
+      const cookie = await sessionCookie(ADMIN);
+      for (const path of ['/dashboard', '/admin/users', '/admin/settings']) {
+        expect((await get(path, { cookie })).text, path).toMatch(
+          /<meta name="robots" content="noindex"/,
+        );
+      }
+      const forbidden = await get('/admin/users', { cookie: await sessionCookie(USER) });
+      expect(forbidden.status).toBe(403);
+      expect(forbidden.text).toMatch(/<meta name="robots" content="noindex"/);
+    },
+  );
 
   it('keeps a value that could close the state’s script element escaped', async () => {
     const { renderDocument } =
@@ -163,30 +167,34 @@ describe('compression', () => {
     expect(Number(login.headers['content-length'])).toBe(login.body.length);
   });
 
-  it('sends /openapi.json and Swagger UI’s files compressed on every service, the files cached a year at the page’s URLs', async () => {
-    for (const url of [service.url, ...notesServices.map((notes) => notes.url)]) {
-      const document = await get('/openapi.json', { 'accept-encoding': 'br, gzip' }, url);
-      expect(document.headers['content-encoding']).toBe('br');
-      expect(JSON.parse(decoded(document))).toHaveProperty('openapi');
+  it(
+    'sends /openapi.json and Swagger UI’s files compressed on ' +
+      'every service, the files cached a year at the page’s URLs',
+    async () => {
+      for (const url of [service.url, ...notesServices.map((notes) => notes.url)]) {
+        const document = await get('/openapi.json', { 'accept-encoding': 'br, gzip' }, url);
+        expect(document.headers['content-encoding']).toBe('br');
+        expect(JSON.parse(decoded(document))).toHaveProperty('openapi');
 
-      const files = [
-        ...(await get('/docs', {}, url)).text.matchAll(/(?:src|href)="(\/docs\/[^"]+)"/g),
-      ].map((match) => match[1]!);
-      expect(files.length).toBeGreaterThanOrEqual(3);
-      for (const file of files) {
-        const reply = await get(file, { 'accept-encoding': 'br, gzip' }, url);
-        expect(reply.status, file).toBe(200);
-        expect(reply.headers['cache-control'], file).toBe('public, max-age=31536000, immutable');
-        // Swagger UI itself; its few hundred bytes of set-up gain nothing from compression.
-        if (/swagger-ui(-bundle)?\.(css|js)\?/.test(file))
-          expect(reply.headers['content-encoding'], file).toBe('br');
+        const files = [
+          ...(await get('/docs', {}, url)).text.matchAll(/(?:src|href)="(\/docs\/[^"]+)"/g),
+        ].map((match) => match[1]!);
+        expect(files.length).toBeGreaterThanOrEqual(3);
+        for (const file of files) {
+          const reply = await get(file, { 'accept-encoding': 'br, gzip' }, url);
+          expect(reply.status, file).toBe(200);
+          expect(reply.headers['cache-control'], file).toBe('public, max-age=31536000, immutable');
+          // Swagger UI itself; its few hundred bytes of set-up gain nothing from compression.
+          if (/swagger-ui(-bundle)?\.(css|js)\?/.test(file))
+            expect(reply.headers['content-encoding'], file).toBe('br');
+        }
+        // Another URL of the same file may serve other bytes some day: checked again each time.
+        expect((await get('/docs/swagger-ui.css', {}, url)).headers['cache-control']).toBe(
+          'no-cache',
+        );
       }
-      // Another URL of the same file may serve other bytes some day: checked again each time.
-      expect((await get('/docs/swagger-ui.css', {}, url)).headers['cache-control']).toBe(
-        'no-cache',
-      );
-    }
-  });
+    },
+  );
 
   const docsFiles = async (url: string) =>
     [...(await get('/docs', {}, url)).text.matchAll(/(?:src|href)="(\/docs\/[^"]+)"/g)].map(
@@ -202,7 +210,8 @@ describe('compression', () => {
     ['identity', undefined],
     ['', undefined],
   ])(
-    'sends the documents and Swagger UI’s files with their length, the same bytes for Accept-Encoding “%s” (%s)',
+    'sends the documents and Swagger UI’s files with their ' +
+      'length, the same bytes for Accept-Encoding “%s” (%s)',
     async (accepted, expected) => {
       const url = notesServices[0]!.url;
       for (const path of ['/docs', '/openapi.json', ...(await docsFiles(url))]) {
@@ -230,24 +239,28 @@ describe('compression', () => {
     },
   );
 
-  it('compresses Swagger UI’s bundle once: a client asking for it again and again spends almost no CPU', async () => {
-    const url = notesServices[1]!.url;
-    const bundle = (await docsFiles(url)).find((file) => file.includes('swagger-ui-bundle.js'))!;
-    const first = await get(bundle, { 'accept-encoding': 'br' }, url);
-    const before = process.cpuUsage();
-    const replies = await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        const bodies = [];
-        for (let index = 0; index < 5; index++)
-          bodies.push((await get(bundle, { 'accept-encoding': 'br' }, url)).body);
-        return bodies;
-      }),
-    );
-    const used = process.cpuUsage(before);
-    for (const body of replies.flat()) expect(body.equals(first.body)).toBe(true);
-    // Compressed at each request, these 40 answers took 1.5 to 2.5 s of CPU (about 40 ms each).
-    expect((used.user + used.system) / 1000).toBeLessThan(500);
-  });
+  it(
+    'compresses Swagger UI’s bundle once: a client ' +
+      'asking for it again and again spends almost no CPU',
+    async () => {
+      const url = notesServices[1]!.url;
+      const bundle = (await docsFiles(url)).find((file) => file.includes('swagger-ui-bundle.js'))!;
+      const first = await get(bundle, { 'accept-encoding': 'br' }, url);
+      const before = process.cpuUsage();
+      const replies = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const bodies = [];
+          for (let index = 0; index < 5; index++)
+            bodies.push((await get(bundle, { 'accept-encoding': 'br' }, url)).body);
+          return bodies;
+        }),
+      );
+      const used = process.cpuUsage(before);
+      for (const body of replies.flat()) expect(body.equals(first.body)).toBe(true);
+      // Compressed at each request, these 40 answers took 1.5 to 2.5 s of CPU (about 40 ms each).
+      expect((used.user + used.system) / 1000).toBeLessThan(500);
+    },
+  );
 
   it('leaves the API’s JSON answers as they are, whatever the request accepts', async () => {
     const reply = await get('/api/me', {

@@ -21,7 +21,8 @@ describe.each(NOTES_SERVICES)(
 
     const seed = async (count: number) => {
       const { rows } = await service.db.query<{ id: string }>(
-        `INSERT INTO notes (title, ${name === 'notes8080' ? 'body' : 'content'}) SELECT 'n' || i, 'x' FROM generate_series(1, $1::int) AS i RETURNING id`,
+        `INSERT INTO notes (title, ${name === 'notes8080' ? 'body' : 'content'})
+          SELECT 'n' || i, 'x' FROM generate_series(1, $1::int) AS i RETURNING id`,
         [count],
       );
       return rows.map((row) => Number(row.id));
@@ -38,46 +39,54 @@ describe.each(NOTES_SERVICES)(
       return { ids: (answer.json as { id: number }[]).map((item) => item.id), next: link };
     };
 
-    it('walks the whole table, no note missed or repeated, while notes are created and deleted meanwhile', async () => {
-      await service.db.query('DELETE FROM notes');
-      const ids = await seed(230);
-      const deleted = new Set(ids.filter((_, index) => index % 7 === 3));
-      const seen: number[] = [];
-      let path: string | undefined = '/notes?limit=25';
-      for (let turn = 0; path; turn++) {
-        const { ids: got, next } = await page(path);
-        expect(got.length).toBeLessThanOrEqual(25);
-        expect(got).toEqual([...got].sort((a, b) => b - a));
-        seen.push(...got);
-        // Meanwhile, others write: new notes (after the walk began), and deletions ahead of it.
-        await service.request('POST', '/notes', { json: note(`written during page ${turn}`) });
-        for (const id of [...deleted].slice(turn * 4, turn * 4 + 4))
-          await service.request('DELETE', `/notes/${id}`);
-        path = next;
-      }
-      expect(new Set(seen).size).toBe(seen.length);
-      const keptThroughout = ids.filter((id) => !deleted.has(id));
-      expect(
-        seen.filter((id) => ids.includes(id) && !deleted.has(id)).sort((a, b) => a - b),
-      ).toEqual(keptThroughout);
-    });
+    it(
+      'walks the whole table, no note missed or repeated, ' +
+        'while notes are created and deleted meanwhile',
+      async () => {
+        await service.db.query('DELETE FROM notes');
+        const ids = await seed(230);
+        const deleted = new Set(ids.filter((_, index) => index % 7 === 3));
+        const seen: number[] = [];
+        let path: string | undefined = '/notes?limit=25';
+        for (let turn = 0; path; turn++) {
+          const { ids: got, next } = await page(path);
+          expect(got.length).toBeLessThanOrEqual(25);
+          expect(got).toEqual([...got].sort((a, b) => b - a));
+          seen.push(...got);
+          // Meanwhile, others write: new notes (after the walk began), and deletions ahead of it.
+          await service.request('POST', '/notes', { json: note(`written during page ${turn}`) });
+          for (const id of [...deleted].slice(turn * 4, turn * 4 + 4))
+            await service.request('DELETE', `/notes/${id}`);
+          path = next;
+        }
+        expect(new Set(seen).size).toBe(seen.length);
+        const keptThroughout = ids.filter((id) => !deleted.has(id));
+        expect(
+          seen.filter((id) => ids.includes(id) && !deleted.has(id)).sort((a, b) => a - b),
+        ).toEqual(keptThroughout);
+      },
+    );
 
-    it('links to the next page only while older notes remain, and answers the whole list without parameters', async () => {
-      await service.db.query('DELETE FROM notes');
-      const ids = await seed(5);
-      const first = await page('/notes?limit=3');
-      expect(first.ids).toEqual([ids[4], ids[3], ids[2]]);
-      expect(first.next).toBe(`/notes?limit=3&before=${ids[2]}`);
-      const last = await page(first.next!);
-      expect(last).toEqual({ ids: [ids[1], ids[0]], next: undefined });
-      expect(await page('/notes?limit=5')).toEqual({ ids: [...ids].reverse(), next: undefined });
-      expect(await page('/notes')).toEqual({ ids: [...ids].reverse(), next: undefined });
-      expect(await page(`/notes?before=${ids[2]}`)).toEqual({
-        ids: [ids[1], ids[0]],
-        next: undefined,
-      });
-      expect(await page(`/notes?limit=2&before=${ids[0]}`)).toEqual({ ids: [], next: undefined });
-    });
+    it(
+      'links to the next page only while older notes ' +
+        'remain, and answers the whole list without parameters',
+      async () => {
+        await service.db.query('DELETE FROM notes');
+        const ids = await seed(5);
+        const first = await page('/notes?limit=3');
+        expect(first.ids).toEqual([ids[4], ids[3], ids[2]]);
+        expect(first.next).toBe(`/notes?limit=3&before=${ids[2]}`);
+        const last = await page(first.next!);
+        expect(last).toEqual({ ids: [ids[1], ids[0]], next: undefined });
+        expect(await page('/notes?limit=5')).toEqual({ ids: [...ids].reverse(), next: undefined });
+        expect(await page('/notes')).toEqual({ ids: [...ids].reverse(), next: undefined });
+        expect(await page(`/notes?before=${ids[2]}`)).toEqual({
+          ids: [ids[1], ids[0]],
+          next: undefined,
+        });
+        expect(await page(`/notes?limit=2&before=${ids[0]}`)).toEqual({ ids: [], next: undefined });
+      },
+    );
 
     it.each(['0', '1001', 'ten', '-1', '2.5'])(
       "refuses limit=%s in the service's own shape",

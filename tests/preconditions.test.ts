@@ -24,42 +24,52 @@ describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, n
   const stored = async (id: number) =>
     (await service.db.query('SELECT title, version FROM notes WHERE id = $1', [id])).rows[0];
 
-  it('gives a strong ETag on create, read and update, which changes with every change and only then', async () => {
-    const { id, etag } = await create('versioned');
-    expect(etag).toMatch(/^"[^"]+"$/);
-    const read = await service.request('GET', `/notes/${id}`);
-    expect(read.headers.etag).toBe(etag);
-    const changed = await service.request('PUT', `/notes/${id}`, {
-      json: note('versioned, edited', 'first'),
-    });
-    expect(changed.status).toBe(200);
-    expect(changed.headers.etag).not.toBe(etag);
-    const same = await service.request('PUT', `/notes/${id}`, {
-      json: note('versioned, edited', 'first'),
-    });
-    expect(same.headers.etag).toBe(changed.headers.etag);
-    expect((await service.request('GET', `/notes/${id}`)).headers.etag).toBe(changed.headers.etag);
-  });
-
-  it('answers 304 without a body when If-None-Match names the current version (weak or strong, or *), 200 otherwise', async () => {
-    const { id, etag } = await create('cached');
-    for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
-      const cached = await service.request('GET', `/notes/${id}`, {
-        headers: { 'if-none-match': header },
+  it(
+    'gives a strong ETag on create, read and update, ' +
+      'which changes with every change and only then',
+    async () => {
+      const { id, etag } = await create('versioned');
+      expect(etag).toMatch(/^"[^"]+"$/);
+      const read = await service.request('GET', `/notes/${id}`);
+      expect(read.headers.etag).toBe(etag);
+      const changed = await service.request('PUT', `/notes/${id}`, {
+        json: note('versioned, edited', 'first'),
       });
-      expect(cached.status, header).toBe(304);
-      expect(cached.body.length).toBe(0);
-      expect(cached.headers.etag).toBe(etag);
-    }
-    await service.request('PUT', `/notes/${id}`, { json: note('cached, edited') });
-    const stale = await service.request('GET', `/notes/${id}`, {
-      headers: { 'if-none-match': etag },
-    });
-    expect(stale.status).toBe(200);
-    expect(stale.json).toMatchObject({ title: 'cached, edited' });
-  });
+      expect(changed.status).toBe(200);
+      expect(changed.headers.etag).not.toBe(etag);
+      const same = await service.request('PUT', `/notes/${id}`, {
+        json: note('versioned, edited', 'first'),
+      });
+      expect(same.headers.etag).toBe(changed.headers.etag);
+      expect((await service.request('GET', `/notes/${id}`)).headers.etag).toBe(
+        changed.headers.etag,
+      );
+    },
+  );
 
-  it('refuses a PUT or DELETE whose If-Match names an older version with 412, changing nothing', async () => {
+  it(
+    'answers 304 without a body when If-None-Match names the ' +
+      'current version (weak or strong, or *), 200 otherwise',
+    async () => {
+      const { id, etag } = await create('cached');
+      for (const header of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+        const cached = await service.request('GET', `/notes/${id}`, {
+          headers: { 'if-none-match': header },
+        });
+        expect(cached.status, header).toBe(304);
+        expect(cached.body.length).toBe(0);
+        expect(cached.headers.etag).toBe(etag);
+      }
+      await service.request('PUT', `/notes/${id}`, { json: note('cached, edited') });
+      const stale = await service.request('GET', `/notes/${id}`, {
+        headers: { 'if-none-match': etag },
+      });
+      expect(stale.status).toBe(200);
+      expect(stale.json).toMatchObject({ title: 'cached, edited' });
+    },
+  );
+
+  it('refuses a PUT or DELETE whose If-Match names an old version: 412, no change', async () => {
     const { id, etag } = await create('contested');
     const first = await service.request('PUT', `/notes/${id}`, {
       json: note('the first save'),
@@ -113,45 +123,50 @@ describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, n
     }
   });
 
-  it('treats * as any current note, and a named version of a deleted note as a change (412); * on a missing note is 404', async () => {
-    const { id, etag } = await create('gone soon');
-    expect(
-      (
-        await service.request('PUT', `/notes/${id}`, {
-          json: note('still here'),
-          headers: { 'if-match': '*' },
-        })
-      ).status,
-    ).toBe(200);
-    expect((await service.request('DELETE', `/notes/${id}`)).status).toBeLessThan(300);
-    expect(
-      (
-        await service.request('PUT', `/notes/${id}`, {
-          json: note('too late'),
-          headers: { 'if-match': etag },
-        })
-      ).status,
-    ).toBe(412);
-    expect(
-      (await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': etag } })).status,
-    ).toBe(412);
-    expect(
-      (
-        await service.request('PUT', `/notes/${id}`, {
-          json: note('too late'),
-          headers: { 'if-match': '*' },
-        })
-      ).status,
-    ).toBe(404);
-    expect(
-      (await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': '*' } })).status,
-    ).toBe(404);
-    expect(
-      (await service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': '*' } })).status,
-    ).toBe(404);
-  });
+  it(
+    'treats * as any current note, and a named version of a ' +
+      'deleted note as a change (412); * on a missing note is 404',
+    async () => {
+      const { id, etag } = await create('gone soon');
+      expect(
+        (
+          await service.request('PUT', `/notes/${id}`, {
+            json: note('still here'),
+            headers: { 'if-match': '*' },
+          })
+        ).status,
+      ).toBe(200);
+      expect((await service.request('DELETE', `/notes/${id}`)).status).toBeLessThan(300);
+      expect(
+        (
+          await service.request('PUT', `/notes/${id}`, {
+            json: note('too late'),
+            headers: { 'if-match': etag },
+          })
+        ).status,
+      ).toBe(412);
+      expect(
+        (await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': etag } })).status,
+      ).toBe(412);
+      expect(
+        (
+          await service.request('PUT', `/notes/${id}`, {
+            json: note('too late'),
+            headers: { 'if-match': '*' },
+          })
+        ).status,
+      ).toBe(404);
+      expect(
+        (await service.request('DELETE', `/notes/${id}`, { headers: { 'if-match': '*' } })).status,
+      ).toBe(404);
+      expect(
+        (await service.request('GET', `/notes/${id}`, { headers: { 'if-none-match': '*' } }))
+          .status,
+      ).toBe(404);
+    },
+  );
 
-  it('never matches a weak tag for a write, and ignores a malformed header by matching nothing', async () => {
+  it('never matches a weak tag for a write; a malformed header matches nothing', async () => {
     const { id, etag } = await create('strict');
     expect(
       (
@@ -175,7 +190,7 @@ describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, n
     ).toBe(200);
   });
 
-  it("reads RFC 9110's list syntax exactly: a header of any other form names no version", async () => {
+  it("reads RFC 9110's list syntax exactly: any other form names no version", async () => {
     const { id, etag } = await create('lists');
     const write = (ifMatch: string) =>
       service.request('PUT', `/notes/${id}`, {

@@ -30,7 +30,7 @@ const lineOf = (service: { logs: StartedService<NotesDeps>['logs'] }, reply: Rep
   service.logs.lines.find((line) => line.reqId === reply.headers['x-request-id']);
 
 describe.each(['notes8080', 'notes8000'])('%s request ids', (name) => {
-  it('gives every answer a new id when the client sent none, and logs its line with it', async () => {
+  it('gives each answer a new id when the client sent none, logging the line with it', async () => {
     const service = notes[name]!;
     const replies = [
       await service.request('GET', '/notes'),
@@ -49,23 +49,29 @@ describe.each(['notes8080', 'notes8000'])('%s request ids', (name) => {
     }
   });
 
-  it('keeps the id a client or a proxy sent, and replaces one that is not 1-128 visible ASCII characters', async () => {
-    const service = notes[name]!;
-    const kept = 'proxy-7f3a:01/ABC~';
-    const echoed = await service.request('GET', '/notes', { headers: { 'x-request-id': kept } });
-    expect(echoed.headers['x-request-id']).toBe(kept);
-    expect(lineOf(service, echoed)?.reqId).toBe(kept);
-    for (const bad of ['x'.repeat(129), 'two words', '', 'tab\there']) {
-      const replaced = await service.request('GET', '/notes', { headers: { 'x-request-id': bad } });
-      expect(replaced.headers['x-request-id'], JSON.stringify(bad)).toMatch(UUID);
-    }
-    const longest = 'y'.repeat(128);
-    expect(
-      (await service.request('GET', '/notes', { headers: { 'x-request-id': longest } })).headers[
-        'x-request-id'
-      ],
-    ).toBe(longest);
-  });
+  it(
+    'keeps the id a client or a proxy sent, and replaces ' +
+      'one that is not 1-128 visible ASCII characters',
+    async () => {
+      const service = notes[name]!;
+      const kept = 'proxy-7f3a:01/ABC~';
+      const echoed = await service.request('GET', '/notes', { headers: { 'x-request-id': kept } });
+      expect(echoed.headers['x-request-id']).toBe(kept);
+      expect(lineOf(service, echoed)?.reqId).toBe(kept);
+      for (const bad of ['x'.repeat(129), 'two words', '', 'tab\there']) {
+        const replaced = await service.request('GET', '/notes', {
+          headers: { 'x-request-id': bad },
+        });
+        expect(replaced.headers['x-request-id'], JSON.stringify(bad)).toMatch(UUID);
+      }
+      const longest = 'y'.repeat(128);
+      expect(
+        (await service.request('GET', '/notes', { headers: { 'x-request-id': longest } })).headers[
+          'x-request-id'
+        ],
+      ).toBe(longest);
+    },
+  );
 });
 
 describe('auth request ids', () => {

@@ -167,7 +167,8 @@ const contract: [
     },
   ],
   [
-    "lists live sessions oldest first, each account's on demand, with who opened them and never a token",
+    "lists live sessions oldest first, each account's " +
+      'on demand, with who opened them and never a token',
     async (make) => {
       const store = await make();
       const tokens = [
@@ -282,7 +283,8 @@ const contract: [
     },
   ],
   [
-    "refuses, no longer lists and no longer counts an account's sessions made before its credential generation changed, and no other account's",
+    "refuses, no longer lists and no longer counts an account's sessions " +
+      "made before its credential generation changed, and no other account's",
     async (make) => {
       const store = await make();
       const [before, bobs] = [await store.create(alice, client), await store.create(bob, client)];
@@ -316,7 +318,7 @@ describe('the PostgreSQL session store', () => {
     expect(rows[0].token_hash).toEqual(createHash('sha256').update(token).digest());
   });
 
-  it('refreshes the last-seen time of a session used after a minute, and only of that one', async () => {
+  it('refreshes the last-seen time of a session used after a minute, only that one', async () => {
     const store = await stores.postgres!();
     const used = await store.create(alice, client);
     await store.create(bob, client);
@@ -356,37 +358,45 @@ describe('credential generations in PostgreSQL', () => {
     { id: alice.id, email, password },
   ];
 
-  it('keeps the generation across a start with the same email and password, in whatever letter case the email comes', async () => {
-    await db.query('TRUNCATE credentials, sessions');
-    const first = new PostgresGenerations(db, credentials('first password'), 2);
-    const generation = await first.current(alice.id);
-    const again = new PostgresGenerations(
-      db,
-      credentials('first password', alice.email.toUpperCase()),
-      2,
-    );
-    expect(await again.current(alice.id)).toBe(generation);
-    expect(await first.current(alice.id)).toBe(generation);
-  });
+  it(
+    'keeps the generation across a start with the same email ' +
+      'and password, in whatever letter case the email comes',
+    async () => {
+      await db.query('TRUNCATE credentials, sessions');
+      const first = new PostgresGenerations(db, credentials('first password'), 2);
+      const generation = await first.current(alice.id);
+      const again = new PostgresGenerations(
+        db,
+        credentials('first password', alice.email.toUpperCase()),
+        2,
+      );
+      expect(await again.current(alice.id)).toBe(generation);
+      expect(await first.current(alice.id)).toBe(generation);
+    },
+  );
 
-  it('a start with another password or email makes a new generation, ends the sessions, and leaves the older instance admitting no one', async () => {
-    await db.query('TRUNCATE credentials, sessions');
-    const first = new PostgresGenerations(db, credentials('first password'), 2);
-    const store = new PostgresSessionStore(db, LIMITS, () => first.checked());
-    const { token } = await store.create(alice, client, (await first.current(alice.id))!);
-    const changed = new PostgresGenerations(db, credentials('second password'), 2);
-    const renewed = await changed.current(alice.id);
-    expect(renewed).not.toBe(undefined);
-    expect(await store.find(token)).toBeUndefined();
-    expect((await db.query('SELECT count(*)::int AS count FROM sessions')).rows[0].count).toBe(0);
-    expect(await first.current(alice.id)).toBeUndefined();
-    const otherEmail = new PostgresGenerations(
-      db,
-      credentials('second password', 'alice@elsewhere.example'),
-      2,
-    );
-    expect(await otherEmail.current(alice.id)).toBeGreaterThan(renewed!);
-  });
+  it(
+    'a start with another password or email makes a new generation, ' +
+      'ends the sessions, and leaves the older instance admitting no one',
+    async () => {
+      await db.query('TRUNCATE credentials, sessions');
+      const first = new PostgresGenerations(db, credentials('first password'), 2);
+      const store = new PostgresSessionStore(db, LIMITS, () => first.checked());
+      const { token } = await store.create(alice, client, (await first.current(alice.id))!);
+      const changed = new PostgresGenerations(db, credentials('second password'), 2);
+      const renewed = await changed.current(alice.id);
+      expect(renewed).not.toBe(undefined);
+      expect(await store.find(token)).toBeUndefined();
+      expect((await db.query('SELECT count(*)::int AS count FROM sessions')).rows[0].count).toBe(0);
+      expect(await first.current(alice.id)).toBeUndefined();
+      const otherEmail = new PostgresGenerations(
+        db,
+        credentials('second password', 'alice@elsewhere.example'),
+        2,
+      );
+      expect(await otherEmail.current(alice.id)).toBeGreaterThan(renewed!);
+    },
+  );
 
   it('instances starting together with a new password agree on one new generation', async () => {
     await db.query('TRUNCATE credentials, sessions');

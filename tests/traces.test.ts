@@ -116,52 +116,56 @@ async function spansWhere(match: (span: Received) => boolean): Promise<Received[
 }
 
 describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
-  test('a request is a trace: its server span named after the route template, its statements as pg spans, and its log line carries the trace id', async () => {
-    const created = await send(server.urls.notes8080, {
-      method: 'POST',
-      path: '/notes',
-      json: { title: 'traced', body: 'b' },
-    });
-    expect(created.status).toBe(201);
-    const id = (created.json as { id: number }).id;
-    const reply = await send(server.urls.notes8080, {
-      method: 'GET',
-      path: `/notes/${id}`,
-      headers: { 'x-request-id': 'traced-read' },
-    });
-    expect(reply.status).toBe(200);
+  test(
+    'a request is a trace: its server span named after the route template, ' +
+      'its statements as pg spans, and its log line carries the trace id',
+    async () => {
+      const created = await send(server.urls.notes8080, {
+        method: 'POST',
+        path: '/notes',
+        json: { title: 'traced', body: 'b' },
+      });
+      expect(created.status).toBe(201);
+      const id = (created.json as { id: number }).id;
+      const reply = await send(server.urls.notes8080, {
+        method: 'GET',
+        path: `/notes/${id}`,
+        headers: { 'x-request-id': 'traced-read' },
+      });
+      expect(reply.status).toBe(200);
 
-    const [read] = await spansWhere(
-      ({ span, attributes }) => span.kind === SERVER && attributes['url.path'] === `/notes/${id}`,
-    );
-    expect(read).toBeDefined();
-    expect(read!.span.name).toBe('GET /notes/{id}');
-    expect(read!.attributes).toMatchObject({
-      'http.route': '/notes/{id}',
-      'http.request.method': 'GET',
-      'http.response.status_code': 200,
-      'app.service': 'notes8080',
-    });
-    // The process runs three services: the trace's service is all of them, the span says which.
-    expect(read!.resource['service.name']).toBe('notes8080,notes8000,auth');
+      const [read] = await spansWhere(
+        ({ span, attributes }) => span.kind === SERVER && attributes['url.path'] === `/notes/${id}`,
+      );
+      expect(read).toBeDefined();
+      expect(read!.span.name).toBe('GET /notes/{id}');
+      expect(read!.attributes).toMatchObject({
+        'http.route': '/notes/{id}',
+        'http.request.method': 'GET',
+        'http.response.status_code': 200,
+        'app.service': 'notes8080',
+      });
+      // The process runs three services: the trace's service is all of them, the span says which.
+      expect(read!.resource['service.name']).toBe('notes8080,notes8000,auth');
 
-    const { traceId } = read!.span;
-    const statements = await spansWhere(
-      ({ span, attributes }) =>
-        span.traceId === traceId &&
-        span.kind === CLIENT &&
-        attributes['db.system.name'] === 'postgresql' &&
-        attributes['db.query.text'] !== undefined,
-    );
-    expect(statements.map(({ attributes }) => attributes['db.query.text'])).toContainEqual(
-      expect.stringMatching(/^SELECT .* FROM notes WHERE id = \$1$/s),
-    );
+      const { traceId } = read!.span;
+      const statements = await spansWhere(
+        ({ span, attributes }) =>
+          span.traceId === traceId &&
+          span.kind === CLIENT &&
+          attributes['db.system.name'] === 'postgresql' &&
+          attributes['db.query.text'] !== undefined,
+      );
+      expect(statements.map(({ attributes }) => attributes['db.query.text'])).toContainEqual(
+        expect.stringMatching(/^SELECT .* FROM notes WHERE id = \$1$/s),
+      );
 
-    const line = logLines(server.output()).find((logged) => logged.reqId === 'traced-read');
-    expect(line).toMatchObject({ path: `/notes/${id}`, status: 200, trace_id: traceId });
+      const line = logLines(server.output()).find((logged) => logged.reqId === 'traced-read');
+      expect(line).toMatchObject({ path: `/notes/${id}`, status: 200, trace_id: traceId });
 
-    expect(paths).toContain('POST /v1/traces application/json');
-  });
+      expect(paths).toContain('POST /v1/traces application/json');
+    },
+  );
 
   test('a request no route takes keeps a server span of its own, without a route', async () => {
     const reply = await send(server.urls.notes8080, { method: 'GET', path: '/no-such-path-4321' });
@@ -179,56 +183,65 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     });
   });
 
-  test('unset, the tracing SDK is not even loaded: the process imports none of it (set, the same process imports it)', async () => {
-    const hook = new URL('./support/loadedModules.mjs', import.meta.url).href;
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    const loaded: Record<string, boolean> = {};
-    for (const traced of [false, true]) {
-      const dataDir = await temporaryDataDir();
-      cleanups.push(() => removeDataDir(dataDir));
-      const file = path.join(dataDir, 'loaded-modules.txt');
-      const env = {
-        DATABASE_URL: database.url,
-        LOADED_MODULES_FILE: file,
-        SERVICES: 'notes8080',
-        ...(traced && {
-          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        }),
-      };
-      const started = await startProcess({
-        form: 'compiled',
-        dataDir,
-        env,
-        nodeFlags: ['--import', hook],
-      });
-      expect((await send(started.urls.notes8080, { method: 'GET', path: '/notes' })).status).toBe(
-        200,
-      );
-      await started.stop(5_000);
-      const modules = await fs.readFile(file, 'utf8');
-      expect(modules).toContain('/server/start.js');
-      loaded[String(traced)] = modules.includes('/node_modules/@opentelemetry/');
-    }
-    expect(loaded).toEqual({ false: false, true: true });
-  });
+  test(
+    'unset, the tracing SDK is not even loaded: the process ' +
+      'imports none of it (set, the same process imports it)',
+    async () => {
+      const hook = new URL('./support/loadedModules.mjs', import.meta.url).href;
+      const database = await createTestDatabase();
+      cleanups.push(database.drop);
+      const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+      const loaded: Record<string, boolean> = {};
+      for (const traced of [false, true]) {
+        const dataDir = await temporaryDataDir();
+        cleanups.push(() => removeDataDir(dataDir));
+        const file = path.join(dataDir, 'loaded-modules.txt');
+        const env = {
+          DATABASE_URL: database.url,
+          LOADED_MODULES_FILE: file,
+          SERVICES: 'notes8080',
+          ...(traced && {
+            OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+            OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          }),
+        };
+        const started = await startProcess({
+          form: 'compiled',
+          dataDir,
+          env,
+          nodeFlags: ['--import', hook],
+        });
+        expect((await send(started.urls.notes8080, { method: 'GET', path: '/notes' })).status).toBe(
+          200,
+        );
+        await started.stop(5_000);
+        const modules = await fs.readFile(file, 'utf8');
+        expect(modules).toContain('/server/start.js');
+        loaded[String(traced)] = modules.includes('/node_modules/@opentelemetry/');
+      }
+      expect(loaded).toEqual({ false: false, true: true });
+    },
+  );
 
-  test("OTEL_SERVICE_NAME names the traces' service; an endpoint that is not an http(s) URL stops the start", () => {
-    expect(
-      loadConfig({
-        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
-        OTEL_SERVICE_NAME: 'notes',
-      }).tracing,
-    ).toEqual({ serviceName: 'notes' });
-    expect(
-      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', SERVICES: 'auth' })
-        .tracing,
-    ).toEqual({ serviceName: 'auth' });
-    expect(loadConfig({}).tracing).toBeUndefined();
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
-      'OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is not valid: expected an http:// or https:// URL',
-    );
-  });
+  test(
+    "OTEL_SERVICE_NAME names the traces' service; an " +
+      'endpoint that is not an http(s) URL stops the start',
+    () => {
+      expect(
+        loadConfig({
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+          OTEL_SERVICE_NAME: 'notes',
+        }).tracing,
+      ).toEqual({ serviceName: 'notes' });
+      expect(
+        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', SERVICES: 'auth' })
+          .tracing,
+      ).toEqual({ serviceName: 'auth' });
+      expect(loadConfig({}).tracing).toBeUndefined();
+      expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+        'OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is ' +
+          'not valid: expected an http:// or https:// URL',
+      );
+    },
+  );
 });

@@ -26,7 +26,8 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('CREATE INDEX login_failures_by_key ON login_failures (key, at)');
   await knex.raw('CREATE INDEX login_failures_by_age ON login_failures (at)');
   await knex.raw(
-    'CREATE TABLE device_key (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), key bytea NOT NULL)',
+    `CREATE TABLE device_key (
+      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), key bytea NOT NULL)`,
   );
 }
 

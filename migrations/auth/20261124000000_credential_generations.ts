@@ -22,16 +22,22 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('DELETE FROM sessions');
   await knex.raw('ALTER TABLE sessions ADD COLUMN generation integer NOT NULL');
   await knex.raw(`
-    CREATE FUNCTION create_session(session_id uuid, hashed_token bytea, owner text, ttl_seconds double precision, from_address text, agent text,
-                                   made_with integer, most_per_user integer, most integer, login_lock bigint) RETURNS void
+    CREATE FUNCTION create_session(session_id uuid, hashed_token bytea, owner text,
+                                   ttl_seconds double precision, from_address text, agent text,
+                                   made_with integer, most_per_user integer, most integer,
+                                   login_lock bigint) RETURNS void
     LANGUAGE sql VOLATILE AS $$
       SELECT pg_advisory_xact_lock(login_lock);
       -- Every session lives as long, so the oldest rows, which the caps end first, are the expired
       -- ones, if any are left: an expired row never costs a live session its place.
-      DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE user_id = owner ORDER BY created_at DESC OFFSET most_per_user - 1);
-      DELETE FROM sessions WHERE id IN (SELECT id FROM sessions ORDER BY created_at DESC OFFSET most - 1);
+      DELETE FROM sessions WHERE id IN (
+        SELECT id FROM sessions WHERE user_id = owner
+        ORDER BY created_at DESC OFFSET most_per_user - 1);
+      DELETE FROM sessions WHERE id IN (
+        SELECT id FROM sessions ORDER BY created_at DESC OFFSET most - 1);
       INSERT INTO sessions (id, token_hash, user_id, expires_at, address, user_agent, generation)
-      VALUES (session_id, hashed_token, owner, now() + make_interval(secs => ttl_seconds), from_address, agent, made_with);
+      VALUES (session_id, hashed_token, owner, now() + make_interval(secs => ttl_seconds),
+              from_address, agent, made_with);
     $$`);
 }
 

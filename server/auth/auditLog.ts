@@ -1,15 +1,14 @@
 import type { Context } from 'koa';
 import type { AuthConfig } from '../config.js';
+import { clientKey } from '../http/clientAddress.js';
 import type { Logger } from '../logger.js';
+import type { AuditEventType, AuditEventView } from '../../web/src/pageState.js';
 import { normalizeEmail, type Accounts } from './accounts.js';
 import { AUDIT_RATE, EventRate, type AuditRate } from './auditRate.js';
-import { clientKey } from '../http/clientAddress.js';
-import { clientOf, type Client } from './sessions.js';
-import type { AuditEventType, AuditEventView } from '../../web/src/pageState.js';
+import type { Client } from './sessions.js';
 
 export type { AuditEventType };
 
-/** Each type of security event, and what makes it. */
 export const AUDIT_EVENT_TYPES: Record<AuditEventType, string> = {
   'login.succeeded': 'A login was admitted and its session made',
   'login.failed':
@@ -22,21 +21,11 @@ export const AUDIT_EVENT_TYPES: Record<AuditEventType, string> = {
   'account.unlocked': "An administrator cleared an account's login throttling",
 };
 
-/**
- * What an event says of itself: the reason of a refusal, how many sessions ended, who ended them.
- * Never a secret.
- */
-export type EventDetail = AuditEvent['detail'];
-
-/** A security event, as administrators read it: the shape the admin pages read too. */
 export type AuditEvent = AuditEventView;
-
+export type EventDetail = AuditEvent['detail'];
 export type NewAuditEvent = Omit<AuditEvent, 'id'>;
 
-/**
- * Which events to read: newest first, at most `limit`, older than the event `before`, of one type,
- * of one email.
- */
+/** Newest first, older than the event `before`. */
 export interface AuditQuery {
   limit: number;
   before?: number;
@@ -44,61 +33,48 @@ export interface AuditQuery {
   email?: string;
 }
 
-/**
- * For how many days, and how many events at most, the trail is kept (AUDIT_RETENTION_DAYS,
- * AUDIT_MAX_EVENTS).
- */
 export type AuditLimits = AuthConfig['audit'];
 
-/** Where events are kept: this process's ring (AuditRing), or PostgreSQL (PostgresAuditLog). */
+/** AuditRing or PostgresAuditLog. */
 export interface AuditKeeper {
-  /**
-   * Takes events to keep, in the order they happened. Never waits and never throws: a failure to
-   * store them is logged.
-   */
-  keep(events: NewAuditEvent[]): void;
-  /**
-   * Events kept within the limits, newest first, those this process took before the call included.
-   */
+  keep(events: NewAuditEvent[]): void; // never waits, never throws
   list(query: AuditQuery): Promise<AuditEvent[]>;
 }
 
-/** The request an event comes with: the client's address, its browser and the request's id. */
 export interface RequestFacts extends Client {
   requestId: string;
 }
 
-export const requestFacts = (ctx: Context): RequestFacts => ({
-  ...clientOf(ctx),
-  requestId: ctx.state.requestId,
-});
+const USER_AGENT_CHARS = 256;
 
 /**
- * Whom an event is about: the email a login tried (none before its body is read), or an account.
+ * A long browser name is cut and copied: a slice would keep the whole header alive as long as the
+ * session or event holding it.
  */
+export function requestFacts(ctx: Context): RequestFacts {
+  const userAgent = ctx.get('user-agent');
+  return {
+    address: ctx.ip,
+    userAgent:
+      userAgent.length <= USER_AGENT_CHARS
+        ? userAgent
+        : Buffer.from(userAgent.slice(0, USER_AGENT_CHARS), 'latin1').toString('latin1'),
+    requestId: ctx.state.requestId,
+  };
+}
+
+/** The email a login tried (none before its body was read), or an account. */
 export type Subject = { email?: string } | { userId: string };
 
-const DAY_MS = 24 * 3600 * 1000;
-
-/**
- * The time before which events are past the retention, as events write their time (ISO strings of
- * one form compare as times do).
- */
 export const retentionStart = (limits: AuditLimits, now: number) =>
-  new Date(now - limits.retentionDays * DAY_MS).toISOString();
+  new Date(now - limits.retentionDays * 24 * 3600 * 1000).toISOString();
 
-/**
- * The most bytes of the email and address a log line repeats, so that a line stays under 500 bytes
- * whatever the client sent.
- */
+/** Of the email and address, so that a log line stays under 500 bytes. */
 const LOGGED_BYTES = 48;
 
 /**
- * The security events of the login service: each is written as a log line (`event`: its type)
- * and kept for administrators, at most at the rate EventRate allows (past it, events are counted
- * in summaries). Recording never waits: the keeper stores events after the answer. `recorded`,
- * when given, is told the type of every event recorded, whatever the rate (the metrics count
- * login attempts so).
+ * Each security event is a log line and is kept for administrators, past EventRate's rate counted
+ * in summaries. `recorded` is told every event's type, whatever the rate.
  */
 export class AuditTrail {
   readonly #rate: EventRate;
@@ -113,12 +89,7 @@ export class AuditTrail {
     this.#rate = new EventRate(rate);
   }
 
-  record(
-    type: AuditEventType,
-    request: RequestFacts,
-    subject: Subject,
-    detail: EventDetail = {},
-  ): void {
+  record(type: AuditEventType, request: RequestFacts, subject: Subject, detail: EventDetail = {}) {
     this.recorded?.(type);
     const event: NewAuditEvent = {
       time: new Date().toISOString(),
@@ -132,7 +103,7 @@ export class AuditTrail {
     this.#keep(this.#rate.take(event, clientKey(request.address)));
   }
 
-  /** A page of events, newest first, and the `before` of the next page (null: none). */
+  /** A page of events, and the `before` of the next page (null: none). */
   async list(query: AuditQuery): Promise<{ events: AuditEvent[]; next: number | null }> {
     this.keepEnded();
     const events = await this.keeper.list({
@@ -141,34 +112,25 @@ export class AuditTrail {
       email: query.email === undefined ? undefined : normalizeEmail(query.email),
     });
     const page = events.slice(0, query.limit);
-    return { events: page, next: events.length > query.limit ? page[page.length - 1]!.id : null };
+    return { events: page, next: events.length > query.limit ? page.at(-1)!.id : null };
   }
 
-  /** Keeps the summaries of a window that has ended: before events are read, and in the upkeep. */
   keepEnded(): void {
     this.#keep(this.#rate.ended());
   }
 
   #keep(events: NewAuditEvent[]): void {
     if (events.length === 0) return;
-    for (const event of events) this.#log(event);
+    for (const { type, email, userId, address, requestId, detail } of events)
+      this.logger[type === 'login.throttled' ? 'warn' : 'info']({
+        event: type,
+        ...(email !== null && { email: cut(email) }),
+        ...(userId !== null && { userId }),
+        address: cut(address),
+        reqId: requestId,
+        detail,
+      });
     this.keeper.keep(events);
-  }
-
-  /**
-   * The event's line: short, without the browser's name (kept with the event), refusals at warn.
-   */
-  #log({ type, email, userId, address, requestId, detail }: NewAuditEvent): void {
-    const level = type === 'login.throttled' ? 'warn' : 'info';
-    this.logger[level]({
-      event: type,
-      ...(email !== null && { email: cut(email, LOGGED_BYTES) }),
-      ...(userId !== null && { userId }),
-      address: cut(address, LOGGED_BYTES),
-      // Whole (at most 128 characters), as every other line of the request carries it.
-      reqId: requestId,
-      detail,
-    });
   }
 
   #who(subject: Subject): { email: string | null; userId: string | null } {
@@ -184,35 +146,31 @@ export class AuditTrail {
   }
 }
 
-/**
- * A client's text as PostgreSQL can store it: U+0000 and halves of surrogate pairs become U+FFFD.
- */
+/** As PostgreSQL can store it: U+0000 and halves of surrogate pairs become U+FFFD. */
 const storable = (text: string) =>
   text.replace(/\p{Cs}/gu, '\uFFFD').replaceAll('\u0000', '\uFFFD');
 
 const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
 
-/** `text` in at most `bytes` bytes of a JSON line (its escapes counted), cut with an ellipsis. */
-function cut(text: string, bytes: number): string {
-  if (jsonBytes(text) <= bytes) return text;
+/** `text` in at most LOGGED_BYTES of a JSON line (escapes counted), cut with an ellipsis. */
+function cut(text: string): string {
+  if (jsonBytes(text) <= LOGGED_BYTES) return text;
   let end = 0;
   let size = jsonBytes('…');
   for (const char of text) {
     size += jsonBytes(char);
-    if (size > bytes) break;
+    if (size > LOGGED_BYTES) break;
     end += char.length;
   }
   return `${text.slice(0, end)}…`;
 }
 
 /**
- * The trail in this process (SESSION_STORE=memory): the events within the retention, at most
- * `maxEvents` of them, oldest dropped first. Ids grow with each event kept, from 1 at each start.
+ * The trail in this process: within the retention, at most `maxEvents`, oldest dropped first. Ids
+ * are consecutive from 1 at each start, so an event's place follows from its id.
  */
 export class AuditRing implements AuditKeeper {
-  /**
-   * Oldest first; the slots before #head are dropped events, released until the array is compacted.
-   */
+  /** Oldest first; the slots before #head are dropped, released when the array is compacted. */
   #events: (AuditEvent | undefined)[] = [];
   #head = 0;
   #lastId = 0;
@@ -226,13 +184,12 @@ export class AuditRing implements AuditKeeper {
 
   async list({ limit, before, type, email }: AuditQuery): Promise<AuditEvent[]> {
     this.#trim();
+    const first = this.#events[this.#head]?.id ?? 0;
+    const end = before === undefined ? this.size : Math.max(0, Math.min(this.size, before - first));
     const found: AuditEvent[] = [];
-    for (let at = this.#below(before) - 1; at >= this.#head && found.length < limit; at--) {
+    for (let at = this.#head + end - 1; at >= this.#head && found.length < limit; at--) {
       const event = this.#events[at]!;
-      if (
-        (type === undefined || event.type === type) &&
-        (email === undefined || event.email === email)
-      )
+      if ((type ?? event.type) === event.type && (email ?? event.email) === event.email)
         found.push(event);
     }
     return found;
@@ -242,25 +199,6 @@ export class AuditRing implements AuditKeeper {
     return this.#events.length - this.#head;
   }
 
-  /**
-   * The index just past the newest event whose id is below `before` (all of them without it): ids
-   * grow along the array.
-   */
-  #below(before: number | undefined): number {
-    let [low, high] = [this.#head, this.#events.length];
-    if (before === undefined) return high;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      if (this.#events[middle]!.id < before) low = middle + 1;
-      else high = middle;
-    }
-    return low;
-  }
-
-  /**
-   * Drops what is past the count or the retention; the array is compacted once half of it is
-   * dropped slots.
-   */
   #trim(): void {
     const oldest = retentionStart(this.limits, Date.now());
     const past = this.#events.length - this.limits.maxEvents;

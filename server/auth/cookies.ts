@@ -3,14 +3,12 @@ import type { Context } from 'koa';
 export interface CookieOptions {
   maxAgeSeconds: number;
   secure: boolean;
-  /** `/` unless given: a cookie only one endpoint reads is sent to that endpoint alone. */
   path?: string;
 }
 
 /**
- * The `Set-Cookie` value of an HttpOnly, SameSite=Lax cookie, written by hand rather than with
- * ctx.cookies: that would add an Expires attribute the spec does not list, and refuse `Secure`
- * when TLS ends at a proxy in front.
+ * Written by hand rather than with ctx.cookies, which would add an Expires the spec does not list
+ * and refuse `Secure` when TLS ends at a proxy in front.
  */
 export function cookie(
   name: string,
@@ -21,19 +19,13 @@ export function cookie(
 }
 
 /**
- * Every non-empty value of cookie `name` the request carries, in order. A browser sends several
- * when cookies of that name were set for several paths or domains, so one planted by a sibling
- * site cannot hide the real one: the caller tries each.
+ * Every non-empty value of cookie `name`, in order: one planted for a sibling path or domain
+ * cannot hide the real one, since the caller tries each.
  */
 export function cookieValues(ctx: Context, name: string): string[] {
-  const header = ctx.req.headers.cookie;
-  if (!header) return [];
-  const values: string[] = [];
-  for (const pair of header.split(';')) {
+  return (ctx.get('cookie') || '').split(';').flatMap((pair) => {
     const separator = pair.indexOf('=');
-    if (separator === -1 || pair.slice(0, separator).trim() !== name) continue;
-    const value = pair.slice(separator + 1).trim();
-    if (value) values.push(value);
-  }
-  return values;
+    if (separator === -1 || pair.slice(0, separator).trim() !== name) return [];
+    return pair.slice(separator + 1).trim() || [];
+  });
 }

@@ -1,3 +1,4 @@
+import Koa from 'koa';
 import type { AuthConfig, Edge } from '../config.js';
 import type { Database } from '../db/pool.js';
 import { serviceApp, type ErrorAnswer, type Hosting } from '../http/app.js';
@@ -9,47 +10,28 @@ import { InvalidRequestError } from '../http/route.js';
 import type { Logger } from '../logger.js';
 import { createAccounts, type Accounts } from './accounts.js';
 import { AuditRing, AuditTrail, type AuditEventType } from './auditLog.js';
-import { AUDIT_RATE } from './auditRate.js';
 import { DeviceTrust } from './deviceTrust.js';
-import {
-  MemoryGenerations,
-  PostgresGenerations,
-  type CredentialGenerations,
-} from './generations.js';
-import { LOGIN_LIMITS, LoginLimits } from './limits.js';
+import { MemoryGenerations, PostgresGenerations } from './generations.js';
+import { LoginLimits } from './limits.js';
 import { loginCheck } from './login.js';
 import { ErrorBody, failure, messages } from './messages.js';
 import { PostgresAuditLog } from './postgresAuditLog.js';
 import { PostgresSessionStore } from './postgresSessions.js';
-import { adminViews } from './presenters.js';
+import { adminViews, presentSettings } from './presenters.js';
 import { adminRoutes } from './routes/admin.js';
 import { pageRoutes } from './routes/pages.js';
 import { sessionRoutes } from './routes/session.js';
 import { ownSessionRoutes } from './routes/sessions.js';
-import { MemorySessionStore, signedInWith, type SessionStore } from './sessions.js';
+import { MemorySessionStore, signedInWith } from './sessions.js';
 import type { Spa } from './spa.js';
-import { WAITING_PER_ADDRESS } from './checkQueue.js';
 
 export interface AuthDeps extends Hosting {
   config: AuthConfig;
   edge: Edge;
   logger: Logger;
   spa: Spa;
-  /**
-   * The pool on the service's schema: sessions and login limits are kept there when
-   * `config.sessions.store` is `postgres`.
-   */
+  /** The pool on the service's schema, for SESSION_STORE=postgres. */
   db?: Database;
-}
-
-interface AuthState {
-  sessions: SessionStore;
-  generations: CredentialGenerations;
-  limits: LoginLimits;
-  devices: DeviceTrust;
-  audit: AuditTrail;
-  /** Resolves when the service can answer requests (undefined: always). */
-  ready?: () => Promise<unknown>;
 }
 
 const OUTCOMES = ['succeeded', 'failed', 'throttled'] as const;
@@ -67,31 +49,21 @@ function loginCounter(metrics: Metrics): (type: AuditEventType) => void {
  * Where sessions, credential generations, login limits, the device key and the audit trail live:
  * this process, or the database every instance shares.
  */
-function stateOf({
-  config,
-  db,
-  logger,
-  accounts,
-  metrics,
-}: Pick<AuthDeps, 'config' | 'db' | 'logger' | 'metrics'> & { accounts: Accounts }): AuthState {
-  const limits = {
-    ttlSeconds: config.sessions.ttlSeconds,
-    max: config.sessions.max,
-    maxPerUser: config.sessions.maxPerUser,
-  };
+function stateOf({ config, db, logger, metrics }: AuthDeps, accounts: Accounts) {
   const trustDays = config.deviceTrustDays;
   const recorded = metrics && loginCounter(metrics);
   if (config.sessions.store === 'memory') {
     const generations = new MemoryGenerations();
     return {
       sessions: new MemorySessionStore({
-        ...limits,
+        ...config.sessions,
         generationOf: (userId) => generations.of(userId),
       }),
       generations,
       limits: new LoginLimits(),
       devices: DeviceTrust.inMemory({ trustDays, generations }),
       audit: new AuditTrail(new AuditRing(config.audit), accounts, logger, recorded),
+      ready: undefined,
     };
   }
   if (!db) throw new Error("SESSION_STORE=postgres needs the pool on the login service's schema");
@@ -101,8 +73,7 @@ function stateOf({
     password,
   }));
   const generations = new PostgresGenerations(db, credentials, config.passwordHashCost);
-  // Compared at once, so that the sessions of a changed password end at the start, not at the first
-  // request.
+  // Compared at once: the sessions of a changed password end at the start, not at a request.
   generations
     .checked()
     .catch((error: unknown) =>
@@ -111,7 +82,7 @@ function stateOf({
         'stored credentials not compared yet; tried again at the next request',
       ),
     );
-  const sessions = new PostgresSessionStore(db, limits, () => generations.checked());
+  const sessions = new PostgresSessionStore(db, config.sessions, () => generations.checked());
   const auditLog = new PostgresAuditLog(db, config.audit, logger);
   const audit = new AuditTrail(auditLog, accounts, logger, recorded);
   db.every(config.sessions.sweepIntervalMs, async () => {
@@ -136,58 +107,43 @@ function stateOf({
 /** A login body is two short strings. */
 const BODY_LIMIT_BYTES = 16 * 1024;
 
-/**
- * The session login service of docs/specs/session-login-service.md. Throws ConfigError for two
- * accounts with one email.
- */
-export function authApp({ config, edge, logger, spa, db, ...hosting }: AuthDeps) {
+/** What the routes are made of. */
+function servicesOf(deps: AuthDeps) {
+  const { config, edge, spa } = deps;
   const accounts = createAccounts(config);
-  const { sessions, generations, limits, devices, audit, ready } = stateOf({
-    config,
-    db,
-    logger,
+  const state = stateOf(deps, accounts);
+  deps.metrics?.sessions(config.sessions.store, () => state.sessions.count());
+  return {
+    ...state,
     accounts,
-    metrics: hosting.metrics,
-  });
-  hosting.metrics?.sessions(config.sessions.store, () => sessions.count());
-  const signedIn = signedInWith(sessions, accounts);
-  const checkLogin = loginCheck({ accounts, generations, devices, limits, audit });
-  const { store, ttlSeconds, max, maxPerUser } = config.sessions;
-  const settings = {
-    sessions: { store, ttlSeconds, max, maxPerUser },
-    limits: LOGIN_LIMITS,
-    waitingPerAddress: WAITING_PER_ADDRESS,
-    audit: { ...config.audit, rate: AUDIT_RATE },
-    deviceTrustDays: config.deviceTrustDays,
-    edge,
-    passwordHashCost: config.passwordHashCost,
+    signedIn: signedInWith(state.sessions, accounts),
+    checkLogin: loginCheck({ accounts, ...state }),
+    views: adminViews({ accounts, ...state }, presentSettings(config, edge)),
+    spa,
+    cookie: { maxAgeSeconds: config.sessions.ttlSeconds, secure: config.production },
+    production: config.production,
   };
-  const admin = adminViews({ accounts, sessions, limits, audit, settings });
-  const routes = [
-    ...sessionRoutes({
-      sessions,
-      signedIn,
-      checkLogin,
-      devices,
-      audit,
-      cookie: { maxAgeSeconds: ttlSeconds, secure: config.production },
-    }),
-    ...ownSessionRoutes({ sessions, signedIn, audit }),
-    ...adminRoutes({ accounts, generations, sessions, limits, audit, signedIn, views: admin }),
-    ...pageRoutes({ signedIn, admin, spa, production: config.production }),
-  ];
+}
+
+export type AuthServices = ReturnType<typeof servicesOf>;
+
+/** The session login service of docs/specs/session-login-service.md. */
+export function authApp(deps: AuthDeps) {
+  const { config, db, spa, ...hosting } = deps;
+  const services = servicesOf(deps);
+  const routes = [sessionRoutes, ownSessionRoutes, adminRoutes, pageRoutes].flatMap((routes) =>
+    routes(services),
+  );
   return serviceApp({
     name: 'auth',
     contract,
     routes,
     shape,
-    logger,
-    edge,
     bodyLimitBytes: BODY_LIMIT_BYTES,
     // Answers of the API depend on the session: never stored, so Back after logout asks again.
     headers: { 'cache-control': 'no-store' },
     files: spa.assets,
-    ready,
+    ready: services.ready,
     ...hosting,
   });
 }
@@ -211,9 +167,7 @@ const contract: Contract = {
   unmatched: { 400: failure('A file path that is not valid percent-encoding', 'failed to decode') },
 };
 
-/**
- * The service's own words for the shared failures; others keep the message they were thrown with.
- */
+/** The service's own words for the shared failures; others keep the message thrown. */
 const WORDING: Record<string, string> = {
   [UNREADABLE_BODY]: messages.invalidLoginBody,
   [new HttpError(404).message]: messages.notFound,
@@ -235,19 +189,7 @@ function shape(error: unknown): ErrorAnswer {
   if (error instanceof HttpError)
     return answer(error.status, WORDING[error.message] ?? error.message, error.headers);
   // Koa's and koa-send's own client errors (a malformed path, for instance).
-  const { status, expose, message } = error as {
-    status?: unknown;
-    expose?: unknown;
-    message?: unknown;
-  };
-  if (
-    typeof status === 'number' &&
-    status >= 400 &&
-    status < 500 &&
-    expose &&
-    typeof message === 'string'
-  ) {
-    return answer(status, message);
-  }
+  if (error instanceof Koa.HttpError && error.expose && error.status < 500)
+    return answer(error.status, error.message);
   return answer(500, messages.internalError);
 }

@@ -1,9 +1,7 @@
 import { messageOutcomes } from '../http/openapi.js';
 
-/**
- * Every string the session login service sends to clients. What the login form may show a
- * person is in Japanese, like the page; the spec's machine-like answers of /api/me stay English.
- */
+// What the login form may show a person is in Japanese, like the page; the spec's machine-like
+// answers stay English.
 export const messages = {
   invalidCredentials: 'メールアドレスまたはパスワードが正しくありません',
   unauthenticated: 'unauthenticated',
@@ -15,7 +13,6 @@ export const messages = {
   foreignRequest: '他のサイトからの要求は受け付けません',
   tooManyAttempts: 'ログインの試行回数が多すぎます。しばらくしてから再度お試しください',
   forbidden: 'forbidden',
-  invalidId: 'invalid id',
   sessionNotFound: 'session not found',
   userNotFound: 'user not found',
   notFound: 'not found',
@@ -23,5 +20,4 @@ export const messages = {
   internalError: 'internal server error',
 } as const;
 
-/** Every failure's body: `{error: "…"}`. */
 export const { schema: ErrorBody, outcome: failure } = messageOutcomes('Error', 'error');

@@ -10,19 +10,12 @@ import {
 } from './auditLog.js';
 import { iso } from './postgresSessions.js';
 
-/**
- * Events waiting to be written at most; past it (the database too slow or away), newer ones are not
- * kept, and the log says how many.
- */
+/** Past it (the database slow or away), newer events are not kept, and the log says how many. */
 const MAX_WAITING = 1_000;
 
 const COLUMNS = 'at, type, email, user_id, address, user_agent, request_id, detail';
 
-/**
- * A batch of events, given as a JSON array, inserted in its order, and the rows past the count
- * deleted: those whose id is `$2` or more below the newest id of the batch (ids only grow, so at
- * most `$2` rows remain, whatever else was deleted before).
- */
+/** A batch inserted in order; rows `$2` or more ids below its newest deleted (ids only grow). */
 const KEEP = `WITH kept AS (
     INSERT INTO audit_events (${COLUMNS})
     SELECT ${COLUMNS} FROM json_to_recordset($1::json)
@@ -31,10 +24,7 @@ const KEEP = `WITH kept AS (
   )
   DELETE FROM audit_events WHERE id <= (SELECT max(id) FROM kept) - $2`;
 
-/**
- * The upkeep's trim: rows past the retention (`$1`, in the instances' time, which their events
- * carry), and past the count, as KEEP deletes them.
- */
+/** Past the retention, and past the count for batches written together by several instances. */
 const TRIM =
   'DELETE FROM audit_events WHERE at < $1 OR id <= (SELECT max(id) FROM audit_events) - $2';
 
@@ -44,19 +34,16 @@ const LIST = `SELECT id::float8 AS id, ${iso('at')} AS time, type, email, user_i
   ORDER BY id DESC LIMIT $5`;
 
 /**
- * The trail in the login service's schema (table `audit_events`), shared by every instance.
- * Events are written after the answer that recorded them, together with those recorded meanwhile:
- * one statement for many, which no request waits for. A batch that fails is logged and dropped
- * (its events are in the log already). `trim`, run by the upkeep, deletes what is past the
- * retention; the count is kept by each batch, and by `trim` for batches written together on
- * several instances.
+ * The trail in table `audit_events`, shared by every instance. Events are written after the
+ * answer, with those recorded meanwhile: one statement for many, one batch at a time. A batch
+ * that fails is logged and dropped (its events are in the log already).
  */
 export class PostgresAuditLog implements AuditKeeper {
   #waiting: NewAuditEvent[] = [];
-  /** Events refused since the last batch, the queue being full. */
+  /** Refused since the last batch, the queue being full. */
   #refused = 0;
   #scheduled = false;
-  /** Settles once every batch scheduled so far has been written, or its failure logged. */
+  /** Settles once every batch scheduled so far is written or its failure logged. */
   #written: Promise<void> = Promise.resolve();
 
   constructor(
@@ -78,14 +65,9 @@ export class PostgresAuditLog implements AuditKeeper {
 
   async list({ limit, before, type, email }: AuditQuery): Promise<AuditEvent[]> {
     await this.#written;
-    const { rows } = await this.db.query<AuditEvent>(LIST, [
-      before ?? null,
-      type ?? null,
-      email ?? null,
-      retentionStart(this.limits, Date.now()),
-      limit,
-    ]);
-    return rows;
+    const retention = retentionStart(this.limits, Date.now());
+    const query = [before ?? null, type ?? null, email ?? null, retention, limit];
+    return (await this.db.query<AuditEvent>(LIST, query)).rows;
   }
 
   async trim(): Promise<void> {
@@ -98,19 +80,14 @@ export class PostgresAuditLog implements AuditKeeper {
     const batch = this.#waiting.splice(0).slice(-this.limits.maxEvents);
     const refused = this.#refused;
     this.#refused = 0;
+    const rows = batch.map(({ time, userId, userAgent, requestId, ...event }) => ({
+      ...event,
+      at: time,
+      user_id: userId,
+      user_agent: userAgent,
+      request_id: requestId,
+    }));
     try {
-      const rows = batch.map(
-        ({ time, type, email, userId, address, userAgent, requestId, detail }) => ({
-          at: time,
-          type,
-          email,
-          user_id: userId,
-          address,
-          user_agent: userAgent,
-          request_id: requestId,
-          detail,
-        }),
-      );
       await this.db.query(KEEP, [JSON.stringify(rows), this.limits.maxEvents]);
       if (refused > 0)
         this.logger.warn(

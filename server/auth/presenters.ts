@@ -1,55 +1,142 @@
-import type { Edge } from '../config.js';
+import type { AuthConfig, Edge } from '../config.js';
 import type { JsonSchema } from '../http/route.js';
-import type {
-  AccountOverview,
-  AccountSessions,
-  AccountThrottle,
-  SessionView as Session,
-  Settings,
-} from '../../web/src/pageState.js';
-import type { Accounts, User } from './accounts.js';
-import { AUDIT_EVENT_TYPES, type AuditLimits, type AuditTrail } from './auditLog.js';
-import { MANY_ADDRESSES, type AuditRate } from './auditRate.js';
-import type { LOGIN_LIMITS, LimitState, LoginLimits } from './limits.js';
+import type { AccountThrottle, SessionView as Session, Settings } from '../../web/src/pageState.js';
+import type { Accounts } from './accounts.js';
+import { AUDIT_EVENT_TYPES, type AuditTrail } from './auditLog.js';
+import { AUDIT_RATE, MANY_ADDRESSES } from './auditRate.js';
+import { WAITING_PER_ADDRESS } from './checkQueue.js';
+import { LOGIN_LIMITS, type LimitState, type LoginLimits } from './limits.js';
 import type { SessionInfo, SessionStore } from './sessions.js';
 
-/**
- * How the login service shows sessions, accounts, their login throttling, security events and
- * settings: in its API (each JSON Schema is the OpenAPI document's) and in its pages (the types
- * are the pages' own).
- */
+// How the login service shows what it keeps: each JSON Schema is the OpenAPI document's, each type
+// the pages' own.
 
 /** The latest events the users page shows of each account. */
 const RECENT_EVENTS = 20;
 
-/**
- * A session as its owner and administrators see it: when, from where, with what; never its token.
- */
-export const SessionView: JsonSchema = {
+/** An object with every property required (a component of the document, unless nested). */
+export const object = (title: string, properties: Record<string, JsonSchema>): JsonSchema => ({
   type: 'object',
-  title: 'Session',
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    createdAt: { type: 'string', format: 'date-time' },
-    lastSeenAt: {
-      type: 'string',
-      format: 'date-time',
-      description: 'Updated at most once a minute',
-    },
-    expiresAt: { type: 'string', format: 'date-time' },
-    address: {
-      type: 'string',
-      description: 'The client address it was opened from',
-      examples: ['203.0.113.7'],
-    },
-    userAgent: {
-      type: 'string',
-      description: 'The browser it was opened with (at most 256 characters)',
-    },
-    current: { type: 'boolean', description: 'Whether it is the session of this request' },
-  },
-  required: ['id', 'createdAt', 'lastSeenAt', 'expiresAt', 'address', 'userAgent', 'current'],
+  title,
+  properties,
+  required: Object.keys(properties),
+});
+
+const TIME = { type: 'string', format: 'date-time' };
+const ADDRESS = { type: 'string', examples: ['203.0.113.7'] };
+const USER_AGENT = { type: 'string', description: 'The browser (at most 256 characters)' };
+const integer = (description: string) => ({ type: 'integer', description });
+const seconds = (description: string) => ({ type: 'integer', minimum: 0, description });
+const listOf = (items: JsonSchema, description: string) => ({ type: 'array', description, items });
+
+export const SessionView = object('Session', {
+  id: { type: 'string', format: 'uuid' },
+  createdAt: TIME,
+  lastSeenAt: { ...TIME, description: 'Updated at most once a minute' },
+  expiresAt: TIME,
+  address: { ...ADDRESS, description: 'The client address it was opened from' },
+  userAgent: USER_AGENT,
+  current: { type: 'boolean', description: 'Whether it is the session of this request' },
+});
+
+export const SessionList = listOf(SessionView, 'Live sessions, oldest first');
+
+const USER = {
+  id: { type: 'string' },
+  email: { type: 'string', examples: ['user@example.com'] },
+  role: { enum: ['user', 'admin'] },
 };
+export const UserView = object('User', USER);
+const WITH_SESSIONS = { ...USER, sessions: SessionList };
+
+const everyAccount = (title: string, account: JsonSchema) =>
+  object(title, { users: listOf(account, 'Every account, in the order of configuration') });
+
+export const AccountSessionsView = everyAccount(
+  'AccountSessions',
+  object('AccountWithSessions', WITH_SESSIONS),
+);
+
+/** A security event: never a password, token or cookie. */
+export const AuditEventView = object('AuditEvent', {
+  id: { type: 'integer', minimum: 1, description: 'Grows with each event kept' },
+  time: { ...TIME, description: 'For a summary: its first event' },
+  type: {
+    enum: Object.keys(AUDIT_EVENT_TYPES),
+    description: Object.entries(AUDIT_EVENT_TYPES)
+      .map(([type, meaning]) => `\`${type}\`: ${meaning}`)
+      .join('; '),
+  },
+  email: { type: ['string', 'null'], description: "The email tried, or the account's, lower case" },
+  userId: { type: ['string', 'null'], description: 'The account, when it is a configured one' },
+  address: { ...ADDRESS, description: `\`${MANY_ADDRESSES}\`: a summary of many addresses` },
+  userAgent: USER_AGENT,
+  requestId: { type: 'string', description: 'The X-Request-Id of its request' },
+  detail: {
+    type: 'object',
+    description: 'What the event says of itself; `count`: how many events a summary stands for',
+    additionalProperties: { type: ['string', 'number', 'boolean'] },
+  },
+});
+
+export const AuditPage = object('AuditPage', {
+  events: listOf(AuditEventView, 'Newest first'),
+  next: { type: ['integer', 'null'], description: 'The `before` of the next page; null: the last' },
+});
+
+export const AccountThrottleView = {
+  ...object('AccountThrottle', {
+    blocked: { type: 'boolean' },
+    failures: { type: 'integer', minimum: 0 },
+    retryAfterSeconds: { type: ['integer', 'null'], minimum: 1, description: 'null: not blocked' },
+  }),
+  description: "The account's limit for untrusted clients, all addresses together",
+};
+
+export const AccountsOverviewView = everyAccount(
+  'AccountsOverview',
+  object('AccountOverview', {
+    ...WITH_SESSIONS,
+    throttle: AccountThrottleView,
+    events: listOf(AuditEventView, `Its latest events, newest first (at most ${RECENT_EVENTS})`),
+  }),
+);
+
+export const SettingsView = object('Settings', {
+  sessions: object('SessionSettings', {
+    store: { enum: ['memory', 'postgres'], description: 'SESSION_STORE' },
+    ttlSeconds: seconds('SESSION_TTL_SECONDS'),
+    max: integer('SESSION_MAX'),
+    maxPerUser: integer('SESSION_MAX_PER_USER'),
+  }),
+  throttling: object('ThrottlingSettings', {
+    perPair: integer('Failures of one account from one address or trusted device per window'),
+    pairWindowSeconds: seconds('The window of perPair'),
+    perAccount: integer('Failures of one account from untrusted clients per window'),
+    accountWindowSeconds: seconds('The window of perAccount'),
+    perAddress: integer('Failures from one client address (an IPv6 /64) per window'),
+    addressWindowSeconds: seconds('The window of perAddress'),
+    waitingPerAddress: integer('Password checks one client address may have waiting'),
+    deviceTrustDays: integer('DEVICE_TRUST_DAYS'),
+  }),
+  audit: object('AuditSettings', {
+    retentionDays: integer('AUDIT_RETENTION_DAYS'),
+    maxEvents: integer('AUDIT_MAX_EVENTS'),
+    perClient: integer('Events of one type and address kept one by one per window'),
+    windowSeconds: seconds('The window of perClient'),
+    maxClients: integer('Types and addresses told apart per window'),
+  }),
+  trustProxy: {
+    description: 'TRUST_PROXY; null: none',
+    oneOf: [{ type: 'integer' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }],
+  },
+  allowedHosts: {
+    description: 'AUTH_ALLOWED_HOSTS; null: any host',
+    oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }],
+  },
+  production: { type: 'boolean', description: 'NODE_ENV=production' },
+  passwordHashCost: integer('PASSWORD_HASH_COST'),
+});
 
 export function presentSession(
   { id, createdAt, lastSeenAt, expiresAt, address, userAgent }: SessionInfo,
@@ -58,355 +145,61 @@ export function presentSession(
   return { id, createdAt, lastSeenAt, expiresAt, address, userAgent, current: id === currentId };
 }
 
-export const sessionList = (description: string): JsonSchema => ({
-  type: 'array',
-  description,
-  items: SessionView,
-});
-
-const accountWithSessions = {
-  properties: {
-    id: { type: 'string' },
-    email: { type: 'string' },
-    role: { enum: ['user', 'admin'] },
-    sessions: sessionList('Its live sessions, oldest first'),
-  },
-  required: ['id', 'email', 'role', 'sessions'],
-};
-
-/** Every account, in the order of configuration, each as `account` shows it. */
-const everyAccount = (title: string, account: JsonSchema): JsonSchema => ({
-  type: 'object',
-  title,
-  properties: {
-    users: {
-      type: 'array',
-      description: 'Every account, in the order of configuration',
-      items: account,
-    },
-  },
-  required: ['users'],
-});
-
-export const AccountSessionsView = everyAccount('AccountSessions', {
-  type: 'object',
-  title: 'AccountWithSessions',
-  ...accountWithSessions,
-});
-
-/** A security event: what happened, to whom, from where; never a password, token or cookie. */
-export const AuditEventView: JsonSchema = {
-  type: 'object',
-  title: 'AuditEvent',
-  properties: {
-    id: {
-      type: 'integer',
-      minimum: 1,
-      description: 'Grows with each event kept: the `before` of the next page',
-    },
-    time: {
-      type: 'string',
-      format: 'date-time',
-      description: 'When it happened (for a summary: its first event)',
-    },
-    type: {
-      enum: Object.keys(AUDIT_EVENT_TYPES),
-      description: Object.entries(AUDIT_EVENT_TYPES)
-        .map(([type, meaning]) => `\`${type}\`: ${meaning}`)
-        .join('; '),
-    },
-    email: {
-      type: ['string', 'null'],
-      description:
-        "The email the login tried, or the account's, in lower case; null when the request named none",
-    },
-    userId: {
-      type: ['string', 'null'],
-      description: 'The account, when the event is about a configured one',
-    },
-    address: {
-      type: 'string',
-      description: `The client's address; \`${MANY_ADDRESSES}\` for a summary of many addresses`,
-      examples: ['203.0.113.7'],
-    },
-    userAgent: { type: 'string', description: 'The browser (at most 256 characters)' },
-    requestId: { type: 'string', description: 'The X-Request-Id of the request it came with' },
-    detail: {
-      type: 'object',
-      description:
-        'What the event says of itself: `reason` of a failed login, `limit` and `retryAfterSeconds` of a refusal, `by`, `adminId`, `cap` and `ended` of sessions ended, what an unlock cleared; `count`: how many events of its type and address a summary stands for',
-      additionalProperties: { type: ['string', 'number', 'boolean'] },
-    },
-  },
-  required: [
-    'id',
-    'time',
-    'type',
-    'email',
-    'userId',
-    'address',
-    'userAgent',
-    'requestId',
-    'detail',
-  ],
-};
-
-export const AuditPage: JsonSchema = {
-  type: 'object',
-  title: 'AuditPage',
-  properties: {
-    events: { type: 'array', description: 'Newest first', items: AuditEventView },
-    next: {
-      type: ['integer', 'null'],
-      description: 'The `before` of the next page; null on the last',
-    },
-  },
-  required: ['events', 'next'],
-};
-
-const seconds = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
-const secondsLeft: JsonSchema = {
-  type: ['integer', 'null'],
-  minimum: 1,
-  description: 'Seconds until it is admitted again; null: not blocked',
-};
-
-export const AccountThrottleView: JsonSchema = {
-  type: 'object',
-  title: 'AccountThrottle',
-  description:
-    "The account's limit for untrusted clients, all addresses together (failures counted up to the limit); each address's own limit for the account is not listed",
-  properties: {
-    blocked: { type: 'boolean', description: 'Whether untrusted clients are refused for it' },
-    failures: { type: 'integer', minimum: 0 },
-    retryAfterSeconds: secondsLeft,
-  },
-  required: ['blocked', 'failures', 'retryAfterSeconds'],
-};
-
-export const AccountsOverviewView = everyAccount('AccountsOverview', {
-  type: 'object',
-  title: 'AccountOverview',
-  properties: {
-    ...accountWithSessions.properties,
-    throttle: AccountThrottleView,
-    events: {
-      type: 'array',
-      description: `Its latest security events, newest first (at most ${RECENT_EVENTS})`,
-      items: AuditEventView,
-    },
-  },
-  required: [...accountWithSessions.required, 'throttle', 'events'],
-});
-
-/** An account's login throttling as the API and the users page show it. */
 export const presentThrottle = ({ failures, retryAfterSeconds }: LimitState): AccountThrottle => ({
   blocked: retryAfterSeconds !== null,
   failures,
   retryAfterSeconds,
 });
 
-/**
- * What governs sessions, logins, the audit trail and the edge, as the service runs with it; never a
- * secret.
- */
-export interface EffectiveSettings {
-  sessions: Settings['sessions'];
-  limits: typeof LOGIN_LIMITS;
-  waitingPerAddress: number;
-  audit: AuditLimits & { rate: AuditRate };
-  deviceTrustDays: number;
-  edge: Edge;
-  passwordHashCost: number;
-}
-
-export const SettingsView: JsonSchema = {
-  type: 'object',
-  title: 'Settings',
-  properties: {
-    sessions: {
-      type: 'object',
-      properties: {
-        store: { enum: ['memory', 'postgres'], description: 'SESSION_STORE' },
-        ttlSeconds: seconds('SESSION_TTL_SECONDS'),
-        max: { type: 'integer', description: 'SESSION_MAX' },
-        maxPerUser: { type: 'integer', description: 'SESSION_MAX_PER_USER' },
-      },
-      required: ['store', 'ttlSeconds', 'max', 'maxPerUser'],
-    },
-    throttling: {
-      type: 'object',
-      properties: {
-        perPair: {
-          type: 'integer',
-          description: 'Failures of one account from one address or trusted device per window',
-        },
-        pairWindowSeconds: seconds('The window of perPair'),
-        perAccount: {
-          type: 'integer',
-          description: 'Failures of one account from untrusted clients per window',
-        },
-        accountWindowSeconds: seconds('The window of perAccount'),
-        perAddress: {
-          type: 'integer',
-          description:
-            'Failures from one client address (an IPv6 /64), all accounts and unknown emails together, per window',
-        },
-        addressWindowSeconds: seconds('The window of perAddress'),
-        waitingPerAddress: {
-          type: 'integer',
-          description:
-            'Password checks one client address may have waiting, per process; past it the address is refused',
-        },
-        deviceTrustDays: {
-          type: 'integer',
-          description: 'DEVICE_TRUST_DAYS: days a device cookie is trusted after its login',
-        },
-      },
-      required: [
-        'perPair',
-        'pairWindowSeconds',
-        'perAccount',
-        'accountWindowSeconds',
-        'perAddress',
-        'addressWindowSeconds',
-        'waitingPerAddress',
-        'deviceTrustDays',
-      ],
-    },
-    audit: {
-      type: 'object',
-      properties: {
-        retentionDays: {
-          type: 'integer',
-          description: 'AUDIT_RETENTION_DAYS: days a security event is kept',
-        },
-        maxEvents: {
-          type: 'integer',
-          description: 'AUDIT_MAX_EVENTS: the most security events kept',
-        },
-        perClient: {
-          type: 'integer',
-          description:
-            'Events of one type from one client address kept one by one per window; past it they are counted',
-        },
-        windowSeconds: seconds('The window of perClient'),
-        maxClients: {
-          type: 'integer',
-          description:
-            'Types and client addresses tracked per window; past it the events of other addresses are counted together',
-        },
-      },
-      required: ['retentionDays', 'maxEvents', 'perClient', 'windowSeconds', 'maxClients'],
-    },
-    trustProxy: {
-      description:
-        'TRUST_PROXY: hops, or the addresses and subnets whose forwarding headers are believed; null: none',
-      oneOf: [{ type: 'integer' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }],
-    },
-    allowedHosts: {
-      description: 'AUTH_ALLOWED_HOSTS; null: any host',
-      oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }],
-    },
-    production: {
-      type: 'boolean',
-      description: 'NODE_ENV=production: cookies are Secure, HSTS is sent',
-    },
-    passwordHashCost: { type: 'integer', description: 'PASSWORD_HASH_COST (scrypt N)' },
-  },
-  required: [
-    'sessions',
-    'throttling',
-    'audit',
-    'trustProxy',
-    'allowedHosts',
-    'production',
-    'passwordHashCost',
-  ],
-};
-
-function presentSettings({
-  sessions,
-  limits,
-  waitingPerAddress,
-  audit,
-  deviceTrustDays,
-  edge,
-  passwordHashCost,
-}: EffectiveSettings): Settings {
+/** What governs sessions, logins, the audit trail and the edge; never a secret. */
+export function presentSettings(config: AuthConfig, edge: Edge): Settings {
+  const { store, ttlSeconds, max, maxPerUser } = config.sessions;
+  const { pair, account, address } = LOGIN_LIMITS;
   return {
-    sessions,
+    sessions: { store, ttlSeconds, max, maxPerUser },
     throttling: {
-      perPair: limits.pair.points,
-      pairWindowSeconds: limits.pair.duration,
-      perAccount: limits.account.points,
-      accountWindowSeconds: limits.account.duration,
-      perAddress: limits.address.points,
-      addressWindowSeconds: limits.address.duration,
-      waitingPerAddress,
-      deviceTrustDays,
+      perPair: pair.points,
+      pairWindowSeconds: pair.duration,
+      perAccount: account.points,
+      accountWindowSeconds: account.duration,
+      perAddress: address.points,
+      addressWindowSeconds: address.duration,
+      waitingPerAddress: WAITING_PER_ADDRESS,
+      deviceTrustDays: config.deviceTrustDays,
     },
     audit: {
-      retentionDays: audit.retentionDays,
-      maxEvents: audit.maxEvents,
-      perClient: audit.rate.perClient,
-      windowSeconds: audit.rate.windowMs / 1000,
-      maxClients: audit.rate.maxClients,
+      retentionDays: config.audit.retentionDays,
+      maxEvents: config.audit.maxEvents,
+      perClient: AUDIT_RATE.perClient,
+      windowSeconds: AUDIT_RATE.windowMs / 1000,
+      maxClients: AUDIT_RATE.maxClients,
     },
     trustProxy: edge.trustProxy ?? null,
     allowedHosts: edge.allowedHosts ?? null,
     production: edge.production,
-    passwordHashCost,
+    passwordHashCost: config.passwordHashCost,
   };
 }
 
-/**
- * Every account, in the order of configuration, each with its live sessions (from `live`, oldest
- * first).
- */
-function presentAccounts(
-  accounts: User[],
-  live: SessionInfo[],
-  currentId: string,
-): AccountSessions[] {
-  return accounts.map((user) => ({
-    ...user,
-    sessions: live
-      .filter((session) => session.userId === user.id)
-      .map((session) => presentSession(session, currentId)),
-  }));
-}
-
 /** What administrators see, in the admin API and in the admin pages alike. */
-export interface AdminViews {
-  /** Every account with its live sessions, marking the one of the session asking. */
-  accounts(currentSessionId: string): Promise<AccountSessions[]>;
-  /** The same, each with its login throttling and its latest security events (the users page). */
-  overview(currentSessionId: string): Promise<AccountOverview[]>;
-  settings: Settings;
-}
-
-export interface AdminViewsDeps {
-  accounts: Accounts;
-  sessions: SessionStore;
-  limits: LoginLimits;
-  audit: AuditTrail;
-  settings: EffectiveSettings;
-}
-
-export function adminViews({
-  accounts,
-  sessions,
-  limits,
-  audit,
-  settings,
-}: AdminViewsDeps): AdminViews {
-  const shown = presentSettings(settings);
-  const withSessions = async (currentSessionId: string) =>
-    presentAccounts(accounts.all(), await sessions.list(), currentSessionId);
+export function adminViews(
+  parts: { accounts: Accounts; sessions: SessionStore; limits: LoginLimits; audit: AuditTrail },
+  settings: Settings,
+) {
+  const { accounts, sessions, limits, audit } = parts;
+  // Every account with its live sessions, marking the one of the session asking.
+  const withSessions = async (currentSessionId: string) => {
+    const live = await sessions.list();
+    return accounts.all().map((user) => ({
+      ...user,
+      sessions: live
+        .filter((session) => session.userId === user.id)
+        .map((session) => presentSession(session, currentSessionId)),
+    }));
+  };
   return {
     accounts: withSessions,
-    overview: async (currentSessionId) =>
+    overview: async (currentSessionId: string) =>
       Promise.all(
         (await withSessions(currentSessionId)).map(async (account) => {
           const [state, { events }] = await Promise.all([
@@ -416,6 +209,8 @@ export function adminViews({
           return { ...account, throttle: presentThrottle(state), events };
         }),
       ),
-    settings: shown,
+    settings,
   };
 }
+
+export type AdminViews = ReturnType<typeof adminViews>;

@@ -4,32 +4,22 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { StartupError } from '../http/errors.js';
 
-/** Who holds a data folder. */
+/** Who holds a data folder; `processStart` tells its process from another that reuses its pid. */
 interface Holder {
   pid: number;
-  /**
-   * When the process started, as the kernel counts it (Linux): a pid reused by another process does
-   * not match.
-   */
   processStart?: string;
   since: string;
 }
 
-export interface InstanceLock {
-  release(): Promise<void>;
-}
-
 /**
- * Makes this process the only instance on `dataDir`: the embedded PostgreSQL there is started,
- * stopped and restarted by it alone. A start that finds a live holder refuses at once, touching
- * nothing; one that finds the lock of a process that is gone (killed) takes it over. Taking the
- * lock is one atomic step (a hard link of a complete file), so of two starts at the same moment
- * exactly one wins.
+ * Makes this process the only instance on `dataDir`, which alone starts and stops its embedded
+ * PostgreSQL. A live holder is refused at once; the lock of a killed one is taken over. Taking it
+ * is one atomic step (a hard link of a complete file): of two starts at once, exactly one wins.
  */
 export async function lockDataDir(
   dataDir: string,
   otherInstanceHint: string,
-): Promise<InstanceLock> {
+): Promise<{ release(): Promise<void> }> {
   await fs.mkdir(dataDir, { recursive: true });
   const lock = path.join(dataDir, 'instance.lock');
   const mine: Holder = {
@@ -54,10 +44,10 @@ export async function lockDataDir(
             `Stop it first, or run a second instance with another DATA_DIR and other ports (${otherInstanceHint}).`,
         );
       }
-      // Its holder is gone: move the stale lock aside (only one of several starts can) and try
-      // again.
-      await fs.rename(lock, `${lock}.stale.${process.pid}`).then(
-        () => fs.rm(`${lock}.stale.${process.pid}`, { force: true }),
+      // Its holder is gone: move the stale lock aside (only one of several starts can) and retry.
+      const stale = `${lock}.stale.${process.pid}`;
+      await fs.rename(lock, stale).then(
+        () => fs.rm(stale, { force: true }),
         () => undefined,
       );
     }
@@ -66,20 +56,17 @@ export async function lockDataDir(
   }
   return {
     async release() {
-      const holder = await readHolder(lock);
-      if (holder?.pid === process.pid) await fs.rm(lock, { force: true });
+      if ((await readHolder(lock))?.pid === process.pid) await fs.rm(lock, { force: true });
     },
   };
 }
 
-async function readHolder(lock: string): Promise<Holder | undefined> {
-  try {
-    return JSON.parse(await fs.readFile(lock, 'utf8')) as Holder;
-  } catch {
-    // Unreadable or half-written by hand: nobody can be proven to hold it.
-    return undefined;
-  }
-}
+/** Undefined when unreadable or half-written by hand: nobody can be proven to hold it. */
+const readHolder = (lock: string): Promise<Holder | undefined> =>
+  fs
+    .readFile(lock, 'utf8')
+    .then((text) => JSON.parse(text) as Holder)
+    .catch(() => undefined);
 
 function isAlive({ pid, processStart: started }: Holder): boolean {
   try {
@@ -87,13 +74,11 @@ function isAlive({ pid, processStart: started }: Holder): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-  return started === undefined || processStart(pid) === undefined || processStart(pid) === started;
+  const now = started && processStart(pid);
+  return now === undefined || now === started;
 }
 
-/**
- * Field 22 of /proc/<pid>/stat (start time in clock ticks since boot); undefined where there is no
- * /proc.
- */
+/** The kernel's start time of the process (Linux); undefined where there is no /proc. */
 function processStart(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

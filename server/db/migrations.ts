@@ -14,30 +14,21 @@ interface Migrating {
 }
 
 /**
- * Brings `schema` to its latest migration with Knex: the schema and its migrations table live in
- * the schema itself, so services that share a database never see each other's migrations.
- * Instances that start together (replicas) take turns on an advisory lock: one migrates, the
- * others then find nothing left to do, where Knex alone would fail them ("Migration table is
- * already locked"). Knex is loaded only when a migration is pending: at most starts none is, and
- * loading it takes a tenth of a second.
+ * Brings `schema`, which holds its own migrations table, to its latest migration with Knex.
+ * Replicas starting together take turns on an advisory lock, where Knex alone would fail all but
+ * one ("Migration table is already locked"). Knex is loaded only when a migration is pending.
  */
 export async function runMigrations(options: Migrating): Promise<void> {
-  const client = new pg.Client({
-    connectionString: options.url,
-    application_name: `${options.schema} migrations`,
-  });
+  const { url, schema, directory } = options;
+  const client = new pg.Client({ connectionString: url, application_name: `${schema} migrations` });
   await client.connect();
   try {
-    const files = await migrationFiles(options.directory);
-    if (await upToDate(client, options.schema, files)) return;
-    await client.query('SELECT pg_advisory_lock(hashtext($1))', [
-      `migrations of ${options.schema}`,
-    ]);
+    if (await upToDate(client, schema, await migrationFiles(directory))) return;
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`migrations of ${schema}`]);
     await migrate(options).catch((error: Error) => {
-      // A schema migrated by a version whose migrations this one no longer has.
       if (!error.message.startsWith('The migration directory is corrupt')) throw error;
       throw new StartupError(
-        `The schema ${options.schema} holds migrations this version does not have (${error.message.replace(/^.*missing: /, '')}): drop the schema, or start on another database or DATA_DIR`,
+        `The schema ${schema} holds migrations this version does not have (${error.message.replace(/^.*missing: /, '')}): drop the schema, or start on another database or DATA_DIR`,
       );
     });
   } finally {
@@ -46,33 +37,24 @@ export async function runMigrations(options: Migrating): Promise<void> {
   }
 }
 
-/** Whether the schema's migrations table names exactly the migrations of `files`. */
 async function upToDate(client: pg.Client, schema: string, files: string[]): Promise<boolean> {
   const table = `${schema}.knex_migrations`;
-  const { rows } = await client.query<{ exists: boolean }>(
-    'SELECT to_regclass($1) IS NOT NULL AS exists',
-    [table],
-  );
-  if (!rows[0]!.exists) return false;
+  const { rows } = await client.query('SELECT to_regclass($1) IS NOT NULL AS exists', [table]);
+  if (!rows[0].exists) return false;
   const done = await client.query<{ name: string }>(`SELECT name FROM ${table} ORDER BY name`);
-  const names = files.map(migrationName);
-  return done.rows.length === names.length && done.rows.every((row, i) => row.name === names[i]);
+  return done.rows.map(({ name }) => name).join() === files.map(migrationName).join();
 }
 
 async function migrate({ url, schema, directory, logger }: Migrating): Promise<void> {
   const { default: knex } = await import('knex');
+  const log = (level: 'warn' | 'error' | 'debug') => (message: unknown) =>
+    logger[level]({ knex: message });
   const db = knex({
     client: 'pg',
     connection: { connectionString: url, application_name: `${schema} migrations` },
     searchPath: [schema],
     pool: { min: 0, max: 1 },
-    // Knex's own warnings go to the log, not to the console.
-    log: {
-      warn: (message: unknown) => logger.warn({ knex: message }),
-      error: (message: unknown) => logger.error({ knex: message }),
-      deprecate: (message: unknown) => logger.warn({ knex: message }),
-      debug: (message: unknown) => logger.debug({ knex: message }),
-    },
+    log: { warn: log('warn'), error: log('error'), deprecate: log('warn'), debug: log('debug') },
   });
   try {
     await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [schema]);
@@ -94,11 +76,8 @@ async function migrationFiles(directory: string): Promise<string[]> {
 /** Knex compares names exactly: a compiled `.js` (npm start) keeps its source's `.ts` name. */
 const migrationName = (file: string) => file.replace(/\.js$/, '.ts');
 
-/**
- * The migrations of a directory, imported by this module rather than by knex, so that `.ts` files
- * load through whatever loader runs the project (tsx, vitest); knex's own loader hands them to
- * plain Node, which cannot.
- */
+// Imported here rather than by Knex, whose loader hands `.ts` files to plain Node, so that they
+// load through whatever runs the project (tsx, vitest).
 const directoryMigrations = (directory: string): Knex.MigrationSource<string> => ({
   getMigrations: () => migrationFiles(directory),
   getMigrationName: migrationName,

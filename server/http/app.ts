@@ -13,64 +13,48 @@ import { mount, route, type Route } from './route.js';
 import { API_HEADERS } from './headers.js';
 import type { Tracing } from './tracing.js';
 
-/** What a service answers for a failure: its status, its body in the service's shape, headers. */
+/** A failure in the service's words: its status, its body, its headers. */
 export interface ErrorAnswer {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
 }
 
-/** What the process gives every service beside what the service itself needs. */
+/** What the process gives every service. */
 export interface Hosting {
-  /** Whether the process is stopping: from then on `GET /ready` answers 503. */
   stopping?: () => boolean;
-  /** Each request's duration (METRICS_PORT set). */
   metrics?: Metrics;
-  /** Each request's span named after its route (OTEL_EXPORTER_OTLP_ENDPOINT set). */
   tracing?: Tracing;
 }
 
 export interface ServiceOptions extends Hosting {
-  /** The service's name, in metrics, traces and log lines. */
   name: string;
   contract: Contract;
   routes: Route[];
-  /** The service's words for every failure thrown while answering. */
   shape(error: unknown): ErrorAnswer;
   logger: Logger;
-  /** Allowed hosts, trusted proxies, production mode. */
   edge: Edge;
   bodyLimitBytes: number;
-  /** Headers of every answer of the service's API, beyond the security headers. */
+  /** Headers of every answer that sets none of its own, beyond the security headers. */
   headers?: Record<string, string>;
   /** Tried when no route takes a request (the login service's files). */
   files?: Middleware;
-  /** Resolves when the service can answer requests (its database answers). */
   ready?: () => Promise<unknown>;
   /** `/notes/` is redirected to `/notes`, as Starlette does. */
   redirectTrailingSlash?: boolean;
 }
 
-/** The header that names a request, for the client, the proxies in front and the log. */
 const REQUEST_ID = 'X-Request-Id';
 const VALID_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
-/**
- * A service's Koa app, every request through the same chain: its id, its trace and log line and
- * metrics, failures in the service's shape, the edge's checks, the security headers, then the
- * router (the service's routes, `/live`, `/ready`, its OpenAPI document and Swagger UI), and what
- * no route takes: files, a trailing slash, 405 or 404.
- */
+/** A service's Koa app: every request through the same chain, then the router. */
 export function serviceApp(service: ServiceOptions): Koa {
   const { name, logger, edge } = service;
   const routes = [...service.routes, liveRoute, readyRoute(service)];
   const document = openApiDocument({ ...service, routes });
   const router = new Router({ strict: true, sensitive: true });
-  mount(
-    router,
-    [...routes, ...docsRoutes(service.contract.title, document, edge.production)],
-    bodyReader({ limitBytes: service.bodyLimitBytes }),
-  );
+  const docs = docsRoutes(service.contract.title, document, edge.production);
+  mount(router, [...routes, ...docs], bodyReader(service.bodyLimitBytes));
 
   const app = new Koa({ proxy: edge.trustProxy !== undefined });
   // Koa reports a body stream that fails both as the stream's error and as the response's.
@@ -78,11 +62,9 @@ export function serviceApp(service: ServiceOptions): Koa {
   app.on('error', (error: unknown, ctx?: Context) => {
     if (reported.has(error as object)) return;
     reported.add(error as object);
-    const line = {
-      err: isClientGone(error) ? (error as Error).message : error,
-      reqId: ctx?.state.requestId,
-    };
-    if (isClientGone(error)) logger.info(line, 'client went away during the answer');
+    const gone = isClientGone(error);
+    const line = { err: gone ? (error as Error).message : error, reqId: ctx?.state.requestId };
+    if (gone) logger.info(line, 'client went away during the answer');
     else logger.error(line, 'answer cut short');
   });
   app.use(async (ctx, next) => {
@@ -96,14 +78,13 @@ export function serviceApp(service: ServiceOptions): Koa {
   if (service.metrics) app.use(service.metrics.requests(name));
   app.use(errors(service));
   const security = API_HEADERS(edge.production);
+  const defaults = Object.entries(service.headers ?? {});
   app.use(async (ctx, next) => {
     ctx.set(security);
     try {
       await next();
     } finally {
-      // The service's defaults, for the answers that set none of their own (files, pages do).
-      for (const [name, value] of Object.entries(service.headers ?? {}))
-        if (!ctx.response.get(name)) ctx.set(name, value);
+      for (const [name, value] of defaults) if (!ctx.response.get(name)) ctx.set(name, value);
     }
   });
   app.use(edgeCheck(edge));
@@ -114,22 +95,18 @@ export function serviceApp(service: ServiceOptions): Koa {
   return app;
 }
 
-/**
- * Failures in the service's shape; a fault (not a refusal the service chose) logged with its stack.
- */
+/** Failures in the service's shape; a fault (not a refusal) logged with its stack. */
 function errors({ shape, logger }: ServiceOptions): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      // What no middleware answered: no route, or a route without this method (Allow is set).
+      // No route, or a route without this method (Allow is set).
       if (ctx.body == null && ctx.status >= 400) throw new HttpError(ctx.status);
     } catch (error) {
       const answer = shape(error);
       if (answer.status >= 500 && !(error instanceof HttpError)) {
-        logger.error(
-          { err: error, reqId: ctx.state.requestId, method: ctx.method, path: ctx.path },
-          'request failed',
-        );
+        const { method, path } = ctx;
+        logger.error({ err: error, reqId: ctx.state.requestId, method, path }, 'request failed');
       }
       ctx.status = answer.status;
       ctx.body = answer.body;
@@ -138,7 +115,13 @@ function errors({ shape, logger }: ServiceOptions): Middleware {
   };
 }
 
-/** `GET /live`: 200 while the process serves, whatever its database. */
+const statusSchema = (title: string, status: string) => ({
+  type: 'object',
+  title,
+  properties: { status: { const: status } },
+  required: ['status'],
+});
+
 const liveRoute = route(
   'GET /live',
   {
@@ -151,10 +134,6 @@ const liveRoute = route(
   },
 );
 
-/**
- * `GET /ready`: 200 when the service can answer requests now; 503 in its own shape when its
- * database does not answer, and from the moment the process begins to stop.
- */
 function readyRoute({ ready, stopping, contract, shape }: ServiceOptions): Route {
   return route(
     'GET /ready',
@@ -180,10 +159,6 @@ function readyRoute({ ready, stopping, contract, shape }: ServiceOptions): Route
       ctx.body = { status: 'ready' };
     },
   );
-}
-
-function statusSchema(title: string, status: string) {
-  return { type: 'object', title, properties: { status: { const: status } }, required: ['status'] };
 }
 
 /** A path with a trailing slash whose slash-less form is a route: redirected there (307). */

@@ -8,13 +8,10 @@ import { notFound } from './errors.js';
 import { route, type Route } from './route.js';
 import { documentHeaders } from './headers.js';
 
-/**
- * Swagger UI's files, served from the installed `swagger-ui-dist` package: the page works offline.
- */
+// Swagger UI from the installed package: the page works offline.
 const SWAGGER_UI_PACKAGE = createRequire(import.meta.url).resolve('swagger-ui-dist/package.json');
-const SWAGGER_UI_DIR = path.dirname(SWAGGER_UI_PACKAGE);
 
-// Kept in a file of its own rather than inline, so the page runs under a strict CSP too.
+// A file of its own rather than inline, so the page runs under a strict CSP.
 const INITIALIZER = `window.ui = SwaggerUIBundle({
   url: '/openapi.json',
   dom_id: '#swagger-ui',
@@ -26,10 +23,10 @@ const INITIALIZER = `window.ui = SwaggerUIBundle({
 });
 `;
 
-/**
- * What `/docs/{file}` serves: Swagger UI's own files, and its set-up. Nothing else of the package.
- * Each is read at its first request, and kept (under 3 MB, with its compressed forms).
- */
+const installed = (name: string, type: string) =>
+  new FixedBody(type, () => readFile(path.join(path.dirname(SWAGGER_UI_PACKAGE), name)));
+
+/** What `/docs/{file}` serves: Swagger UI's own files and its set-up, nothing else. */
 const FILES: Record<string, FixedBody> = {
   'swagger-ui.css': installed('swagger-ui.css', 'text/css; charset=utf-8'),
   'swagger-ui-bundle.js': installed('swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
@@ -39,15 +36,7 @@ const FILES: Record<string, FixedBody> = {
   ),
 };
 
-function installed(name: string, type: string): FixedBody {
-  return new FixedBody(type, () => readFile(path.join(SWAGGER_UI_DIR, name)));
-}
-
-/**
- * Names what `/docs/{file}` serves (the package's version and the set-up), carried in the
- * page's links as `?v=`: such a URL always serves the same bytes, so browsers keep it a year;
- * another version or set-up gets other URLs.
- */
+// The page links its files with `?v=` naming their bytes, so browsers may keep them a year.
 const FILES_VERSION = createHash('sha256')
   .update((createRequire(import.meta.url)(SWAGGER_UI_PACKAGE) as { version: string }).version)
   .update(INITIALIZER)
@@ -55,7 +44,6 @@ const FILES_VERSION = createHash('sha256')
   .slice(0, 12);
 const versioned = (name: string) => `/docs/${name}?v=${FILES_VERSION}`;
 
-// The documents describe English APIs: the page is in English.
 const page = (title: string) => `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -75,16 +63,12 @@ const page = (title: string) => `<!DOCTYPE html>
 </html>
 `;
 
-/**
- * A service's published contract: the OpenAPI document at `/openapi.json`, and Swagger UI at
- * `/docs` to read it and send requests. Neither is part of the document itself.
- */
+/** The OpenAPI document at `/openapi.json`, and Swagger UI at `/docs`; neither in the document. */
 export function docsRoutes(title: string, document: object, production: boolean): Route[] {
   const html = new FixedBody('text/html; charset=utf-8', () => Buffer.from(page(title)));
   const json = new FixedBody('application/json; charset=utf-8', () =>
     Buffer.from(JSON.stringify(document)),
   );
-  // Swagger UI loads its own files only, and sends requests to this origin only.
   const headers = documentHeaders({ production });
   return [
     route('GET /openapi.json', { internal: true }, (ctx) => sendFixed(ctx, json)),
@@ -93,14 +77,11 @@ export function docsRoutes(title: string, document: object, production: boolean)
       'GET /docs/{file}',
       { internal: true, params: yup.object({ file: yup.string().defined() }) },
       (ctx, { params }) => {
-        const file = Object.hasOwn(FILES, params.file) ? FILES[params.file] : undefined;
-        if (!file) throw notFound();
+        if (!Object.hasOwn(FILES, params.file)) throw notFound();
         // Only the page's own URLs are known to serve these bytes for good.
-        ctx.set(
-          'Cache-Control',
-          ctx.query.v === FILES_VERSION ? 'public, max-age=31536000, immutable' : 'no-cache',
-        );
-        return sendFixed(ctx, file);
+        const immutable = ctx.query.v === FILES_VERSION;
+        ctx.set('Cache-Control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+        return sendFixed(ctx, FILES[params.file]!);
       },
     ),
   ];

@@ -5,12 +5,7 @@ import { badRequest } from './errors.js';
 
 export const INVALID_HOST = 'Invalid Host header';
 
-/**
- * What every request meets first: the client's address as the trusted proxies in front report it
- * (walking X-Forwarded-For from the right, never believing what the client itself wrote), and
- * the Host allowlist (against DNS rebinding: a page of another site whose name points at this
- * server), which answers 400 for a Host not allowed.
- */
+/** The client's address as trusted proxies report it, and the Host allowlist (DNS rebinding). */
 export function edgeCheck({ allowedHosts, trustProxy }: Edge): Middleware {
   const trust =
     trustProxy === undefined
@@ -28,15 +23,11 @@ export function edgeCheck({ allowedHosts, trustProxy }: Edge): Middleware {
         delete ctx.req.headers['x-forwarded-host'];
       }
     }
-    if (allowed && !isAllowed(ctx.host, allowed)) throw badRequest(INVALID_HOST);
+    if (allowed && !isAllowed(ctx.host.toLowerCase(), allowed)) throw badRequest(INVALID_HOST);
     return next();
   };
 }
 
-/**
- * `localhost` in the list allows `localhost` and `localhost:<port>`; one with a port, exactly it.
- */
-function isAllowed(host: string, allowed: Set<string>): boolean {
-  const named = host.toLowerCase();
-  return allowed.has(named) || allowed.has(named.replace(/:\d+$/, ''));
-}
+/** `localhost` allows `localhost` with any port; `localhost:8080`, exactly it. */
+const isAllowed = (host: string, allowed: Set<string>) =>
+  allowed.has(host) || allowed.has(host.replace(/:\d+$/, ''));

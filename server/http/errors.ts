@@ -1,17 +1,14 @@
 import { STATUS_CODES } from 'node:http';
 
-/**
- * A refusal with an HTTP status, thrown by handlers and middleware: its message is the default
- * wording (the status's reason phrase unless given), which each service's error shape may reword.
- */
+/** A refusal with its status; each service's shape may reword its message. */
 export class HttpError extends Error {
+  name = 'HttpError';
   constructor(
     readonly status: number,
     message = STATUS_CODES[status] ?? 'Error',
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
-    this.name = 'HttpError';
   }
 }
 
@@ -24,12 +21,6 @@ export const serviceUnavailable = (message?: string) => new HttpError(503, messa
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new HttpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
 
-/** `value`, or a 404 with `message` when there is none. */
-export function found<T>(value: T | undefined, message?: string): T {
-  if (value === undefined) throw notFound(message);
-  return value;
-}
-
 /** The body was declared JSON but does not parse. `position` counts Unicode code points. */
 export class MalformedJsonError extends Error {
   name = 'MalformedJsonError';
@@ -41,11 +32,7 @@ export class MalformedJsonError extends Error {
   }
 }
 
-/**
- * The text of a 500: what kind of failure it was, never its internals (SQL, stack, hosts).
- * Connection-level failures (refused, reset, pool or statement timeout) read as "database
- * unavailable".
- */
+/** The text of a 500: the kind of failure, never its internals (SQL, stack, hosts). */
 export function describeServerError(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   const unreachable =
@@ -57,10 +44,7 @@ export function describeServerError(error: unknown): string {
   return unreachable ? 'database unavailable' : 'internal server error';
 }
 
-/**
- * A failure caused by the client rather than the service: it went away, or stopped sending or
- * reading. Logged in one line without a stack, never as an error.
- */
+/** The client went away, or stopped sending or reading: logged in one line, never as an error. */
 export function isClientGone(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };
   return (
@@ -70,10 +54,7 @@ export function isClientGone(error: unknown): boolean {
   );
 }
 
-/**
- * A reason the process cannot start (a setting, a busy port, a database that does not exist),
- * worded for a person: printed as it is, one line per problem, with no stack.
- */
+/** A reason the process cannot start, worded for a person: printed as it is, without a stack. */
 export class StartupError extends Error {
   name = 'StartupError';
 }

@@ -6,24 +6,17 @@ import { StartupError } from './errors.js';
 
 export interface RunningServer {
   url: string;
-  /**
-   * Stops accepting, lets requests in flight finish (up to `graceMs`), then closes what is left.
-   */
+  /** Stops accepting, lets requests in flight finish (up to `graceMs`), then closes the rest. */
   close(graceMs?: number): Promise<void>;
 }
 
 /** What one service lets its clients hold. */
 export interface ConnectionLimits {
-  /**
-   * Open connections at most; past it the oldest connection with no request in flight is closed.
-   */
+  /** Past it, the oldest connection with no request in flight is closed. */
   maxConnections: number;
-  /**
-   * A connection on which no byte moves for this long is closed (a client that stopped reading,
-   * say).
-   */
+  /** A connection on which no byte moves for this long while it owes or is owed bytes is closed. */
   idleTimeoutMs: number;
-  /** Time to send a request's headers, counted from the connection or the previous answer. */
+  /** Time to send a request's headers, from the connection or the previous answer. */
   headersTimeoutMs: number;
 }
 
@@ -33,20 +26,11 @@ const DEFAULT_LIMITS: ConnectionLimits = {
   headersTimeoutMs: 10_000,
 };
 
-/**
- * Serves `app` at `address`, with every client-held resource bounded: the time to send headers
- * and a whole request (30 s at least), idle keep-alive (5 s), a connection on which nothing moves
- * while it owes the server bytes or is owed them, and the number of connections. Node checks the
- * first two every second rather than every 30 s, so they fire on time. A connection past the
- * budget closes the oldest one that has no request in flight (idle, or still sending its headers)
- * instead of refusing the newcomer: connections opened and left idle cannot lock clients out.
- *
- * What is kept is kept per connection, not per request: each connection's latest answer (Node
- * answers a connection's requests in order, so once it is finished none is in flight). A request
- * adds no listener and no timer: Node's own idle timeout (`server.timeout`) is left off, as it
- * would move a timer at every read and write of every socket; the stall watch below, a look at
- * each connection every second, covers what it covered.
- */
+// Each open connection, oldest first, with its latest answer once it has had a request: Node
+// answers a connection's requests in order, so only the latest can be in flight.
+type Connections = Map<Socket, http.ServerResponse | undefined>;
+
+/** Serves `app` with what a client may hold bounded; a request adds no listener and no timer. */
 export function listen(
   app: Koa,
   { host, port }: Listen,
@@ -57,27 +41,39 @@ export function listen(
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: Math.max(30_000, limits.headersTimeoutMs),
       keepAliveTimeout: 5_000,
+      // Checked every second rather than every 30 s, so the timeouts above fire on time.
       connectionsCheckingInterval: 1_000,
     },
     app.callback(),
   );
+  // Node's socket timeout moves a timer at every read and write: `watchStalls` does its job.
   server.timeout = 0;
-
-  // Open connections, oldest first, each with its latest answer once it has had a request.
-  const connections = new Map<Socket, http.ServerResponse | undefined>();
+  const connections: Connections = new Map();
   const stalls = watchStalls(connections, limits.idleTimeoutMs);
   server.on('connection', (socket: Socket) => {
     connections.set(socket, undefined);
     socket.once('close', () => connections.delete(socket));
     if (connections.size > limits.maxConnections) closeOldestIdle(connections, socket);
   });
-  // Once closing, every answer not yet sent ends its connection, so kept-alive clients cannot
-  // start new requests on old connections and close() ends as soon as the last answer is out.
+  // Once closing, each answer ends its connection: close() ends when the last answer is out.
   let closing = false;
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (closing) res.setHeader('Connection', 'close');
     connections.set(req.socket, res);
   });
+  const close = (graceMs = 8_000) =>
+    new Promise<void>((done) => {
+      closing = true;
+      clearInterval(stalls);
+      for (const res of connections.values())
+        if (res && !res.headersSent) res.setHeader('Connection', 'close');
+      const force = setTimeout(() => server.closeAllConnections(), graceMs);
+      server.close(() => {
+        clearTimeout(force);
+        done();
+      });
+      server.closeIdleConnections();
+    });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -85,38 +81,16 @@ export function listen(
       const bound = (server.address() as AddressInfo).port;
       const shown =
         host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
-      resolve({
-        url: `http://${shown}:${bound}`,
-        close: (graceMs = 8_000) =>
-          new Promise<void>((done) => {
-            closing = true;
-            clearInterval(stalls);
-            for (const res of connections.values())
-              if (res && !res.headersSent) res.setHeader('Connection', 'close');
-            const force = setTimeout(() => server.closeAllConnections(), graceMs);
-            server.close(() => {
-              clearTimeout(force);
-              done();
-            });
-            server.closeIdleConnections();
-          }),
-      });
+      resolve({ url: `http://${shown}:${bound}`, close });
     });
   });
 }
 
-/** Whether the connection whose latest answer is `res` has a request in flight. */
 const inFlight = (res: http.ServerResponse | undefined): res is http.ServerResponse =>
   res !== undefined && !res.writableFinished;
 
-/**
- * Makes room for `newcomer`: the oldest connection with no request in flight goes, or, when every
- * one is busy, the newcomer.
- */
-function closeOldestIdle(
-  connections: Map<Socket, http.ServerResponse | undefined>,
-  newcomer: Socket,
-): void {
+/** Closes the oldest connection with no request in flight, or else the newcomer. */
+function closeOldestIdle(connections: Connections, newcomer: Socket): void {
   for (const [socket, latest] of connections) {
     if (!inFlight(latest) && socket !== newcomer) {
       socket.destroy();
@@ -126,10 +100,7 @@ function closeOldestIdle(
   newcomer.destroy();
 }
 
-/**
- * Binds every service's address before any is announced: when one cannot listen, the others are
- * closed again and the start fails with a line per address that failed, naming its variables.
- */
+/** Binds every service's address, or none: the start fails with a line per address that failed. */
 export async function listenAll(
   services: { name: string; app: Koa; address: Listen }[],
   limits: ConnectionLimits,
@@ -141,9 +112,8 @@ export async function listenAll(
     if (result.status === 'fulfilled') return [];
     const { name, address } = services[index]!;
     const { host, port } = listenVariables(name);
-    const reason =
-      LISTEN_FAILURES[(result.reason as NodeJS.ErrnoException).code ?? ''] ??
-      (result.reason as Error).message;
+    const error = result.reason as NodeJS.ErrnoException;
+    const reason = LISTEN_FAILURES[error.code ?? ''] ?? error.message;
     return [
       `${name} cannot listen on ${address.host}:${address.port} (${host}, ${port}): ${reason}`,
     ];
@@ -163,21 +133,11 @@ const LISTEN_FAILURES: Record<string, string> = {
 };
 
 /**
- * Closes connections on which nothing has moved for `idleTimeoutMs` while a request is in flight
- * and waits on its client: a body that stopped coming, or an answer the client stopped reading
- * (a request the server is still working on waits on nobody). Node's own socket timeout cannot
- * say the latter on time: it forgives a socket whose write queue changed since the last write
- * call, so a client that stops reading right after the kernel took a first part of the answer is
- * cut only after twice the timeout. Here the bytes read from the socket and those it has been
- * given and has not handed to the kernel yet (`writableLength`, which counts a write until it is
- * wholly taken) are looked at every second, and the clock restarts whenever they change: streamed
- * answers are written in pieces of 96 KiB at most (see jsonArray.ts), so that a slow reader's
- * progress shows.
+ * Closes a connection whose request waits on its client (a body that stopped coming, an answer not
+ * read) when its bytes read and unsent have not moved for `idleTimeoutMs`. Node's socket timeout
+ * forgives a socket whose write queue changed, and so cuts a client that stopped reading late.
  */
-function watchStalls(
-  connections: Map<Socket, http.ServerResponse | undefined>,
-  idleTimeoutMs: number,
-): NodeJS.Timeout {
+function watchStalls(connections: Connections, idleTimeoutMs: number): NodeJS.Timeout {
   const stalled = new WeakMap<Socket, { read: number; unsent: number; since: number }>();
   const timer = setInterval(() => {
     const now = performance.now();

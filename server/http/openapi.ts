@@ -1,48 +1,45 @@
-import type * as yup from 'yup';
-import type { ErrorAnswer } from './app.js';
+import type { ServiceOptions } from './app.js';
 import { BODY_ENCODINGS, UNREADABLE_BODY } from './body.js';
 import { INVALID_HOST } from './edge.js';
 import { badRequest, HttpError, notFound, unsupportedMediaType } from './errors.js';
-import type { JsonSchema, Method, Outcome, Outcomes, Route } from './route.js';
+import { Components, parametersOf, titleOf, yupJsonSchema } from './jsonSchema.js';
+import type { JsonSchema, Method, Outcome, Outcomes } from './route.js';
 
 /** What a service says about itself beyond its routes. */
 export interface Contract {
   title: string;
   version: string;
   description: string;
-  /** The schema of the service's failure answers (one message: `{error}`, `{detail}`). */
+  /** The schema of the service's failure answers (`{error}`, `{detail}`). */
   errorSchema: JsonSchema;
   /** How the service answers a body that fails its schema, or is not JSON. */
   invalidBody: Outcomes;
-  /** How the service answers path parameters that fail their schema. */
   invalidParams: Outcomes;
-  /** How the service answers query parameters that fail their schema. */
   invalidQuery: Outcomes;
   /** Answers to requests no operation takes, beyond the shared 404 and 405. */
   unmatched?: Outcomes;
 }
 
-/**
- * What the document is made from: the service's contract, its routes, and how it words failures.
- */
-export interface DocumentedService {
-  contract: Contract;
-  routes: Route[];
-  shape(error: unknown): ErrorAnswer;
-  /**
-   * A path with a trailing slash whose slash-less form exists is redirected there, as Starlette
-   * does.
-   */
-  redirectTrailingSlash?: boolean;
-}
+type DocumentedService = Pick<
+  ServiceOptions,
+  'contract' | 'routes' | 'shape' | 'redirectTrailingSlash'
+>;
 
 const SESSION_SCHEME = 'sessionCookie';
-const LICENSE = { name: 'MIT', identifier: 'MIT' };
+const ALLOW = { Allow: { description: 'The methods the path takes', schema: { type: 'string' } } };
+const TRAILING_SLASH_REDIRECT: Outcomes = {
+  307: {
+    description: 'A path with a trailing slash whose slash-less form exists: redirected there',
+    headers: {
+      Location: {
+        description: 'The same path without the trailing slash, and the same query',
+        schema: { type: 'string' },
+      },
+    },
+  },
+};
 
-/**
- * Answers whose body is one message under `key` (`{error: "…"}`, `{detail: "…"}`): their schema,
- * titled `title`, and an outcome maker for the document.
- */
+/** Answers whose body is one message under `key` (`{error: "…"}`): their schema, and outcomes. */
 export function messageOutcomes(title: string, key: string) {
   const schema: JsonSchema = {
     type: 'object',
@@ -60,21 +57,12 @@ export function messageOutcomes(title: string, key: string) {
   };
 }
 
-/**
- * The answers the shared machinery gives, each documented with the status and body the
- * service's own `answerFor` gives it: the document says what the code does.
- */
+/** What the shared machinery answers, documented with what the service's `shape` makes of it. */
 function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedService) {
   const outcome = (description: string, error: unknown, headers?: Outcome['headers']): Outcomes => {
     const { status, body } = shape(error);
-    return {
-      [status]: {
-        description,
-        schema: contract.errorSchema,
-        example: body,
-        ...(headers && { headers }),
-      },
-    };
+    const documented = { description, schema: contract.errorSchema, example: body };
+    return { [status]: { ...documented, ...(headers && { headers }) } };
   };
   return {
     everyOperation: {
@@ -109,15 +97,11 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
     ),
     unmatched: merge(
       outcome('No such path', notFound()),
-      outcome('The path does not take this method', new HttpError(405), {
-        Allow: { description: 'The methods the path takes', schema: { type: 'string' } },
-      }),
+      outcome('The path does not take this method', new HttpError(405), ALLOW),
       {
         200: {
           description: 'OPTIONS: the methods the path takes, in Allow (no body)',
-          headers: {
-            Allow: { description: 'The methods the path takes', schema: { type: 'string' } },
-          },
+          headers: ALLOW,
         },
       },
       redirectTrailingSlash ? TRAILING_SLASH_REDIRECT : {},
@@ -126,32 +110,7 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
   };
 }
 
-/**
- * The routes of the paths that have paths beneath them (`/notes` beside `/notes/{note_id}`). With
- * the trailing-slash redirect, their slash form (`/notes/`) is documented as operations of its own:
- * whatever matches requests against the document (a client, a validating proxy) would otherwise
- * read it as an item with an empty id. Every other slash form is under `x-unmatched`.
- */
-function collectionRoutes<R extends Route>(routes: R[]): R[] {
-  return routes.filter((route) => routes.some((other) => other.path.startsWith(`${route.path}/`)));
-}
-
-const TRAILING_SLASH_REDIRECT: Outcomes = {
-  307: {
-    description: 'A path with a trailing slash whose slash-less form exists: redirected there',
-    headers: {
-      Location: {
-        description: 'The same path without the trailing slash, and the same query',
-        schema: { type: 'string' },
-      },
-    },
-  },
-};
-
-/**
- * Outcomes of several sources; where two share a status, the answer is either (its body under
- * either schema), and the first example stands.
- */
+/** Outcomes of several sources; where two share a status, the answer is either. */
 function merge(...sources: Outcomes[]): Outcomes {
   const merged: Outcomes = {};
   for (const source of sources) {
@@ -163,6 +122,7 @@ function merge(...sources: Outcomes[]): Outcomes {
   return merged;
 }
 
+/** Either body (under either schema); the first example stands. */
 function either(first: Outcome, second: Outcome): Outcome {
   const same = JSON.stringify(first.schema) === JSON.stringify(second.schema);
   return {
@@ -178,11 +138,11 @@ function either(first: Outcome, second: Outcome): Outcome {
   };
 }
 
-/**
- * The OpenAPI 3.1 document of a service. Request bodies and path parameters are described from
- * the yup schemas that validate them. Every schema with a `title` is a named component,
- * referenced wherever it is used, as FastAPI lists its models.
- */
+const json = (schema: JsonSchema, example?: unknown) => ({
+  'application/json': { schema, ...(example !== undefined && { example }) },
+});
+
+/** The OpenAPI 3.1 document of a service, its schemas made from the yup schemas that validate. */
 export function openApiDocument(service: DocumentedService) {
   const { contract } = service;
   const shared = sharedOutcomes(service);
@@ -193,22 +153,20 @@ export function openApiDocument(service: DocumentedService) {
     Object.fromEntries(
       Object.entries(outcomes)
         .sort(([a], [b]) => Number(a) - Number(b))
-        .map(([status, outcome]) => [status, describeOutcome(outcome, components)]),
+        .map(([status, { description, schema, example, headers }]) => [
+          status,
+          {
+            description,
+            ...(headers && { headers }),
+            ...(schema && { content: json(components.use(schema), example) }),
+          },
+        ]),
     );
-  const operation = (
-    path: string,
-    method: Method,
-    summary: string,
-    details: Record<string, unknown>,
-  ) => {
-    paths[path] ??= {};
-    paths[path]![method] = {
-      summary,
-      operationId: `${summary.toLowerCase().replaceAll(' ', '_')}${path}_${method}`.replace(
-        /\W/g,
-        '_',
-      ),
-      ...details,
+  const operation = (path: string, method: Method, summary: string, details: object) => {
+    const operationId = `${summary.toLowerCase().replaceAll(' ', '_')}${path}_${method}`;
+    paths[path] = {
+      ...paths[path],
+      [method]: { summary, operationId: operationId.replace(/\W/g, '_'), ...details },
     };
   };
   for (const route of documented) {
@@ -235,32 +193,33 @@ export function openApiDocument(service: DocumentedService) {
       responses: describe(responses),
     });
   }
-  if (service.redirectTrailingSlash) {
-    for (const route of collectionRoutes(documented)) {
-      operation(`${route.path}/`, route.method, `${route.summary!} Redirect`, {
-        description: `Answered 307 with \`Location: ${route.path}\` (the query kept), as Starlette redirects a trailing slash: a client that follows it sends the same method and body there.`,
-        security: [],
-        responses: describe(merge(TRAILING_SLASH_REDIRECT, shared.everyOperation)),
-      });
-    }
+  // With the redirect, `/notes/` beside `/notes/{id}` is an operation of its own: a client matching
+  // requests against the document would otherwise read it as an item with an empty id.
+  const collections = service.redirectTrailingSlash
+    ? documented.filter((route) => documented.some((o) => o.path.startsWith(`${route.path}/`)))
+    : [];
+  for (const route of collections) {
+    operation(`${route.path}/`, route.method, `${route.summary!} Redirect`, {
+      description: `Answered 307 with \`Location: ${route.path}\` (the query kept), as Starlette redirects a trailing slash: a client that follows it sends the same method and body there.`,
+      security: [],
+      responses: describe(merge(TRAILING_SLASH_REDIRECT, shared.everyOperation)),
+    });
   }
-  const unmatched = describe(shared.unmatched);
-  const usesSession = documented.some((route) => route.session);
   return {
     openapi: '3.1.0',
     info: {
       title: contract.title,
       version: contract.version,
       description: contract.description,
-      license: LICENSE,
+      license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: '/', description: 'This service' }],
     paths,
     // What a request that no operation takes is answered; it belongs to no operation.
-    'x-unmatched': unmatched,
+    'x-unmatched': describe(shared.unmatched),
     components: {
       schemas: components.schemas,
-      ...(usesSession && {
+      ...(documented.some((route) => route.session) && {
         securitySchemes: {
           [SESSION_SCHEME]: {
             type: 'apiKey',
@@ -272,136 +231,4 @@ export function openApiDocument(service: DocumentedService) {
       }),
     },
   };
-}
-
-const json = (schema: JsonSchema, example?: unknown) => ({
-  'application/json': { schema, ...(example !== undefined && { example }) },
-});
-
-function describeOutcome(
-  { description, schema, example, headers }: Outcome,
-  components: Components,
-) {
-  return {
-    description,
-    ...(headers && { headers }),
-    ...(schema && { content: json(components.use(schema), example) }),
-  };
-}
-
-/** Named schemas, each stored once and referenced by `$ref` wherever it appears. */
-class Components {
-  readonly schemas: Record<string, JsonSchema> = {};
-
-  use(schema: JsonSchema): JsonSchema {
-    const inner = this.#within(schema);
-    const title = inner.title;
-    if (typeof title !== 'string' || inner.type !== 'object') return inner;
-    const known = this.schemas[title];
-    if (known && JSON.stringify(known) !== JSON.stringify(inner))
-      throw new Error(`Two different schemas are titled ${title}`);
-    this.schemas[title] = inner;
-    return { $ref: `#/components/schemas/${title}` };
-  }
-
-  #within(schema: JsonSchema): JsonSchema {
-    const copy: JsonSchema = { ...schema };
-    if (isSchema(copy.items)) copy.items = this.use(copy.items);
-    if (Array.isArray(copy.anyOf))
-      copy.anyOf = copy.anyOf.map((member: JsonSchema) => this.use(member));
-    if (isSchema(copy.properties)) {
-      copy.properties = Object.fromEntries(
-        Object.entries(copy.properties).map(([name, property]) => [
-          name,
-          this.#within(property as JsonSchema),
-        ]),
-      );
-    }
-    return copy;
-  }
-}
-
-const isSchema = (value: unknown): value is JsonSchema =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-function parametersOf(params: yup.AnyObjectSchema, location: 'path' | 'query') {
-  const { fields } = params.describe() as yup.SchemaObjectDescription;
-  return Object.entries(fields).map(([name, field]) => ({
-    name,
-    in: location,
-    required: location === 'path' || !(field as yup.SchemaDescription).optional,
-    schema: { ...valueJsonSchema(name, field as yup.SchemaDescription), title: titleOf(name) },
-  }));
-}
-
-/**
- * The JSON Schema of a yup schema, from its `describe()`, shaped as FastAPI shows a Pydantic
- * model: titled properties, nullable fields as `anyOf [T, null]`. Only what the services'
- * schemas use is supported; anything else is a programming error.
- */
-export function yupJsonSchema(schema: yup.Schema): JsonSchema {
-  const description = schema.describe() as yup.SchemaObjectDescription;
-  if (description.type !== 'object')
-    throw new Error(`No JSON Schema for a ${description.type} body`);
-  const fields = Object.entries(description.fields) as [string, yup.SchemaDescription][];
-  return {
-    type: 'object',
-    ...(description.label && { title: description.label }),
-    properties: Object.fromEntries(
-      fields.map(([name, field]) => [name, fieldJsonSchema(name, field)]),
-    ),
-    required: fields.filter(([, field]) => !field.optional).map(([name]) => name),
-  };
-}
-
-function fieldJsonSchema(name: string, field: yup.SchemaDescription): JsonSchema {
-  const value = valueJsonSchema(name, field);
-  const property: JsonSchema = field.nullable ? { anyOf: [value, { type: 'null' }] } : value;
-  property.title = titleOf(name);
-  const description = field.meta?.description;
-  if (description !== undefined) property.description = description;
-  return property;
-}
-
-function valueJsonSchema(name: string, field: yup.SchemaDescription): JsonSchema {
-  const schema: JsonSchema = { type: field.type };
-  if (field.type !== 'string' && field.type !== 'number')
-    throw new Error(`No JSON Schema for the ${field.type} field ${name}`);
-  for (const test of field.tests) {
-    switch (test.name) {
-      case 'max':
-        schema[field.type === 'string' ? 'maxLength' : 'maximum'] = test.params?.max;
-        break;
-      case 'min':
-        schema[field.type === 'string' ? 'minLength' : 'minimum'] = test.params?.min;
-        break;
-      case 'required':
-        schema.minLength = 1;
-        break;
-      case 'no_nul':
-        schema.pattern = '^[^\\u0000]*$';
-        break;
-      case 'integer':
-        schema.type = 'integer';
-        break;
-      case 'email':
-        schema.format = 'email';
-        break;
-      case 'well_formed':
-      case 'int_parsing_size':
-        // Said by the type already: JSON text is Unicode, and an integer has no length limit here.
-        break;
-      default:
-        throw new Error(`No JSON Schema for the ${test.name} test of ${name}`);
-    }
-  }
-  return schema;
-}
-
-/** `note_id` → `Note Id`, as Pydantic titles a field. */
-export function titleOf(name: string): string {
-  return name
-    .split('_')
-    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
-    .join(' ');
 }

@@ -29,28 +29,23 @@ export interface HeaderParameter {
 
 type Infer<S> = S extends yup.Schema ? yup.InferType<S> : undefined;
 
-/** What a handler is given: the path and query parameters, valid, and the body on demand. */
 export interface Input<Params, Query, Body> {
   params: Params;
   query: Query;
-  /**
-   * Reads the body and validates it against the route's schema; left to the handler, which decides
-   * what is checked first (a missing note before a malformed body, say).
-   */
+  /** Reads and validates the body, when the handler decides (a missing note before a bad body). */
   body(): Promise<Body>;
 }
 
 type AnyObject = yup.AnyObjectSchema | undefined;
 type AnySchema = yup.Schema | undefined;
 
-/** One endpoint: its method and path, its input schemas, its outcomes and its handler. */
 export interface Route<
   P extends AnyObject = AnyObject,
   Q extends AnyObject = AnyObject,
   B extends AnySchema = AnySchema,
 > {
   method: Method;
-  /** Written as OpenAPI writes it (`/notes/{id}`), which names the route for metrics and traces. */
+  /** As OpenAPI writes it (`/notes/{id}`), which names the route in metrics and traces. */
   path: string;
   params?: P;
   query?: Q;
@@ -59,22 +54,15 @@ export interface Route<
   description?: string;
   /** What the route itself answers; the service adds what every route of it can answer. */
   responses?: Outcomes;
-  /** Authenticated by the session cookie (documented as the operation's security). */
   session?: boolean;
-  /** Request headers the handler reads, as OpenAPI parameters. */
   headers?: readonly HeaderParameter[];
-  /** Not part of the API's contract (pages, the document itself): left out of the document. */
+  /** Left out of the OpenAPI document (pages, the document itself). */
   internal?: boolean;
-  /** Middleware between the validation and the handler (a page's own headers, say). */
   use?: Middleware[];
   handler(ctx: Context, input: Input<Infer<P>, Infer<Q>, Infer<B>>): unknown;
 }
 
-/**
- * Declares an endpoint in one place: `route('PUT /notes/{id}', { params, body, responses },
- * handler)`. The schemas validate the request, type the handler's input and describe the operation
- * in the service's OpenAPI document.
- */
+/** One endpoint, declared once: validated, typed and documented by its schemas. */
 export function route<
   P extends AnyObject = undefined,
   Q extends AnyObject = undefined,
@@ -84,21 +72,17 @@ export function route<
   spec: Omit<Route<P, Q, B>, 'method' | 'path' | 'handler'>,
   handler: Route<P, Q, B>['handler'],
 ): Route {
-  const [method, path] = line.split(' ') as [Uppercase<Method>, string];
+  const [method, path] = line.split(' ') as [string, string];
   return { ...spec, method: method.toLowerCase() as Method, path, handler } as Route;
 }
 
-/** The body did not satisfy the route's schema (`validation`), or was not sent as JSON at all. */
+/** The body failed its schema (`validation`), or was not sent as JSON. */
 export interface BodyFailure {
   received: RequestBody;
   validation?: yup.ValidationError;
 }
 
-/**
- * The path parameters, the query or the body failed their schemas. When the parameters or the
- * query fail, the body is checked too, so that one answer reports every failure; each service
- * words this its own way.
- */
+/** The parameters, query or body failed their schemas; one answer reports every failure. */
 export class InvalidRequestError extends Error {
   name = 'InvalidRequestError';
   constructor(
@@ -111,16 +95,12 @@ export class InvalidRequestError extends Error {
   }
 }
 
-/**
- * Mounts each route on `router` as Koa middleware: its input validated, then its handler. The
- * route is named after its OpenAPI path (`ctx.routerName`), which the metrics and traces report.
- */
+/** Each route on `router`, named after its OpenAPI path (`ctx.routerName`). */
 export function mount(router: Router, routes: Route[], readBody: ReadBody): void {
   for (const declared of routes) {
-    const koaPath = declared.path.replace(/\{(\w+)\}/g, ':$1');
     router[declared.method](
       declared.path,
-      koaPath,
+      declared.path.replace(/\{(\w+)\}/g, ':$1'),
       validate(declared, readBody),
       ...(declared.use ?? []),
       (ctx) => declared.handler(ctx, ctx.state.input),
@@ -128,22 +108,21 @@ export function mount(router: Router, routes: Route[], readBody: ReadBody): void
   }
 }
 
-/** The route's input as its schemas say, in `ctx.state.input`; or an InvalidRequestError. */
-function validate(declared: Route, readBody: ReadBody): Middleware {
-  const { params: paramsSchema, query: querySchema, body: bodySchema } = declared;
-  const queryFields = querySchema ? Object.keys(querySchema.fields) : [];
+const failure = (value: unknown) => (value instanceof yup.ValidationError ? value : undefined);
+
+/** The route's input in `ctx.state.input`, or an InvalidRequestError. */
+function validate({ params, query, body }: Route, readBody: ReadBody): Middleware {
+  const queryFields = query ? Object.keys(query.fields) : [];
   return async (ctx, next) => {
-    let body: Promise<unknown> | undefined;
+    let read: Promise<unknown> | undefined;
     const validBody = () =>
-      (body ??= bodySchema
-        ? readBody(ctx).then((received) => validateBody(bodySchema, received))
+      (read ??= body
+        ? readBody(ctx).then((received) => validateBody(body, received))
         : Promise.resolve(undefined));
-    const params = paramsSchema && (await parameters(paramsSchema, ctx.params));
-    const query =
-      querySchema && (await parameters(querySchema, lastValues(ctx.query, queryFields)));
-    if (params instanceof yup.ValidationError || query instanceof yup.ValidationError) {
-      const failed = (value: unknown) => (value instanceof yup.ValidationError ? value : undefined);
-      const bodyFailure = bodySchema
+    const validParams = params && (await parameters(params, ctx.params));
+    const validQuery = query && (await parameters(query, lastValues(ctx.query, queryFields)));
+    if (failure(validParams) || failure(validQuery)) {
+      const bodyFailure = body
         ? await validBody().then(
             () => undefined,
             (error: unknown) => {
@@ -152,9 +131,9 @@ function validate(declared: Route, readBody: ReadBody): Middleware {
             },
           )
         : undefined;
-      throw new InvalidRequestError(failed(params), bodyFailure, failed(query));
+      throw new InvalidRequestError(failure(validParams), bodyFailure, failure(validQuery));
     }
-    ctx.state.input = { params, query, body: validBody };
+    ctx.state.input = { params: validParams, query: validQuery, body: validBody };
     await next();
   };
 }
@@ -163,36 +142,25 @@ function validate(declared: Route, readBody: ReadBody): Middleware {
 async function validateBody(schema: yup.Schema, received: RequestBody): Promise<unknown> {
   if (received.kind === 'other') throw new InvalidRequestError(undefined, { received });
   const value = received.kind === 'json' ? received.value : undefined;
-  try {
-    return await schema.validate(value, { strict: true, abortEarly: false });
-  } catch (error) {
+  return schema.validate(value, { strict: true, abortEarly: false }).catch((error: unknown) => {
     if (error instanceof yup.ValidationError)
       throw new InvalidRequestError(undefined, { received, validation: error });
     throw error;
-  }
+  });
 }
 
-/** Path or query parameters, which their schemas convert from text; or what failed. */
-async function parameters(
-  schema: yup.AnyObjectSchema,
-  raw: Record<string, unknown>,
-): Promise<unknown> {
-  try {
-    return await schema.validate(raw, { abortEarly: false });
-  } catch (error) {
+/** Path or query parameters, converted from text by their schemas; or what failed. */
+const parameters = (schema: yup.AnyObjectSchema, raw: Record<string, unknown>) =>
+  schema.validate(raw, { abortEarly: false }).catch((error: unknown) => {
     if (error instanceof yup.ValidationError) return error;
     throw error;
-  }
-}
+  });
 
-/**
- * The query's parameters named `fields`, each the last of its values when repeated (as Starlette).
- */
-function lastValues(query: Context['query'], fields: string[]): Record<string, string | undefined> {
-  return Object.fromEntries(
+/** The query's `fields`, each the last of its values when repeated (as Starlette). */
+const lastValues = (query: Context['query'], fields: string[]) =>
+  Object.fromEntries(
     fields.map((field) => {
       const value = query[field];
       return [field, Array.isArray(value) ? value.at(-1) : value];
     }),
   );
-}

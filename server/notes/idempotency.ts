@@ -2,14 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Database } from '../db/pool.js';
 import { HttpError } from '../http/errors.js';
-import type { RenderedNote } from './table.js';
+import type { HeaderParameter } from '../http/route.js';
 
-/**
- * `Idempotency-Key` on a create: a client that got no answer (a timeout, a 500, a lost
- * connection) sends the same request again with the same key, and gets the first answer instead
- * of a second note. A key is the client's own (the address the write budget counts): another
- * client's identical key is another key. Keys are kept for `ttlSeconds`.
- */
 export const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key',
   in: 'header',
@@ -17,7 +11,7 @@ export const IDEMPOTENCY_KEY = {
   description:
     "A key of the client's choosing (1–255 visible ASCII characters) that makes a retry safe: the same key with the same body, from the same client address, returns the original answer and creates nothing; the same key with another body is refused. Keys are kept 24 hours (IDEMPOTENCY_TTL_SECONDS).",
   schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
-} as const;
+} satisfies HeaderParameter;
 
 const VALID_KEY = new RegExp(IDEMPOTENCY_KEY.schema.pattern);
 
@@ -42,10 +36,9 @@ const UNIQUE_VIOLATION = '23505';
 const SWEEP_EVERY_MS = 60_000;
 
 /**
- * Runs `create([client, key, fingerprint])` once per key of a client: a first request creates
- * and keeps the answer (in the same statement); a retry with the same body gets the kept answer
- * back, byte for byte; a retry with another body is an IdempotencyConflict. A key older than
- * `ttlSeconds` counts as unused. Expired keys are deleted at most once a minute.
+ * Runs `create([client, key, fingerprint])` once per key of a client, which keeps the answer; a
+ * retry with the same input gets it back byte for byte, with another input an IdempotencyConflict.
+ * A key older than `ttlSeconds` counts as unused.
  */
 export function idempotentCreates(db: Database, ttlSeconds: number) {
   let lastSweep = 0;
@@ -53,7 +46,7 @@ export function idempotentCreates(db: Database, ttlSeconds: number) {
     client: string,
     key: string,
     input: unknown,
-    create: (keyed: unknown[]) => Promise<RenderedNote>,
+    create: (keyed: unknown[]) => Promise<{ json: string }>,
   ): Promise<string> => {
     if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
       lastSweep = Date.now();

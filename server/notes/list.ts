@@ -1,27 +1,20 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { Database } from '../db/pool.js';
-import { tooManyRequests } from '../http/errors.js';
 import { clientKey } from '../http/clientAddress.js';
+import { tooManyRequests } from '../http/errors.js';
 import type { NoteShape } from './table.js';
 
-/** What one batch of a list holds: this many rows, or about this many bytes, whichever first. */
 const BATCH_ROWS = 250;
 const BATCH_BYTES = 1024 * 1024;
-/** The most lists one client address streams at once: past it, 429. */
 const LISTS_PER_CLIENT = 2;
-
-/** Ids of a range of notes: below `below`, from `from` up. */
-export interface IdRange {
-  below: number;
-  from: number;
-}
+/** A slow reader's progress shows piece by piece (see listen.ts). */
+const PIECE = 32 * 1024;
 
 /**
- * The rows of `notes` below the id `$1` and from `$4` up, newest first, as many as fit in `$3`
- * bytes of text but never more than `$2` rows, and at least one: their JSON objects joined by
- * commas, with the batch's last id and whether rows follow. One pass: the window measures the
- * candidates, and only the rows that fit are rendered.
+ * The notes below `$1` and from `$4` up, newest first, as many as fit in `$3` bytes of text but
+ * at most `$2` and at least one, as JSON objects joined by commas; the last id, and whether more
+ * follow. The window measures the candidates, and only the rows that fit are rendered.
  */
 const batchSql = ({ textColumn, presented }: NoteShape) =>
   `SELECT min(id)::float8 AS last, count(*) < max(candidates) OR max(candidates) = $2 AS more,
@@ -37,19 +30,23 @@ const batchSql = ({ textColumn, presented }: NoteShape) =>
     WHERE running <= $3 OR place = 1
   ) AS batch`;
 
+/** A page's range of ids (below `below`, from `from` up), and whether older notes follow it. */
+const pageSql = `WITH page AS (SELECT id FROM notes WHERE id < $1 ORDER BY id DESC LIMIT $2)
+  SELECT max(id) + 1 AS below, min(id) AS "from",
+    EXISTS (SELECT 1 FROM notes WHERE id < (SELECT min(id) FROM page)) AS more FROM page`;
+
 /**
- * `GET /notes` answered as a JSON array of every note in `range`, newest first, a batch (a
- * statement of its own: keyset paging) at a time: a long list of large notes holds one batch and
- * no database connection while its reader is slow. A list of one batch is sent as it is; a
- * longer one is streamed at the client's pace, and a client streams at most LISTS_PER_CLIENT at
- * once. The first batch is read before the answer starts, so that its failure still gets the
- * service's error answer; a later one can only cut the answer short.
+ * `GET /notes`: every note, or with `limit` a page below `before` and a Link to the next; read a
+ * batch (one statement, keyset paging) at a time, so that a slow reader holds no connection. A
+ * list longer than a batch is streamed, at most LISTS_PER_CLIENT at once per client. The first
+ * batch is read before the answer starts: its failure still gets the service's error answer.
  */
 export function noteLists(db: Database, shape: NoteShape) {
   const batch = { name: `${shape.service}.batch`, text: batchSql(shape) };
+  const page = { name: `${shape.service}.page`, text: pageSql };
   const streaming = new Map<string, number>();
 
-  async function* batches({ below, from }: IdRange): AsyncGenerator<string> {
+  async function* batches({ below, from }: { below: number; from: number }) {
     for (;;) {
       const { rows } = await db.query<{ last: number; more: boolean; json: string | null }>(batch, [
         below,
@@ -65,7 +62,18 @@ export function noteLists(db: Database, shape: NoteShape) {
     }
   }
 
-  return async (ctx: Context, range: IdRange): Promise<void> => {
+  return async (ctx: Context, { limit, before = 2 ** 53 }: { limit?: number; before?: number }) => {
+    let range = { below: before, from: 0 };
+    if (limit !== undefined) {
+      const { rows } = await db.query<{ below: number | null; from: number; more: boolean }>(page, [
+        before,
+        limit,
+      ]);
+      const { below, from, more } = rows[0]!;
+      if (below === null) return void (ctx.body = []);
+      if (more) ctx.set('Link', `</notes?limit=${limit}&before=${from}>; rel="next"`);
+      range = { below, from };
+    }
     const all = batches(range);
     const first = await all.next();
     ctx.type = 'json';
@@ -80,34 +88,24 @@ export function noteLists(db: Database, shape: NoteShape) {
     }
     streaming.set(client, now + 1);
     const body = Readable.from(pieces([first.value, second.value], all), { objectMode: false });
-    body.once('close', () => {
-      const left = streaming.get(client)! - 1;
-      if (left === 0) streaming.delete(client);
-      else streaming.set(client, left);
+    ctx.body = body.once('close', () => {
+      if (streaming.get(client) === 1) streaming.delete(client);
+      else streaming.set(client, streaming.get(client)! - 1);
     });
-    ctx.body = body;
   };
 }
 
-/**
- * Written to the socket in pieces (32 KiB of ASCII, 96 KiB of UTF-8 at most), so that a slow
- * reader's progress shows (see listen.ts).
- */
-const PIECE = 32 * 1024;
-
 /** The JSON array of the batches read already and the rest, in pieces. */
 async function* pieces(read: string[], rest: AsyncIterable<string>) {
-  yield '[';
-  const batches = (async function* () {
+  let separator = '[';
+  for await (const batch of (async function* () {
     yield* read;
     yield* rest;
-  })();
-  let comma = false;
-  for await (const batch of batches) {
-    if (comma) yield ',';
-    comma = true;
+  })()) {
+    yield separator;
+    separator = ',';
     for (let start = 0; start < batch.length;) {
-      // A cut never falls between the halves of a surrogate pair, which would each become U+FFFD.
+      // A cut between the halves of a surrogate pair would make each U+FFFD.
       let end = Math.min(start + PIECE, batch.length);
       if (end < batch.length && /[\ud800-\udbff]/.test(batch[end - 1]!)) end--;
       yield batch.slice(start, end);

@@ -1,48 +1,27 @@
 import * as yup from 'yup';
-import { clientKey } from '../http/clientAddress.js';
-import { serviceApp, type ErrorAnswer } from '../http/app.js';
-import { describeServerError, HttpError, MalformedJsonError, notFound } from '../http/errors.js';
+import type { ErrorAnswer } from '../http/app.js';
+import { describeServerError, HttpError, MalformedJsonError } from '../http/errors.js';
+import { maxChars, text } from '../http/fields.js';
 import { messageOutcomes, type Contract } from '../http/openapi.js';
 import { InvalidRequestError, route, type JsonSchema } from '../http/route.js';
-import {
-  NEXT_PAGE,
-  noteFailures,
-  PAGE_LIMIT,
-  sendList,
-  sendNote,
-  sendRead,
-  spend,
-  written,
-} from './answers.js';
-import { maxChars, text } from '../http/fields.js';
-import {
-  IDEMPOTENCY_KEY,
-  IdempotencyConflict,
-  idempotencyKey,
-  idempotentCreates,
-} from './idempotency.js';
-import { noteLists } from './list.js';
-import type { NotesDeps } from './notes8080.js';
-import { ETAG_HEADER, IF_MATCH, IF_NONE_MATCH, ifMatch } from './preconditions.js';
+import { IdempotencyConflict } from './idempotency.js';
+import { noteOperations, withETag } from './operations.js';
 import {
   HTTPValidationError,
   laxInteger,
   malformedJsonEntry,
   validationEntries,
 } from './pydantic.js';
-import { MAX_NOTE_ID, noteTable, storedBytes, versionIn } from './table.js';
-import { createdBytes, textBytes, WriteBudget } from './writeBudget.js';
+import { notesService, PAGE_LIMIT, type NotesDeps } from './service.js';
+import { MAX_NOTE_ID } from './table.js';
+import { textBytes } from './writeBudget.js';
 
-export const NOTE_NOT_FOUND = 'ノートが見つかりません';
 const NOTE_DELETED = 'ノートを削除しました';
-export const TITLE_MAX_CHARS = 100;
+const TITLE_MAX_CHARS = 100;
 
-/** A failure worded as one message: `{detail: "…"}`. */
-export const { schema: HTTPError, outcome: message } = messageOutcomes('HTTPError', 'detail');
+const { schema: HTTPError, outcome: message } = messageOutcomes('HTTPError', 'detail');
 
-/**
- * The body of a create; other fields are ignored. An empty string is a valid text, as in Pydantic.
- */
+/** The body of a create; other fields are ignored. An empty text is valid, as in Pydantic. */
 const NoteCreate = yup
   .object({
     title: maxChars(text(), TITLE_MAX_CHARS).nonNullable().defined(),
@@ -53,18 +32,16 @@ const NoteCreate = yup
   .label('NoteCreate');
 
 /**
- * The body of a partial update: a field left out or null keeps its value. Pydantic's `default:
- * null` is said in words, not as a `default`: client generators read a property with a default
- * as one always present, which would make `{}` and `{"title": "…"}` ill-typed.
+ * A partial update: a field left out or null keeps its value. Pydantic's `default: null` is said
+ * in words: client generators read a property with a default as always present.
  */
+const kept = (field: string) => ({
+  description: `Optional, default null: left out or null, the ${field} is kept`,
+});
 const NoteUpdate = yup
   .object({
-    title: maxChars(text(), TITLE_MAX_CHARS)
-      .nullable()
-      .meta({ description: 'Optional, default null: left out or null, the title is kept' }),
-    content: text()
-      .nullable()
-      .meta({ description: 'Optional, default null: left out or null, the content is kept' }),
+    title: maxChars(text(), TITLE_MAX_CHARS).nullable().meta(kept('title')),
+    content: text().nullable().meta(kept('content')),
   })
   .nonNullable()
   .defined()
@@ -72,7 +49,6 @@ const NoteUpdate = yup
 
 const NoteId = yup.object({ note_id: laxInteger().defined() });
 
-/** `GET /notes`'s paging, as FastAPI reads `Query(None, ge=…, le=…)` integers. */
 const ListQuery = yup.object({
   limit: laxInteger().min(1).max(PAGE_LIMIT).optional(),
   before: laxInteger().min(1).max(MAX_NOTE_ID).optional(),
@@ -87,7 +63,6 @@ const naiveTimestamp = (title: string): JsonSchema => ({
   examples: ['2026-11-22T10:11:49.123456'],
 });
 
-/** A note as the API shows it: exactly these five fields. */
 const Note: JsonSchema = {
   type: 'object',
   title: 'Note',
@@ -105,21 +80,20 @@ const Note: JsonSchema = {
 /** FastAPI describes every success the same way. */
 const success = (schema: JsonSchema) => ({ description: 'Successful Response', schema });
 
-const Health: JsonSchema = {
+const object = (title: string, field: string, property: JsonSchema): JsonSchema => ({
   type: 'object',
-  title: 'Health',
-  properties: { status: { type: 'string', const: 'healthy', title: 'Status' } },
-  required: ['status'],
-};
-
-const Message: JsonSchema = {
-  type: 'object',
+  title,
+  properties: { [field]: property },
+  required: [field],
+});
+const Health = object('Health', 'status', { type: 'string', const: 'healthy', title: 'Status' });
+const Message = object('Message', 'message', {
+  type: 'string',
   title: 'Message',
-  properties: { message: { type: 'string', title: 'Message', examples: [NOTE_DELETED] } },
-  required: ['message'],
-};
+  examples: [NOTE_DELETED],
+});
 
-const { missing, capped, preconditioned, budgeted, listed } = noteFailures(message, NOTE_NOT_FOUND);
+const operations = noteOperations(message);
 const invalid = { 422: { description: 'Validation Error', schema: HTTPValidationError } };
 
 const contract: Contract = {
@@ -145,47 +119,29 @@ function shape(error: unknown): ErrorAnswer {
   return { status: 500, body: { detail: describeServerError(error) } };
 }
 
-/**
- * Python's `datetime.isoformat()` of the naive UTC timestamp, with the column's microseconds, the
- * fraction left out when it is exactly zero.
- */
+/** Python's `isoformat()` of the naive UTC timestamp: microseconds, left out when zero. */
 const isoformat = (column: string) =>
   `replace(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '.000000', '') AS ${column}`;
 const PRESENTED = `id, title, content, ${isoformat('created_at')}, ${isoformat('updated_at')}`;
-
-/** Ids no note can have are not sent to PostgreSQL, which would refuse them. */
-const canExist = (id: number) => Number.isSafeInteger(id) && id >= 1 && id <= MAX_NOTE_ID;
+// A null text keeps the stored one. The version and `updated_at` move only when the note does,
+// as SQLAlchemy sends no UPDATE for an unchanged object.
+const CHANGED = `(title::text, content) IS DISTINCT FROM
+  (coalesce($2::text, title), coalesce($3::text, content))`;
+const UPDATED = `title = coalesce($2::text, title), content = coalesce($3::text, content),
+  version = version + CASE WHEN ${CHANGED} THEN 1 ELSE 0 END,
+  updated_at = CASE WHEN ${CHANGED} THEN now() ELSE updated_at END`;
 
 /**
- * The notes service of docs/specs/notes-service-8000.md, answering as FastAPI does: `{detail}`
- * bodies, 422 validation failures in Pydantic's shape, `/docs`, a trailing slash redirected away.
- * Each handler reads its body first: FastAPI validates the whole request before the endpoint runs.
+ * The notes service of docs/specs/notes-service-8000.md, answering as FastAPI does. Each handler
+ * reads its body first: FastAPI validates the whole request before the endpoint runs.
  */
-export function notes8000App({ db, logger, config, edge, ...hosting }: NotesDeps) {
-  const shapeOfTable = {
+export function notes8000App(deps: NotesDeps) {
+  const notes = notesService(deps, {
     service: 'notes8000',
     textColumn: 'content',
     presented: PRESENTED,
-  } as const;
-  const table = noteTable(db, shapeOfTable);
-  const list = noteLists(db, shapeOfTable);
-  const budget = new WriteBudget(config.writeBytesPerMinute);
-  const createOnce = idempotentCreates(db, config.idempotencyTtlSeconds);
-  // A null parameter keeps the stored value. The version and `updated_at` move only when the note
-  // does (an update that changes nothing leaves it as it was, as SQLAlchemy, which then sends no
-  // UPDATE at all, does).
-  const changed =
-    '(title::text, content) IS DISTINCT FROM (coalesce($2::text, title), coalesce($3::text, content))';
-  const update = table.statement(
-    'update',
-    `WITH updated AS (
-      UPDATE notes SET title = coalesce($2::text, title), content = coalesce($3::text, content),
-        version = version + CASE WHEN ${changed} THEN 1 ELSE 0 END,
-        updated_at = CASE WHEN ${changed} THEN now() ELSE updated_at END
-      WHERE id = $1 AND ${versionIn(4)} RETURNING *
-    ) ${table.rendered('updated')}`,
-  );
-  hosting.metrics?.storage('notes8000', () => storedBytes(db), config.maxBytes);
+    changes: UPDATED,
+  });
 
   const routes = [
     route(
@@ -203,25 +159,17 @@ export function notes8000App({ db, logger, config, edge, ...hosting }: NotesDeps
     route(
       'GET /notes',
       {
-        summary: 'List Notes',
-        description: `All notes, newest \`id\` first; or, with \`limit\` (and \`before\`: the \`id\` the previous page ended at), one page of at most ${PAGE_LIMIT} and a Link to the next.`,
+        ...operations.list('All notes', success({ type: 'array', items: Note })),
         query: ListQuery,
-        responses: {
-          200: { ...success({ type: 'array', items: Note }), headers: NEXT_PAGE },
-          ...listed,
-        },
       },
-      (ctx, { query }) => sendList(ctx, table, list, query),
+      (ctx, { query }) => notes.list(ctx, query),
     ),
 
     route(
       'POST /notes',
       {
-        summary: 'Create Note',
-        body: NoteCreate,
-        headers: [IDEMPOTENCY_KEY],
-        responses: {
-          201: { ...success(Note), headers: ETAG_HEADER },
+        ...operations.create({
+          201: withETag(success(Note)),
           400: message(
             'The Idempotency-Key is malformed',
             'Idempotency-Key must be 1 to 255 visible ASCII characters',
@@ -230,107 +178,51 @@ export function notes8000App({ db, logger, config, edge, ...hosting }: NotesDeps
             'The Idempotency-Key was used with another body',
             new IdempotencyConflict().message,
           ),
-          ...budgeted,
-          ...capped,
-        },
+        }),
+        body: NoteCreate,
       },
-      async (ctx, { body }) => {
-        const key = idempotencyKey(ctx);
-        const { title, content } = await body();
-        const client = clientKey(ctx.ip);
-        spend(
-          budget,
-          client,
-          createdBytes([title, content], key === undefined ? undefined : { client, key }),
-        );
-        if (!key) return sendNote(ctx, 201, await table.insert(title, content));
-        const json = await createOnce(client, key, { title, content }, (keyed) =>
-          table.insertKeyed(title, content, keyed),
-        );
-        // A created note's first version.
-        sendNote(ctx, 201, { json, etag: '"1"' });
-      },
+      (ctx, { body }) =>
+        notes.create(ctx, async () => {
+          const { title, content } = await body();
+          return [title, content];
+        }),
     ),
 
     route(
       'GET /notes/{note_id}',
-      {
-        summary: 'Get Note',
-        params: NoteId,
-        headers: [IF_NONE_MATCH],
-        responses: {
-          200: { ...success(Note), headers: ETAG_HEADER },
-          304: { description: 'The copy If-None-Match names is current', headers: ETAG_HEADER },
-          ...missing,
-        },
-      },
-      async (ctx, { params }) => {
-        const note = canExist(params.note_id) ? await table.find(params.note_id) : undefined;
-        if (!note) throw notFound(NOTE_NOT_FOUND);
-        sendRead(ctx, note);
-      },
+      { ...operations.read(success(Note)), params: NoteId },
+      (ctx, { params }) => notes.read(ctx, params.note_id),
     ),
 
     route(
       'PUT /notes/{note_id}',
       {
-        summary: 'Update Note',
-        description:
+        ...operations.update(
+          'Update Note',
           'Partial update: a field left out or null keeps its value. With If-Match, a note changed since (or deleted) is 412 and nothing changes.',
+          success(Note),
+        ),
         params: NoteId,
         body: NoteUpdate,
-        headers: [IF_MATCH],
-        responses: {
-          200: { ...success(Note), headers: ETAG_HEADER },
-          ...missing,
-          ...preconditioned,
-          ...budgeted,
-          ...capped,
-        },
       },
       async (ctx, { params, body }) => {
-        const { title, content } = await body();
-        if (!canExist(params.note_id)) throw notFound(NOTE_NOT_FOUND);
-        spend(budget, clientKey(ctx.ip), textBytes(title ?? '', content ?? ''));
-        const outcome =
-          title == null && content == null
-            ? await table.check(params.note_id, ifMatch(ctx))
-            : await table.update(
-                update,
-                params.note_id,
-                [title ?? null, content ?? null],
-                ifMatch(ctx),
-              );
-        sendNote(ctx, 200, written(outcome, NOTE_NOT_FOUND));
+        const { title = null, content = null } = await body();
+        const bytes = textBytes(title ?? '', content ?? '');
+        // Nothing to change: the note as it is, as SQLAlchemy sends no UPDATE then.
+        const texts = title === null && content === null ? undefined : [title, content];
+        await notes.update(ctx, params.note_id, bytes, texts);
       },
     ),
 
     route(
       'DELETE /notes/{note_id}',
-      {
-        summary: 'Delete Note',
-        params: NoteId,
-        headers: [IF_MATCH],
-        responses: { 200: success(Message), ...missing, ...preconditioned },
-      },
+      { ...operations.remove({ 200: success(Message) }), params: NoteId },
       async (ctx, { params }) => {
-        if (!canExist(params.note_id)) throw notFound(NOTE_NOT_FOUND);
-        written(await table.remove(params.note_id, ifMatch(ctx)), NOTE_NOT_FOUND);
+        await notes.remove(ctx, params.note_id);
         ctx.body = { message: NOTE_DELETED };
       },
     ),
   ];
 
-  return serviceApp({
-    name: 'notes8000',
-    contract,
-    routes,
-    shape,
-    logger,
-    edge,
-    bodyLimitBytes: config.bodyLimitBytes,
-    ready: () => db.query('SELECT 1'),
-    redirectTrailingSlash: true,
-    ...hosting,
-  });
+  return notes.app({ contract, routes, shape, redirectTrailingSlash: true });
 }

@@ -1,48 +1,20 @@
 import * as yup from 'yup';
-import type { NotesConfig } from '../config.js';
-import type { Database } from '../db/pool.js';
-import { serviceApp, type ErrorAnswer, type Hosting } from '../http/app.js';
-import { describeServerError, found, HttpError, MalformedJsonError } from '../http/errors.js';
+import type { ErrorAnswer } from '../http/app.js';
+import { describeServerError, HttpError, MalformedJsonError, notFound } from '../http/errors.js';
+import { maxChars, text } from '../http/fields.js';
 import { messageOutcomes, type Contract } from '../http/openapi.js';
 import { InvalidRequestError, route, type JsonSchema } from '../http/route.js';
-import type { Logger } from '../logger.js';
-import type { Edge } from '../config.js';
-import {
-  NEXT_PAGE,
-  noteFailures,
-  PAGE_LIMIT,
-  sendList,
-  sendNote,
-  sendRead,
-  spend,
-  written,
-} from './answers.js';
-import { maxChars, text } from '../http/fields.js';
-import {
-  IDEMPOTENCY_KEY,
-  IdempotencyConflict,
-  idempotencyKey,
-  idempotentCreates,
-} from './idempotency.js';
-import { noteLists } from './list.js';
-import { ETAG_HEADER, IF_MATCH, IF_NONE_MATCH, ifMatch } from './preconditions.js';
-import { MAX_NOTE_ID, noteTable, storedBytes, versionIn } from './table.js';
-import { createdBytes, textBytes, WriteBudget } from './writeBudget.js';
-import { clientKey } from '../http/clientAddress.js';
+import { IdempotencyConflict } from './idempotency.js';
+import { noteOperations, withETag } from './operations.js';
+import { NOTE_NOT_FOUND, notesService, PAGE_LIMIT, type NotesDeps } from './service.js';
+import { MAX_NOTE_ID } from './table.js';
+import { textBytes } from './writeBudget.js';
 
-/** What a notes service is given: its pool (on its own schema), its settings and its edge. */
-export interface NotesDeps extends Hosting {
-  db: Database;
-  logger: Logger;
-  config: NotesConfig;
-  edge: Edge;
-}
+export type { NotesDeps } from './service.js';
 
-export const NOTE_NOT_FOUND = 'ノートが見つかりません';
-export const TITLE_MAX_CHARS = 200;
+const TITLE_MAX_CHARS = 200;
 
-/** Every failure's body: `{error: "…"}`. */
-export const { schema: ErrorBody, outcome: failure } = messageOutcomes('Error', 'error');
+const { schema: ErrorBody, outcome: failure } = messageOutcomes('Error', 'error');
 
 /** What a JSON value that is not an object is, for the error message. */
 function describeJsonValue(value: unknown): string {
@@ -51,10 +23,7 @@ function describeJsonValue(value: unknown): string {
   return ['number', 'string', 'boolean'].includes(typeof value) ? `a ${typeof value}` : 'that';
 }
 
-/**
- * The body of a create or an update. Any other field (`id`, `created_at`, unknown ones) is
- * ignored: the store assigns `id` and `created_at`.
- */
+/** The body of a create or an update; other fields (`id`, `created_at`, …) are ignored. */
 const NoteInput = yup
   .object({
     title: maxChars(text().typeError('title must be a string'), TITLE_MAX_CHARS)
@@ -68,27 +37,24 @@ const NoteInput = yup
   .defined('Request body is required: send a JSON object with a "title"')
   .label('NoteInput');
 
-/** A positive decimal integer of at most 16 digits, or NaN. */
-const decimal = (raw: unknown) =>
-  typeof raw === 'string' && /^[0-9]{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+/** A positive decimal integer of at most 16 digits. */
 const wholeNumber = (name: string) =>
   yup
     .number()
     .typeError(`${name} must be a whole number`)
-    .transform((_value, raw) => decimal(raw));
+    .transform((_value, raw) =>
+      typeof raw === 'string' && /^[0-9]{1,16}$/.test(raw) ? Number(raw) : Number.NaN,
+    )
+    .integer()
+    .min(1);
 
-/**
- * The `{id}` of a path: anything but a positive integer no larger than an id names no note (404).
- */
-const NoteId = yup.object({ id: wholeNumber('id').integer().min(1).max(MAX_NOTE_ID).defined() });
+const NoteId = yup.object({ id: wholeNumber('id').max(MAX_NOTE_ID).defined() });
 
-/** `GET /notes`'s paging: both optional, each a positive decimal integer. */
 const ListQuery = yup.object({
-  limit: wholeNumber('limit').integer().min(1).max(PAGE_LIMIT).optional(),
-  before: wholeNumber('before').integer().min(1).max(MAX_NOTE_ID).optional(),
+  limit: wholeNumber('limit').max(PAGE_LIMIT).optional(),
+  before: wholeNumber('before').max(MAX_NOTE_ID).optional(),
 });
 
-/** A note as the API shows it. */
 const Note: JsonSchema = {
   type: 'object',
   title: 'Note',
@@ -107,7 +73,7 @@ const Note: JsonSchema = {
 };
 
 const note = (description: string) => ({ description, schema: Note });
-const { missing, capped, preconditioned, budgeted, listed } = noteFailures(failure, NOTE_NOT_FOUND);
+const operations = noteOperations(failure);
 
 const contract: Contract = {
   title: 'Notes API (8080)',
@@ -163,161 +129,94 @@ function shape(error: unknown): ErrorAnswer {
   return answer(500, describeServerError(error));
 }
 
-/** A note as the API shows it: `created_at` as RFC 3339 in UTC with the column's milliseconds. */
+/** `created_at` as RFC 3339 in UTC with the column's milliseconds. */
 const PRESENTED = `id, title, body, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+// The version moves only when the note does: replacing it with what it holds keeps its ETag.
+const REPLACED = `title = $2::text, body = $3::text, version = version +
+  CASE WHEN (title::text, body) IS DISTINCT FROM ($2::text, $3::text) THEN 1 ELSE 0 END`;
 
 /** The notes service of docs/specs/notes-service-8080.md: CRUD on `/notes`, `{error}` bodies. */
-export function notes8080App({ db, logger, config, edge, ...hosting }: NotesDeps) {
-  const shapeOfTable = { service: 'notes8080', textColumn: 'body', presented: PRESENTED } as const;
-  const table = noteTable(db, shapeOfTable);
-  const list = noteLists(db, shapeOfTable);
-  const budget = new WriteBudget(config.writeBytesPerMinute);
-  const createOnce = idempotentCreates(db, config.idempotencyTtlSeconds);
-  // The version moves only when the note does: replacing it with what it holds keeps its ETag.
-  const replace = table.statement(
-    'replace',
-    `WITH replaced AS (
-      UPDATE notes SET title = $2::text, body = $3::text,
-        version = version + CASE WHEN (title::text, body) IS DISTINCT FROM ($2::text, $3::text) THEN 1 ELSE 0 END
-      WHERE id = $1 AND ${versionIn(4)} RETURNING *
-    ) ${table.rendered('replaced')}`,
-  );
-  hosting.metrics?.storage('notes8080', () => storedBytes(db), config.maxBytes);
+export function notes8080App(deps: NotesDeps) {
+  const notes = notesService(deps, {
+    service: 'notes8080',
+    textColumn: 'body',
+    presented: PRESENTED,
+    changes: REPLACED,
+  });
 
   const routes = [
     route(
       'GET /notes',
       {
-        summary: 'List Notes',
-        description: `Every note, newest \`id\` first; or, with \`limit\` (and \`before\`: the \`id\` the previous page ended at), one page of at most ${PAGE_LIMIT} and a Link to the next.`,
+        ...operations.list('Every note', {
+          description: 'All notes, or one page of them',
+          schema: { type: 'array', items: Note },
+        }),
         query: ListQuery,
-        responses: {
-          200: {
-            description: 'All notes, or one page of them',
-            schema: { type: 'array', items: Note },
-            headers: NEXT_PAGE,
-          },
-          ...listed,
-        },
       },
-      (ctx, { query }) => sendList(ctx, table, list, query),
+      (ctx, { query }) => notes.list(ctx, query),
     ),
 
     route(
       'POST /notes',
       {
-        summary: 'Create Note',
-        body: NoteInput,
-        headers: [IDEMPOTENCY_KEY],
-        responses: {
-          201: {
-            ...note(
+        ...operations.create({
+          201: withETag(
+            note(
               'The stored note (or, for a retry with the same Idempotency-Key and body, the one stored the first time)',
             ),
-            headers: ETAG_HEADER,
-          },
+          ),
           400: failure(
             'The Idempotency-Key is malformed, or was used with another body',
             new IdempotencyConflict().message,
           ),
-          ...budgeted,
-          ...capped,
-        },
+        }),
+        body: NoteInput,
       },
-      async (ctx, { body }) => {
-        const key = idempotencyKey(ctx);
-        const input = await body();
-        const [title, text] = [input.title, input.body ?? ''];
-        const client = clientKey(ctx.ip);
-        spend(
-          budget,
-          client,
-          createdBytes([title, text], key === undefined ? undefined : { client, key }),
-        );
-        if (!key) return sendNote(ctx, 201, await table.insert(title, text));
-        const json = await createOnce(client, key, { title, body: text }, (keyed) =>
-          table.insertKeyed(title, text, keyed),
-        );
-        // A created note's first version.
-        sendNote(ctx, 201, { json, etag: '"1"' });
-      },
+      (ctx, { body }) =>
+        notes.create(ctx, async () => {
+          const input = await body();
+          return [input.title, input.body ?? ''];
+        }),
     ),
 
     route(
       'GET /notes/{id}',
-      {
-        summary: 'Get Note',
-        params: NoteId,
-        headers: [IF_NONE_MATCH],
-        responses: {
-          200: { ...note('The note'), headers: ETAG_HEADER },
-          304: { description: 'The copy If-None-Match names is current', headers: ETAG_HEADER },
-          ...missing,
-        },
-      },
-      async (ctx, { params }) => sendRead(ctx, found(await table.find(params.id), NOTE_NOT_FOUND)),
+      { ...operations.read(note('The note')), params: NoteId },
+      (ctx, { params }) => notes.read(ctx, params.id),
     ),
 
     route(
       'PUT /notes/{id}',
       {
-        summary: 'Replace Note',
-        description:
+        ...operations.update(
+          'Replace Note',
           'Replaces the title and the body; an omitted body becomes empty. A missing note is reported before an invalid body; with If-Match, a note changed since (or deleted) is 412 and nothing changes.',
+          note('The note as replaced'),
+        ),
         params: NoteId,
         body: NoteInput,
-        headers: [IF_MATCH],
-        responses: {
-          200: { ...note('The note as replaced'), headers: ETAG_HEADER },
-          ...missing,
-          ...preconditioned,
-          ...budgeted,
-          ...capped,
-        },
       },
       async (ctx, { params, body }) => {
-        // A valid body goes straight to the UPDATE, which finds the note (or not: 404); only an
-        // invalid one needs the lookup that tells a missing note (reported first) from a bad body.
-        const { title, body: text } = await body().catch(async (error: unknown) => {
-          found(await table.find(params.id), NOTE_NOT_FOUND);
+        // Only an invalid body needs the lookup that tells a missing note (reported first) from it.
+        const input = await body().catch(async (error: unknown) => {
+          if (!(await notes.find(params.id))) throw notFound(NOTE_NOT_FOUND);
           throw error;
         });
-        spend(budget, clientKey(ctx.ip), textBytes(title, text ?? ''));
-        sendNote(
-          ctx,
-          200,
-          written(
-            await table.update(replace, params.id, [title, text ?? ''], ifMatch(ctx)),
-            NOTE_NOT_FOUND,
-          ),
-        );
+        const values = [input.title, input.body ?? ''];
+        await notes.update(ctx, params.id, textBytes(...values), values);
       },
     ),
 
     route(
       'DELETE /notes/{id}',
-      {
-        summary: 'Delete Note',
-        params: NoteId,
-        headers: [IF_MATCH],
-        responses: { 204: { description: 'Deleted' }, ...missing, ...preconditioned },
-      },
+      { ...operations.remove({ 204: { description: 'Deleted' } }), params: NoteId },
       async (ctx, { params }) => {
-        written(await table.remove(params.id, ifMatch(ctx)), NOTE_NOT_FOUND);
+        await notes.remove(ctx, params.id);
         ctx.status = 204;
       },
     ),
   ];
 
-  return serviceApp({
-    name: 'notes8080',
-    contract,
-    routes,
-    shape,
-    logger,
-    edge,
-    bodyLimitBytes: config.bodyLimitBytes,
-    ready: () => db.query('SELECT 1'),
-    ...hosting,
-  });
+  return notes.app({ contract, routes, shape });
 }

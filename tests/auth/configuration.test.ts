@@ -100,7 +100,7 @@ describe('auth production mode', () => {
 });
 
 describe('auth configuration checks', () => {
-  it('refuses a password hash cost that is not a power of two, in one line naming the variable', () => {
+  it('refuses a hash cost that is not a power of two, in one line naming the variable', () => {
     expect(() => authConfig({ PASSWORD_HASH_COST: '1000' })).toThrow(
       new ConfigError('PASSWORD_HASH_COST="1000" is not valid: expected a power of two'),
     );

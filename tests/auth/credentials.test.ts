@@ -68,18 +68,22 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     };
   }
 
-  it('sets the device cookie for DEVICE_TRUST_DAYS, naming the account, its generation and the login time', async () => {
-    setClock(START);
-    const service = await instance({ DEVICE_TRUST_DAYS: '2' });
-    const reply = await service.login(USER);
-    const cookie = setCookies(reply).find((line) => line.startsWith('device='));
-    expect(cookie).toMatch(
-      /^device=[^;]+; Max-Age=172800; Path=\/api\/login; HttpOnly; SameSite=Lax$/,
-    );
-    const [account, generation, issuedAt] = deviceFrom(reply).split('.');
-    expect([account, issuedAt]).toEqual(['1', String(START / 1000)]);
-    expect(Number(generation)).toBeGreaterThan(0);
-  });
+  it(
+    'sets the device cookie for DEVICE_TRUST_DAYS, naming ' +
+      'the account, its generation and the login time',
+    async () => {
+      setClock(START);
+      const service = await instance({ DEVICE_TRUST_DAYS: '2' });
+      const reply = await service.login(USER);
+      const cookie = setCookies(reply).find((line) => line.startsWith('device='));
+      expect(cookie).toMatch(
+        /^device=[^;]+; Max-Age=172800; Path=\/api\/login; HttpOnly; SameSite=Lax$/,
+      );
+      const [account, generation, issuedAt] = deviceFrom(reply).split('.');
+      expect([account, issuedAt]).toEqual(['1', String(START / 1000)]);
+      expect(Number(generation)).toBeGreaterThan(0);
+    },
+  );
 
   it('trusts a device cookie until DEVICE_TRUST_DAYS after its login, no longer', async () => {
     setClock(START);
@@ -92,24 +96,28 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     expect(await service.trusts(device, '127.0.1.1')).toBe(false);
   });
 
-  it("an administrator ending every session of an account makes its sessions and device cookies worthless, and only that account's", async () => {
-    setClock(START);
-    const service = await instance();
-    const user = await service.login(USER);
-    const [token, device] = [tokenFrom(user), deviceFrom(user)];
-    const admin = tokenFrom(await service.login(ADMIN));
-    await service.block('127.0.1.2');
-    expect(await service.trusts(device, '127.0.1.2')).toBe(true);
-    expect((await service.as(admin, 'DELETE', '/api/admin/users/1/sessions')).status).toBe(200);
-    expect(await service.me(token)).toBe(401);
-    expect(await service.trusts(device, '127.0.1.2')).toBe(false);
-    expect(await service.me(admin)).toBe(200);
-    // A new login is a new device of the new generation.
-    const again = await service.login(USER, '127.0.1.3');
-    expect(await service.trusts(deviceFrom(again), '127.0.1.2')).toBe(true);
-  });
+  it(
+    'an administrator ending every session of an account makes its ' +
+      "sessions and device cookies worthless, and only that account's",
+    async () => {
+      setClock(START);
+      const service = await instance();
+      const user = await service.login(USER);
+      const [token, device] = [tokenFrom(user), deviceFrom(user)];
+      const admin = tokenFrom(await service.login(ADMIN));
+      await service.block('127.0.1.2');
+      expect(await service.trusts(device, '127.0.1.2')).toBe(true);
+      expect((await service.as(admin, 'DELETE', '/api/admin/users/1/sessions')).status).toBe(200);
+      expect(await service.me(token)).toBe(401);
+      expect(await service.trusts(device, '127.0.1.2')).toBe(false);
+      expect(await service.me(admin)).toBe(200);
+      // A new login is a new device of the new generation.
+      const again = await service.login(USER, '127.0.1.3');
+      expect(await service.trusts(deviceFrom(again), '127.0.1.2')).toBe(true);
+    },
+  );
 
-  it('a restart with another password ends the sessions and device cookies of that account', async () => {
+  it("a restart with a new password ends the account's sessions and device cookies", async () => {
     setClock(START);
     const first = await instance();
     const user = await first.login(USER);
@@ -139,27 +147,35 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   });
 
   if (store === 'postgres') {
-    it('a restart with the same password and email keeps the sessions and device cookies; another email ends them', async () => {
-      setClock(START);
-      const first = await instance();
-      const user = await first.login(USER);
-      await first.stop();
-      const same = await instance();
-      expect(await same.me(tokenFrom(user))).toBe(200);
-      await same.block('127.0.1.6');
-      expect(await same.trusts(deviceFrom(user), '127.0.1.6')).toBe(true);
-      await same.stop();
-      const renamed = await instance({ AUTH_USER_EMAIL: 'renamed@example.com' });
-      expect(await renamed.me(tokenFrom(user))).toBe(401);
-    });
+    it(
+      'a restart with the same password and email keeps the ' +
+        'sessions and device cookies; another email ends them',
+      async () => {
+        setClock(START);
+        const first = await instance();
+        const user = await first.login(USER);
+        await first.stop();
+        const same = await instance();
+        expect(await same.me(tokenFrom(user))).toBe(200);
+        await same.block('127.0.1.6');
+        expect(await same.trusts(deviceFrom(user), '127.0.1.6')).toBe(true);
+        await same.stop();
+        const renamed = await instance({ AUTH_USER_EMAIL: 'renamed@example.com' });
+        expect(await renamed.me(tokenFrom(user))).toBe(401);
+      },
+    );
 
-    it('an instance whose password for an account another instance replaced admits no one to it, counting nothing', async () => {
-      setClock(START);
-      const old = await instance();
-      await instance({ AUTH_USER_PASSWORD: 'another-password' });
-      for (let attempt = 0; attempt < 6; attempt++)
-        expect((await old.login(USER, '127.0.1.7')).status).toBe(401);
-      expect((await old.login(ADMIN, '127.0.1.7')).status).toBe(200);
-    });
+    it(
+      'an instance whose password for an account another ' +
+        'instance replaced admits no one to it, counting nothing',
+      async () => {
+        setClock(START);
+        const old = await instance();
+        await instance({ AUTH_USER_PASSWORD: 'another-password' });
+        for (let attempt = 0; attempt < 6; attempt++)
+          expect((await old.login(USER, '127.0.1.7')).status).toBe(401);
+        expect((await old.login(ADMIN, '127.0.1.7')).status).toBe(200);
+      },
+    );
   }
 });

@@ -46,7 +46,7 @@ describe('development mode', () => {
     expect(reply.text).toContain('"user@example.com"');
   });
 
-  it('lets Vite’s client load modules, inject styles and wait for its socket, and no more', async () => {
+  it('lets Vite’s client load modules, inject styles and await its socket, no more', async () => {
     const policy = (await get('/login')).headers['content-security-policy'];
     expect(policy).toContain(`script-src 'self' ${VITE};`);
     expect(policy).toContain("style-src 'self' 'unsafe-inline';");

@@ -71,7 +71,7 @@ describe('two instances on one database (SESSION_STORE=postgres)', () => {
     expect(await b!.me(user)).toBe(401);
   });
 
-  it('counts failed logins across both: the sixth wrong password is refused on either', async () => {
+  it('counts failed logins across both: the sixth wrong password is refused on each', async () => {
     const {
       started: [a, b],
     } = await instances(2, env);

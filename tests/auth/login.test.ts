@@ -90,7 +90,7 @@ describe('auth POST /api/login', () => {
     expect((await service.me(second)).status).toBe(200);
   });
 
-  it('replaces the session of a browser that logs in again: fresh token, old one ended', async () => {
+  it('replaces the session of a browser logging in again: fresh token, old one ended', async () => {
     const service = await start();
     const old = await signIn(service);
     const reply = await service.login(ADMIN, old);

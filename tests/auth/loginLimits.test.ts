@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CheckQueue, WAITING_PER_ADDRESS } from '../../server/auth/checkQueue.js';
+import { CheckQueue, WAITING_PER_ADDRESS, type Lane } from '../../server/auth/checkQueue.js';
 import { clientKey } from '../../server/http/clientAddress.js';
 
 // The parts of login limiting whose order cannot be seen reliably over HTTP: the queue's turns,
@@ -11,10 +11,10 @@ function checks(queue: CheckQueue) {
   const endings = new Map<string, () => void>();
   return {
     started,
-    run: (address: string, name: string, trusted = false) =>
+    run: (address: string, name: string, lane: Lane = 'unknown') =>
       queue.run(
         address,
-        trusted,
+        lane,
         () => new Promise<void>((end) => (started.push(name), endings.set(name, end))),
       ),
     async finish() {
@@ -26,7 +26,7 @@ function checks(queue: CheckQueue) {
 }
 
 describe('CheckQueue', () => {
-  it('serves waiting addresses in turn, not in arrival order, and trusted browsers first', async () => {
+  it('serves waiting addresses in turn, not by arrival; trusted browsers first, then accounts', async () => {
     const queue = checks(new CheckQueue(1));
     const runs = [
       queue.run('a', 'a1'),
@@ -36,30 +36,45 @@ describe('CheckQueue', () => {
       queue.run('b', 'b1'),
       queue.run('c', 'c1'),
       queue.run('b', 'b2'),
-      queue.run('d', 'd1 trusted', true),
+      queue.run('e', 'e1 account', 'account'),
+      queue.run('d', 'd1 trusted', 'trusted'),
     ];
     for (let finished = 0; finished < runs.length; finished++) {
       expect(queue.started.length).toBe(finished + 1);
       await queue.finish();
     }
     await Promise.all(runs);
-    // a1 was running; then the trusted browser; then a, b and c take turns, the rest of a's last.
-    expect(queue.started).toEqual(['a1', 'd1 trusted', 'a2', 'b1', 'c1', 'a3', 'b2', 'a4']);
+    // a1 was running; then the trusted browser, the account's attempt; then a, b and c take turns.
+    expect(queue.started).toEqual([
+      'a1',
+      'd1 trusted',
+      'e1 account',
+      'a2',
+      'b1',
+      'c1',
+      'a3',
+      'b2',
+      'a4',
+    ]);
   });
 
   it('bounds the checks waiting per address, not for everyone together', async () => {
     const queue = new CheckQueue(1);
     let end = () => {};
-    const running = queue.run('a', false, () => new Promise<void>((resolve) => (end = resolve)));
-    const waiting = Array.from({ length: WAITING_PER_ADDRESS }, () =>
-      queue.run('a', false, async () => undefined),
+    const running = queue.run(
+      'a',
+      'unknown',
+      () => new Promise<void>((resolve) => (end = resolve)),
     );
-    expect(queue.hasRoom('a', false)).toBe(false);
-    expect(queue.hasRoom('a', true)).toBe(true);
-    expect(queue.hasRoom('b', false)).toBe(true);
+    const waiting = Array.from({ length: WAITING_PER_ADDRESS }, () =>
+      queue.run('a', 'unknown', async () => undefined),
+    );
+    expect(queue.hasRoom('a', 'unknown')).toBe(false);
+    expect(queue.hasRoom('a', 'account')).toBe(true);
+    expect(queue.hasRoom('b', 'unknown')).toBe(true);
     end();
     await Promise.all([running, ...waiting]);
-    expect(queue.hasRoom('a', false)).toBe(true);
+    expect(queue.hasRoom('a', 'unknown')).toBe(true);
   });
 });
 

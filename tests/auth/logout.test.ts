@@ -42,7 +42,8 @@ describe('auth POST /api/logout', () => {
   });
 
   it.each([['http://evil.example'], ['another port of this host'], ['null']])(
-    'answers a page of another origin (%s) the same 200 {ok: true}, but ends nothing and deletes no cookie',
+    'answers a page of another origin (%s) the same 200 ' +
+      '{ok: true}, but ends nothing and deletes no cookie',
     async (origin) => {
       const service = await start();
       const token = await signIn(service);

@@ -72,17 +72,21 @@ describe('auth GET /api/me', () => {
     expect((await service.me(third)).status).toBe(200);
   });
 
-  it("keeps at most SESSION_MAX_PER_USER sessions per account, ending that account's oldest, never another's", async () => {
-    const service = await start({ SESSION_MAX_PER_USER: '3' });
-    const admin = await signIn(service, ADMIN);
-    const users = [
-      await signIn(service),
-      await signIn(service),
-      await signIn(service),
-      await signIn(service),
-    ];
-    expect((await service.me(users[0])).json).toEqual({ error: 'invalid session' });
-    for (const token of [...users.slice(1), admin])
-      expect((await service.me(token)).status).toBe(200);
-  });
+  it(
+    'keeps at most SESSION_MAX_PER_USER sessions per ' +
+      "account, ending that account's oldest, never another's",
+    async () => {
+      const service = await start({ SESSION_MAX_PER_USER: '3' });
+      const admin = await signIn(service, ADMIN);
+      const users = [
+        await signIn(service),
+        await signIn(service),
+        await signIn(service),
+        await signIn(service),
+      ];
+      expect((await service.me(users[0])).json).toEqual({ error: 'invalid session' });
+      for (const token of [...users.slice(1), admin])
+        expect((await service.me(token)).status).toBe(200);
+    },
+  );
 });

@@ -45,7 +45,7 @@ describe('auth requests no route takes under /api', () => {
 });
 
 describe('auth security headers', () => {
-  it('sends a same-origin Content-Security-Policy and helmet’s headers with the pages', async () => {
+  it('sends a same-origin Content-Security-Policy and helmet’s headers with pages', async () => {
     const service = await start();
     const token = await signIn(service);
     for (const reply of [
@@ -69,7 +69,7 @@ describe('auth security headers', () => {
     }
   });
 
-  it('answers the API with a policy that allows nothing, never stored, sniffed or framed', async () => {
+  it('answers the API with a policy allowing nothing, not stored, sniffed or framed', async () => {
     const service = await start();
     const signedIn = await signIn(service);
     for (const reply of [
@@ -90,7 +90,7 @@ describe('auth security headers', () => {
 });
 
 describe('auth request log', () => {
-  it('logs each request by method, path and status, never its password or session token', async () => {
+  it('logs each request by method, path and status, never a password or a token', async () => {
     const service = await start();
     service.logs.clear(); // what start-up itself asked (the OpenAPI document)
     const token = await signIn(service);

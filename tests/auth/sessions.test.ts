@@ -34,21 +34,27 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     start({ SESSION_STORE: store, ...env });
 
   describe("a user's own sessions", () => {
-    it("lists the browsers the user is signed in with, marking this one, and nobody else's; never a token", async () => {
-      const service = await startService();
-      const first = await signIn(service);
-      const second = tokenFrom(await service.login(USER, undefined, '127.0.0.2'));
-      await signIn(service, ADMIN);
-      const reply = await service.as(first, 'GET', '/api/sessions', { 'user-agent': 'Listing/1' });
-      expect(reply.status).toBe(200);
-      const { sessions } = reply.json as { sessions: Record<string, unknown>[] };
-      expect(sessions).toHaveLength(2);
-      expect(sessions.map((session) => session.current)).toEqual([true, false]);
-      expect(sessions[1]).toMatchObject({ address: '127.0.0.2', userAgent: expect.any(String) });
-      expect(reply.text).not.toContain(first);
-      expect(reply.text).not.toContain(second);
-      expect(reply.headers['cache-control']).toBe('no-store');
-    });
+    it(
+      'lists the browsers the user is signed in with, ' +
+        "marking this one, and nobody else's; never a token",
+      async () => {
+        const service = await startService();
+        const first = await signIn(service);
+        const second = tokenFrom(await service.login(USER, undefined, '127.0.0.2'));
+        await signIn(service, ADMIN);
+        const reply = await service.as(first, 'GET', '/api/sessions', {
+          'user-agent': 'Listing/1',
+        });
+        expect(reply.status).toBe(200);
+        const { sessions } = reply.json as { sessions: Record<string, unknown>[] };
+        expect(sessions).toHaveLength(2);
+        expect(sessions.map((session) => session.current)).toEqual([true, false]);
+        expect(sessions[1]).toMatchObject({ address: '127.0.0.2', userAgent: expect.any(String) });
+        expect(reply.text).not.toContain(first);
+        expect(reply.text).not.toContain(second);
+        expect(reply.headers['cache-control']).toBe('no-store');
+      },
+    );
 
     it('ends every other session, keeping this one', async () => {
       const service = await startService();
@@ -84,7 +90,7 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       expect((await service.as(mine, 'DELETE', '/api/sessions/not-an-id')).status).toBe(404);
     });
 
-    it('answers 401 without a session, and 403 to a page of another site, ending nothing', async () => {
+    it('answers 401 without a session, 403 to a page of another site, ending nothing', async () => {
       const service = await startService();
       const [mine, other] = [await signIn(service), await signIn(service)];
       for (const [method, path] of [
@@ -106,7 +112,7 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   });
 
   describe('administration', () => {
-    it('answers 401 without a session and 403 {error} to role user, at every admin endpoint', async () => {
+    it('answers 401 without a session, 403 {error} to a user, at each admin endpoint', async () => {
       const service = await startService();
       const user = await signIn(service);
       for (const [method, path] of ADMIN_API) {
@@ -230,40 +236,48 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
 
   describe("the administrators' pages", () => {
     for (const path of ['/admin/users', '/admin/settings']) {
-      it(`${path}: no session → /login, role user → the 403 page, admin → the page rendered on the server; never stored`, async () => {
-        const service = await startService();
-        const anonymous = await service.page(path);
-        expect([anonymous.status, anonymous.headers.location]).toEqual([302, '/login']);
-        expect(anonymous.text).not.toContain('<script');
-        const user = await service.as(await signIn(service), 'GET', path);
-        expect(user.status).toBe(403);
-        expect(user.text).toContain('このページを表示する権限がありません');
-        expect(user.text).not.toContain(ADMIN.email);
-        const adminToken = await signIn(service, ADMIN);
-        const admin = await service.as(adminToken, 'GET', path);
-        expect(admin.status).toBe(200);
-        expect(admin.headers['content-type']).toMatch(/^text\/html/);
-        expect(admin.text).not.toContain(adminToken);
-        for (const reply of [anonymous, user, admin])
-          expect(reply.headers['cache-control']).toBe('no-store');
-      });
+      it(
+        `${path}: no session → /login, role user → the 403 page, ` +
+          `admin → the page rendered on the server; never stored`,
+        async () => {
+          const service = await startService();
+          const anonymous = await service.page(path);
+          expect([anonymous.status, anonymous.headers.location]).toEqual([302, '/login']);
+          expect(anonymous.text).not.toContain('<script');
+          const user = await service.as(await signIn(service), 'GET', path);
+          expect(user.status).toBe(403);
+          expect(user.text).toContain('このページを表示する権限がありません');
+          expect(user.text).not.toContain(ADMIN.email);
+          const adminToken = await signIn(service, ADMIN);
+          const admin = await service.as(adminToken, 'GET', path);
+          expect(admin.status).toBe(200);
+          expect(admin.headers['content-type']).toMatch(/^text\/html/);
+          expect(admin.text).not.toContain(adminToken);
+          for (const reply of [anonymous, user, admin])
+            expect(reply.headers['cache-control']).toBe('no-store');
+        },
+      );
     }
 
-    it('/admin/users lists every account and its sessions in the HTML; /admin/settings the settings', async () => {
-      const service = await startService();
-      await service.login(USER, undefined, '127.0.0.3');
-      const admin = await signIn(service, ADMIN);
-      const users = await service.as(admin, 'GET', '/admin/users');
-      expect(users.text).toContain('<title>ユーザ管理</title>');
-      expect(users.text).toContain(`${USER.email} のセッション`);
-      expect(users.text).toContain('127.0.0.3');
-      const settings = await service.as(admin, 'GET', '/admin/settings');
-      expect(settings.text).toContain('<title>システム設定</title>');
-      expect(settings.text).toContain(
-        store === 'postgres' ? 'PostgreSQL (postgres)' : 'プロセスのメモリー (memory)',
-      );
-      for (const secret of [USER.password, ADMIN.password])
-        expect(settings.text).not.toContain(secret);
-    });
+    it(
+      '/admin/users lists every account and its sessions ' +
+        'in the HTML; /admin/settings the settings',
+      async () => {
+        const service = await startService();
+        await service.login(USER, undefined, '127.0.0.3');
+        const admin = await signIn(service, ADMIN);
+        const users = await service.as(admin, 'GET', '/admin/users');
+        expect(users.text).toContain('<title>ユーザ管理</title>');
+        expect(users.text).toContain(`${USER.email} のセッション`);
+        expect(users.text).toContain('127.0.0.3');
+        const settings = await service.as(admin, 'GET', '/admin/settings');
+        expect(settings.text).toContain('<title>システム設定</title>');
+        expect(settings.text).toContain(
+          store === 'postgres' ? 'PostgreSQL (postgres)' : 'プロセスのメモリー (memory)',
+        );
+        for (const secret of [USER.password, ADMIN.password])
+          expect(settings.text).not.toContain(secret);
+      },
+    );
   });
 });

@@ -104,7 +104,8 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
   );
 
   it.each(SCHEMES)(
-    "has no axe-core violation and one h1 on the administrators' pages and the forbidden page (%s theme)",
+    'has no axe-core violation and one h1 on the ' +
+      "administrators' pages and the forbidden page (%s theme)",
     async (scheme) => {
       const { page } = pages;
       await page.emulateMedia({ colorScheme: scheme });
@@ -157,25 +158,29 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
     await page.waitForURL(pages.url('/dashboard'));
   });
 
-  it('after a failed login, moves the focus to the first field, ties the message to the fields and announces it', async () => {
-    const { page } = pages;
-    await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
-    await page.getByLabel('パスワード').press('Enter');
-    const message = 'メールアドレスまたはパスワードが正しくありません';
-    await status().filter({ hasText: message }).waitFor();
-    const email = page.getByLabel('メールアドレス');
-    expect(await email.evaluate((input) => input === document.activeElement)).toBe(true);
-    for (const field of [email, page.getByLabel('パスワード')]) {
-      expect(await field.getAttribute('aria-invalid')).toBe('true');
-      const described = await field.getAttribute('aria-describedby');
-      expect(await page.locator(`#${described}`).textContent()).toBe(message);
-    }
-    // The next Tab stays in the form.
-    await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe(
-      'password',
-    );
-  });
+  it(
+    'after a failed login, moves the focus to the first ' +
+      'field, ties the message to the fields and announces it',
+    async () => {
+      const { page } = pages;
+      await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
+      await page.getByLabel('パスワード').press('Enter');
+      const message = 'メールアドレスまたはパスワードが正しくありません';
+      await status().filter({ hasText: message }).waitFor();
+      const email = page.getByLabel('メールアドレス');
+      expect(await email.evaluate((input) => input === document.activeElement)).toBe(true);
+      for (const field of [email, page.getByLabel('パスワード')]) {
+        expect(await field.getAttribute('aria-invalid')).toBe('true');
+        const described = await field.getAttribute('aria-describedby');
+        expect(await page.locator(`#${described}`).textContent()).toBe(message);
+      }
+      // The next Tab stays in the form.
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe(
+        'password',
+      );
+    },
+  );
 
   it.each(SCHEMES)(
     'rings every focused control at 3:1 or more against what is behind it (%s theme)',

@@ -40,40 +40,44 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     await page.waitForURL(url('/dashboard'));
   });
 
-  it('lets the admin end one session of another browser: that browser is signed out at its next request', async () => {
-    const { page } = pages;
-    const other = await otherBrowser(USER);
-    try {
-      await pages.logIn(ADMIN);
-      await page.getByRole('link', { name: 'ユーザ管理' }).click();
-      await page.waitForURL(url('/admin/users'));
-      expect(await page.title()).toBe('ユーザ管理');
-      const userSessions = page.getByRole('table', { name: `${USER.email} のセッション` });
-      const rows = await userSessions.getByRole('row').count();
-      const adminSessions = page.getByRole('table', { name: `${ADMIN.email} のセッション` });
-      expect(await adminSessions.getByText('この端末').count()).toBe(1);
-      expect(await page.content()).not.toMatch(
-        /token=|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"\s*\}/,
-      );
+  it(
+    'lets the admin end one session of another browser: ' +
+      'that browser is signed out at its next request',
+    async () => {
+      const { page } = pages;
+      const other = await otherBrowser(USER);
+      try {
+        await pages.logIn(ADMIN);
+        await page.getByRole('link', { name: 'ユーザ管理' }).click();
+        await page.waitForURL(url('/admin/users'));
+        expect(await page.title()).toBe('ユーザ管理');
+        const userSessions = page.getByRole('table', { name: `${USER.email} のセッション` });
+        const rows = await userSessions.getByRole('row').count();
+        const adminSessions = page.getByRole('table', { name: `${ADMIN.email} のセッション` });
+        expect(await adminSessions.getByText('この端末').count()).toBe(1);
+        expect(await page.content()).not.toMatch(
+          /token=|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"\s*\}/,
+        );
 
-      // Sessions are listed oldest first: the other browser's is the last.
-      await userSessions.getByRole('button', { name: '終了' }).last().click();
-      await page
-        .getByRole('status')
-        .filter({ hasText: '1 件のセッションを終了しました' })
-        .waitFor();
-      expect(
-        rows === 2
-          ? await page.getByText('ログイン中のセッションはありません').count()
-          : await userSessions.getByRole('row').count(),
-      ).toBe(rows === 2 ? 1 : rows - 1);
+        // Sessions are listed oldest first: the other browser's is the last.
+        await userSessions.getByRole('button', { name: '終了' }).last().click();
+        await page
+          .getByRole('status')
+          .filter({ hasText: '1 件のセッションを終了しました' })
+          .waitFor();
+        expect(
+          rows === 2
+            ? await page.getByText('ログイン中のセッションはありません').count()
+            : await userSessions.getByRole('row').count(),
+        ).toBe(rows === 2 ? 1 : rows - 1);
 
-      await other.page.goto(url('/dashboard'));
-      expect(pages.path(other.page)).toBe('/login');
-    } finally {
-      await other.context.close();
-    }
-  });
+        await other.page.goto(url('/dashboard'));
+        expect(pages.path(other.page)).toBe('/login');
+      } finally {
+        await other.context.close();
+      }
+    },
+  );
 
   it('lets the admin end every session of an account at once', async () => {
     const { page } = pages;
@@ -130,39 +134,43 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     expect(await page.content()).not.toContain(ADMIN.password);
   });
 
-  it('shows the admin an account blocked for new browsers, with its latest events, and unblocks it: the user gets in again', async () => {
-    const { page } = pages;
-    await pages.lock(USER);
-    await pages.logIn(ADMIN);
-    await page.goto(url('/admin/users'));
-    const account = page.locator('section', {
-      has: page.getByRole('heading', { name: USER.email }),
-    });
-    expect(
-      await account.getByText('ログイン失敗が多すぎるため、ブロックされています').count(),
-    ).toBe(1);
-    expect(
-      await account.getByText(/^信頼済みでない端末すべて: 100 回失敗、あと \d+ 秒$/).count(),
-    ).toBe(1);
-    const events = account.getByRole('table', { name: `${USER.email} の最近のイベント` });
-    // The right password from a new address, refused, and the wrong ones before it.
-    expect(await events.getByText('ログイン制限による拒否 (login.throttled)').count()).toBe(1);
-    expect(await events.getByText('reason: wrong password').count()).toBe(19);
+  it(
+    'shows the admin an account blocked for new browsers, with ' +
+      'its latest events, and unblocks it: the user gets in again',
+    async () => {
+      const { page } = pages;
+      await pages.lock(USER);
+      await pages.logIn(ADMIN);
+      await page.goto(url('/admin/users'));
+      const account = page.locator('section', {
+        has: page.getByRole('heading', { name: USER.email }),
+      });
+      expect(
+        await account.getByText('ログイン失敗が多すぎるため、ブロックされています').count(),
+      ).toBe(1);
+      expect(
+        await account.getByText(/^信頼済みでない端末すべて: 100 回失敗、あと \d+ 秒$/).count(),
+      ).toBe(1);
+      const events = account.getByRole('table', { name: `${USER.email} の最近のイベント` });
+      // The right password from a new address, refused, and the wrong ones before it.
+      expect(await events.getByText('ログイン制限による拒否 (login.throttled)').count()).toBe(1);
+      expect(await events.getByText('reason: wrong password').count()).toBe(19);
 
-    await account.getByRole('button', { name: 'ブロック解除' }).click();
-    await page.getByRole('status').filter({ hasText: 'ブロックを解除しました' }).waitFor();
-    expect(await account.getByText('ブロックされていません').count()).toBe(1);
-    expect(await account.getByRole('button', { name: 'ブロック解除' }).count()).toBe(0);
-    expect(await events.getByText('ブロック解除 (account.unlocked)').count()).toBe(1);
-    // Blocked, this login would be refused (429) and stay on /login.
-    const other = await otherBrowser(USER);
-    try {
-      await other.page.getByRole('button', { name: 'ログアウト' }).click();
-      await other.page.waitForURL(url('/login'));
-    } finally {
-      await other.context.close();
-    }
-  });
+      await account.getByRole('button', { name: 'ブロック解除' }).click();
+      await page.getByRole('status').filter({ hasText: 'ブロックを解除しました' }).waitFor();
+      expect(await account.getByText('ブロックされていません').count()).toBe(1);
+      expect(await account.getByRole('button', { name: 'ブロック解除' }).count()).toBe(0);
+      expect(await events.getByText('ブロック解除 (account.unlocked)').count()).toBe(1);
+      // Blocked, this login would be refused (429) and stay on /login.
+      const other = await otherBrowser(USER);
+      try {
+        await other.page.getByRole('button', { name: 'ログアウト' }).click();
+        await other.page.waitForURL(url('/login'));
+      } finally {
+        await other.context.close();
+      }
+    },
+  );
 
   it('lets a user sign out every other browser from the dashboard, keeping this one', async () => {
     const { page } = pages;

@@ -68,7 +68,7 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
   });
 
   // Failures the login service itself never sends, produced by a real proxy in front of it.
-  it('shows 「ログインに失敗しました」 for a 502 from a proxy, whose body has no error', async () => {
+  it('shows 「ログインに失敗しました」 for a proxy 502 without an error', async () => {
     pages.gateway.mode = 'badGateway';
     await pages.fillLogin(USER);
     await submitButton().click();
@@ -86,30 +86,38 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     expect(await submitButton().getAttribute('aria-disabled')).toBeNull();
   });
 
-  it('marks the button disabled with a progress label while the login runs, and sends one request however often it is pressed', async () => {
-    const { page } = pages;
-    pages.gateway.mode = 'hold';
-    const loginRequests: string[] = [];
-    page.on(
-      'request',
-      (request) => request.url().endsWith('/api/login') && loginRequests.push(request.url()),
-    );
-    await pages.fillLogin(USER);
-    await submitButton().click();
-    await page.waitForFunction(
-      () => document.querySelector('form button')?.textContent === 'ログイン中…',
-    );
-    // Disabled as assistive technology sees it (the accessibility tree), while keeping the focus.
-    expect(await page.getByRole('button', { name: 'ログイン中…', disabled: true }).count()).toBe(1);
-    // Playwright waits for an aria-disabled button to be enabled: these press it regardless.
-    await submitButton().click({ force: true });
-    await page.keyboard.press('Enter');
-    await page.keyboard.press('Enter');
-    expect(await submitButton().evaluate((button) => button === document.activeElement)).toBe(true);
-    expect(loginRequests).toHaveLength(1);
-    pages.gateway.release();
-    await page.waitForURL(url('/dashboard'));
-  });
+  it(
+    'marks the button disabled with a progress label while the ' +
+      'login runs, and sends one request however often it is pressed',
+    async () => {
+      const { page } = pages;
+      pages.gateway.mode = 'hold';
+      const loginRequests: string[] = [];
+      page.on(
+        'request',
+        (request) => request.url().endsWith('/api/login') && loginRequests.push(request.url()),
+      );
+      await pages.fillLogin(USER);
+      await submitButton().click();
+      await page.waitForFunction(
+        () => document.querySelector('form button')?.textContent === 'ログイン中…',
+      );
+      // Disabled as assistive technology sees it (the accessibility tree), while keeping the focus.
+      expect(await page.getByRole('button', { name: 'ログイン中…', disabled: true }).count()).toBe(
+        1,
+      );
+      // Playwright waits for an aria-disabled button to be enabled: these press it regardless.
+      await submitButton().click({ force: true });
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Enter');
+      expect(await submitButton().evaluate((button) => button === document.activeElement)).toBe(
+        true,
+      );
+      expect(loginRequests).toHaveLength(1);
+      pages.gateway.release();
+      await page.waitForURL(url('/dashboard'));
+    },
+  );
 
   it('logs in as the user: email and role in words, and no admin menu', async () => {
     const { page } = pages;
@@ -171,7 +179,7 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     expect(await other.getByText('管理メニュー').count()).toBe(0);
   });
 
-  it('stays signed in when a token cookie planted for a narrower path is sent before the real one', async () => {
+  it('stays signed in when a token cookie planted for a narrower path comes first', async () => {
     const { page, context } = pages;
     // A browser sends the cookie of the longer path first: these reach /dashboard and /api/me ahead
     // of the session's.
@@ -226,30 +234,34 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     },
   );
 
-  it('shows the dashboard from its HTML alone, before any script: email, role, admin menu and title', async () => {
-    await pages.logIn(ADMIN);
-    const noScript = await pages.browser.newContext({ javaScriptEnabled: false });
-    try {
-      await noScript.addCookies(await pages.context.cookies());
-      const page = await noScript.newPage();
-      const scripts: string[] = [];
-      page.on(
-        'request',
-        (request) => request.resourceType() === 'script' && scripts.push(request.url()),
-      );
-      await page.goto(url('/dashboard'));
-      expect(await page.title()).toBe('ダッシュボード');
-      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('ダッシュボード');
-      expect(await page.getByText(`ようこそ、${ADMIN.email} さん`).isVisible()).toBe(true);
-      expect(await page.getByText('ロール: 管理者 (admin)').isVisible()).toBe(true);
-      expect(await page.getByRole('region', { name: '管理メニュー' }).isVisible()).toBe(true);
-      expect(await page.getByRole('button', { name: 'ログアウト' }).isVisible()).toBe(true);
-    } finally {
-      await noScript.close();
-    }
-  });
+  it(
+    'shows the dashboard from its HTML alone, before ' +
+      'any script: email, role, admin menu and title',
+    async () => {
+      await pages.logIn(ADMIN);
+      const noScript = await pages.browser.newContext({ javaScriptEnabled: false });
+      try {
+        await noScript.addCookies(await pages.context.cookies());
+        const page = await noScript.newPage();
+        const scripts: string[] = [];
+        page.on(
+          'request',
+          (request) => request.resourceType() === 'script' && scripts.push(request.url()),
+        );
+        await page.goto(url('/dashboard'));
+        expect(await page.title()).toBe('ダッシュボード');
+        expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('ダッシュボード');
+        expect(await page.getByText(`ようこそ、${ADMIN.email} さん`).isVisible()).toBe(true);
+        expect(await page.getByText('ロール: 管理者 (admin)').isVisible()).toBe(true);
+        expect(await page.getByRole('region', { name: '管理メニュー' }).isVisible()).toBe(true);
+        expect(await page.getByRole('button', { name: 'ログアウト' }).isVisible()).toBe(true);
+      } finally {
+        await noScript.close();
+      }
+    },
+  );
 
-  it('shows the login form without JavaScript, saying that logging in needs it, and sends nothing', async () => {
+  it('shows the login form without JavaScript, saying it needs it, sending nothing', async () => {
     const noScript = await pages.browser.newContext({ javaScriptEnabled: false });
     try {
       const page = await noScript.newPage();

@@ -103,7 +103,8 @@ beforeAll(async () => {
     ) {
       if (Date.now() > deadline)
         throw new Error(
-          `${service} is not ready through the proxy:\n${(await compose('logs', '--tail', '30')).stdout}`,
+          `${service} is not ready through the ` +
+            `proxy:\n${(await compose('logs', '--tail', '30')).stdout}`,
         );
       await sleep(500);
     }
@@ -193,80 +194,89 @@ describe('the compose topology', () => {
     expect(after.map((reply) => reply.status)).toEqual(Array(10).fill(401));
   });
 
-  test("the proxy passes the client's request id on, or its own in place of one the services would replace, and logs the id the answer carries", async () => {
-    const kept = await send(url('notes8000'), {
-      method: 'GET',
-      path: '/health',
-      headers: { 'x-request-id': 'client-trace-7f3a' },
-    });
-    expect(kept.headers['x-request-id']).toBe('client-trace-7f3a');
-    const replaced = await send(url('notes8000'), {
-      method: 'GET',
-      path: '/health',
-      headers: { 'x-request-id': 'x'.repeat(129) },
-    });
-    const made = String(replaced.headers['x-request-id']);
-    // nginx's $request_id: 32 hexadecimal digits.
-    expect(made).toMatch(/^[0-9a-f]{32}$/);
-    let logs = '';
-    for (
-      let waited = 0;
-      waited < 10_000 && !(logs.includes('client-trace-7f3a') && logs.includes(made));
-      waited += 250
-    ) {
-      await sleep(250);
-      logs = (await compose('logs', 'proxy')).stdout;
-    }
-    expect(logs).toContain('"GET /health HTTP/1.1" 200');
-    expect(logs).toContain('client-trace-7f3a');
-    expect(logs).toContain(made);
-  });
-
-  test('a replica killed while notes are written loses no acknowledged write, and the proxy stops sending to it', async () => {
-    const acknowledged: string[] = [];
-    const failures: { sentAt: number; answer: number | string }[] = [];
-    let killedAt = 0;
-    let writing = true;
-    const writer = async (client: number) => {
-      for (let n = 0; writing; n++) {
-        const title = `w${client}-${n}`;
-        const sentAt = performance.now();
-        const reply = await send(url('notes8080'), {
-          method: 'POST',
-          path: '/notes',
-          json: { title, body: 'x' },
-          timeoutMs: 10_000,
-        }).catch((error: Error) => error.message);
-        if (typeof reply !== 'string' && reply.status === 201) acknowledged.push(title);
-        else failures.push({ sentAt, answer: typeof reply === 'string' ? reply : reply.status });
+  test(
+    "the proxy passes the client's request id on, or its own in place of " +
+      'one the services would replace, and logs the id the answer carries',
+    async () => {
+      const kept = await send(url('notes8000'), {
+        method: 'GET',
+        path: '/health',
+        headers: { 'x-request-id': 'client-trace-7f3a' },
+      });
+      expect(kept.headers['x-request-id']).toBe('client-trace-7f3a');
+      const replaced = await send(url('notes8000'), {
+        method: 'GET',
+        path: '/health',
+        headers: { 'x-request-id': 'x'.repeat(129) },
+      });
+      const made = String(replaced.headers['x-request-id']);
+      // nginx's $request_id: 32 hexadecimal digits.
+      expect(made).toMatch(/^[0-9a-f]{32}$/);
+      let logs = '';
+      for (
+        let waited = 0;
+        waited < 10_000 && !(logs.includes('client-trace-7f3a') && logs.includes(made));
+        waited += 250
+      ) {
+        await sleep(250);
+        logs = (await compose('logs', 'proxy')).stdout;
       }
-    };
-    const writers = Array.from({ length: 4 }, (_, client) => writer(client));
-    await sleep(2_000);
-    const { stdout: ids } = await compose('ps', '-q', 'notes8080');
-    killedAt = performance.now();
-    await docker('kill', ids.trim().split('\n')[0]!);
-    await sleep(5_000);
-    writing = false;
-    await Promise.all(writers);
+      expect(logs).toContain('"GET /health HTTP/1.1" 200');
+      expect(logs).toContain('client-trace-7f3a');
+      expect(logs).toContain(made);
+    },
+  );
 
-    expect(acknowledged.length).toBeGreaterThan(50);
-    const stored = new Set(
-      (await psql("SELECT title FROM notes8080.notes WHERE title LIKE 'w%'")).split('\n'),
-    );
-    expect(acknowledged.filter((title) => !stored.has(title))).toEqual([]);
-    // A write cut mid-way by the kill fails (a POST is never sent twice); one that could not
-    // reach the dead replica is sent to the other. Once the connect timeout (2 s) and a second
-    // more have passed, the proxy has stopped choosing the dead replica: every write sent later
-    // succeeds. (Failures before that are listed in the message, not counted: their number
-    // depends on how loaded the machine is.)
-    const fromKill = failures.map(({ sentAt, answer }) => ({
-      sentMsAfterKill: Math.round(sentAt - killedAt),
-      answer,
-    }));
-    expect(
-      fromKill.filter(({ sentMsAfterKill }) => sentMsAfterKill > 3_000),
-      JSON.stringify(fromKill),
-    ).toEqual([]);
-  }, 60_000);
+  test(
+    'a replica killed while notes are written loses no ' +
+      'acknowledged write, and the proxy stops sending to it',
+    async () => {
+      const acknowledged: string[] = [];
+      const failures: { sentAt: number; answer: number | string }[] = [];
+      let killedAt = 0;
+      let writing = true;
+      const writer = async (client: number) => {
+        for (let n = 0; writing; n++) {
+          const title = `w${client}-${n}`;
+          const sentAt = performance.now();
+          const reply = await send(url('notes8080'), {
+            method: 'POST',
+            path: '/notes',
+            json: { title, body: 'x' },
+            timeoutMs: 10_000,
+          }).catch((error: Error) => error.message);
+          if (typeof reply !== 'string' && reply.status === 201) acknowledged.push(title);
+          else failures.push({ sentAt, answer: typeof reply === 'string' ? reply : reply.status });
+        }
+      };
+      const writers = Array.from({ length: 4 }, (_, client) => writer(client));
+      await sleep(2_000);
+      const { stdout: ids } = await compose('ps', '-q', 'notes8080');
+      killedAt = performance.now();
+      await docker('kill', ids.trim().split('\n')[0]!);
+      await sleep(5_000);
+      writing = false;
+      await Promise.all(writers);
+
+      expect(acknowledged.length).toBeGreaterThan(50);
+      const stored = new Set(
+        (await psql("SELECT title FROM notes8080.notes WHERE title LIKE 'w%'")).split('\n'),
+      );
+      expect(acknowledged.filter((title) => !stored.has(title))).toEqual([]);
+      // A write cut mid-way by the kill fails (a POST is never sent twice); one that could not
+      // reach the dead replica is sent to the other. Once the connect timeout (2 s) and a second
+      // more have passed, the proxy has stopped choosing the dead replica: every write sent later
+      // succeeds. (Failures before that are listed in the message, not counted: their number
+      // depends on how loaded the machine is.)
+      const fromKill = failures.map(({ sentAt, answer }) => ({
+        sentMsAfterKill: Math.round(sentAt - killedAt),
+        answer,
+      }));
+      expect(
+        fromKill.filter(({ sentMsAfterKill }) => sentMsAfterKill > 3_000),
+        JSON.stringify(fromKill),
+      ).toEqual([]);
+    },
+    60_000,
+  );
 });

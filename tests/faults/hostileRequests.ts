@@ -136,9 +136,11 @@ const craftedJsonTexts = [
   '{"email":"user@example.com","password":"x","password":"user-password"}',
   '{"__proto__":{"polluted":"yes"},"title":"t","body":"b","content":"c"}',
   '{"constructor":{"prototype":{"polluted":"yes"}},"title":"t","content":"c"}',
-  '{"title":{"__proto__":{"polluted":"yes"}},"content":{"constructor":{"prototype":{"polluted":"yes"}}}}',
+  '{"title":{"__proto__":{"polluted":"yes"}},' +
+    '"content":{"constructor":{"prototype":{"polluted":"yes"}}}}',
   '{"email":{"__proto__":{"polluted":"yes"}},"password":"x"}',
-  '{"email":"user@example.com","password":"user-password","__proto__":{"role":"admin","polluted":"yes"}}',
+  '{"email":"user@example.com","password":"user-password",' +
+    '"__proto__":{"role":"admin","polluted":"yes"}}',
   '[{"__proto__":{"polluted":"yes"}}]',
   '{"title":"\\u0000","content":"\\ud800"}',
   '{"title":"\\udfff\\ud800","body":"\\u0000"}',

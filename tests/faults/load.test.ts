@@ -126,7 +126,8 @@ async function runLoad(service: Service, baseUrl: string, serverPid: number): Pr
             note[dialect.textField] !== belief.text
           ) {
             fail(
-              `read ${id} → ${response.status} ${JSON.stringify(note).slice(0, 100)}, expected ${JSON.stringify(belief).slice(0, 100)}`,
+              `read ${id} → ${response.status} ${JSON.stringify(note).slice(0, 100)}, ` +
+                `expected ${JSON.stringify(belief).slice(0, 100)}`,
             );
           }
         } else if (pick < 0.85) {
@@ -207,7 +208,8 @@ describe('load with accounting', () => {
 
   for (const [index, service] of (['notes8080', 'notes8000'] as const).entries()) {
     test(
-      `${service}: ${DURATION_MS / 1000} s of mixed CRUD at ${CONNECTIONS} connections; the table matches the clients`,
+      `${service}: ${DURATION_MS / 1000} s of mixed CRUD ` +
+        `at ${CONNECTIONS} connections; the table matches the clients`,
       async () => {
         const load = await runLoad(service, services!.urls[service], services!.pid);
         const table = await tableRows(database.url, service);
@@ -237,14 +239,33 @@ describe('load with accounting', () => {
         report({
           key: `4${'ab'[index]}`,
           case: `4. Load with accounting: ${service === 'notes8080' ? 'notes 8080' : 'notes 8000'}`,
-          done: `${(load.elapsedMs / 1000).toFixed(0)} s of mixed create (35%) / read (30%) / update (20%${service === 'notes8000' ? ', partial updates included' : ''}) / delete (15%) at ${CONNECTIONS} keep-alive connections, each client owning its notes; the process started as \`npm start\` does, on the test PostgreSQL; then the table read back with SQL.`,
+          done:
+            `${(load.elapsedMs / 1000).toFixed(0)} s of mixed create (35%) / read ` +
+            `(30%) / update ` +
+            `(20%${service === 'notes8000' ? ', partial updates included' : ''}) / delete ` +
+            `(15%) at ${CONNECTIONS} keep-alive connections, each client owning its notes; ` +
+            `the process started as \`npm start\` does, on the test PostgreSQL; then the ` +
+            `table read back with SQL.`,
           expected:
-            "Zero errors; the table holds exactly what the clients believe (every 201 present, every delete gone, every update's last value); RSS in the second half grows < 10% (its floor after garbage collection).",
-          observed: `${total} requests (${Object.entries(load.operations)
-            .map(([op, count]) => `${op} ${count}`)
-            .join(
-              ', ',
-            )}), ${Math.round(total / (load.elapsedMs / 1000))} req/s, latency p50 ${median(load.latencies).toFixed(1)} ms, p99 ${percentile(load.latencies, 99).toFixed(1)} ms; ${load.errors.length} errors${load.errors.length ? ` (e.g. ${load.errors.slice(0, 2).join('; ')})` : ''}. Table: ${table.size} rows vs ${load.beliefs.size} believed; missing ${missing.length}, unexpected ${unexpected.length}, differing ${differing.length}. RSS of the server process (sampled every 0.5 s): ${mib(load.rss[0]?.bytes ?? NaN).toFixed(0)} MiB at start, peak ${mib(Math.max(...half)).toFixed(0)} MiB in the second half; floor after GC ${mib(rssMid).toFixed(1)} MiB at its start, ${mib(rssEnd).toFixed(1)} MiB at its end (${(growth * 100).toFixed(1)}%).`,
+            'Zero errors; the table holds exactly what the clients believe (every ' +
+            "201 present, every delete gone, every update's last value); RSS in " +
+            'the second half grows < 10% (its floor after garbage collection).',
+          observed:
+            `${total} requests (${Object.entries(load.operations)
+              .map(([op, count]) => `${op} ${count}`)
+              .join(', ')}), ${Math.round(total / (load.elapsedMs / 1000))} req/s, ` +
+            `latency p50 ${median(load.latencies).toFixed(1)} ms, ` +
+            `p99 ${percentile(load.latencies, 99).toFixed(1)} ms; ${load.errors.length} ` +
+            `errors` +
+            (load.errors.length ? ` (e.g. ${load.errors.slice(0, 2).join('; ')})` : '') +
+            `. ` +
+            `Table: ${table.size} rows vs ${load.beliefs.size} believed; ` +
+            `missing ${missing.length}, unexpected ${unexpected.length}, ` +
+            `differing ${differing.length}. RSS of the server process (sampled every 0.5 ` +
+            `s): ${mib(load.rss[0]?.bytes ?? NaN).toFixed(0)} MiB at start, ` +
+            `peak ${mib(Math.max(...half)).toFixed(0)} MiB in the second half; floor after ` +
+            `GC ${mib(rssMid).toFixed(1)} MiB at its start, ${mib(rssEnd).toFixed(1)} MiB ` +
+            `at its end (${(growth * 100).toFixed(1)}%).`,
           pass: passed(checks),
         });
         if (load.errors.length)

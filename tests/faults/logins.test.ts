@@ -69,79 +69,101 @@ const deviceOf = (reply: { headers: http.IncomingHttpHeaders }) =>
   )?.[1] ?? '';
 
 describe('login throttling under attack', () => {
-  test('an account attacked from many addresses while one address sprays every account: guesses stay bounded per hour and per address, its owner still gets in', async () => {
-    const { service, advance } = await loginService();
-    try {
-      const owner = await attempt(service, USER, '127.0.9.1');
-      const device = deviceOf(owner);
-      const hours = scale(2, 6);
-      const perHour: number[] = [];
-      const sprayerPerQuarter: number[] = [];
-      const ownerAnswers: number[] = [];
-      const freshOwner: number[] = [];
-      let addresses = 0;
-      let sprayed = 0;
-      for (let hour = 0; hour < hours; hour++) {
-        let guessed = 0;
-        for (let minute = 0; minute < 60; minute++) {
-          // 600 guesses an hour from ever new addresses, one minute apart in tens.
-          const wave = await Promise.all(
-            Array.from({ length: 10 }, () =>
-              attempt(
-                service,
-                { email: USER.email, password: `guess-${Math.random()}` },
-                `127.1.${(addresses >> 8) & 255}.${addresses++ & 255 || 1}`,
+  test(
+    'an account attacked from many addresses while one address sprays every ' +
+      'account: guesses stay bounded per hour and per address, its owner still gets in',
+    async () => {
+      const { service, advance } = await loginService();
+      try {
+        const owner = await attempt(service, USER, '127.0.9.1');
+        const device = deviceOf(owner);
+        const hours = scale(2, 6);
+        const perHour: number[] = [];
+        const sprayerPerQuarter: number[] = [];
+        const ownerAnswers: number[] = [];
+        const freshOwner: number[] = [];
+        let addresses = 0;
+        let sprayed = 0;
+        for (let hour = 0; hour < hours; hour++) {
+          let guessed = 0;
+          for (let minute = 0; minute < 60; minute++) {
+            // 600 guesses an hour from ever new addresses, one minute apart in tens.
+            const wave = await Promise.all(
+              Array.from({ length: 10 }, () =>
+                attempt(
+                  service,
+                  { email: USER.email, password: `guess-${Math.random()}` },
+                  `127.1.${(addresses >> 8) & 255}.${addresses++ & 255 || 1}`,
+                ),
               ),
-            ),
-          );
-          guessed += wave.filter((answer) => answer.status === 401).length;
-          // And 20 a minute from one address: the user account, the admin account, unknown emails
-          // in turn.
-          if (minute % 15 === 0) sprayerPerQuarter.push(0);
-          for (let spray = 0; spray < 20; spray++, sprayed++) {
-            const email = [USER.email, ADMIN.email][sprayed % 4] ?? `spray-${sprayed}@example.com`;
-            const { status } = await attempt(
-              service,
-              { email, password: `spray-${sprayed}` },
-              '127.0.9.50',
             );
-            if (status === 401) sprayerPerQuarter[sprayerPerQuarter.length - 1]!++;
-            if (status === 401 && email === USER.email) guessed++;
+            guessed += wave.filter((answer) => answer.status === 401).length;
+            // And 20 a minute from one address: the user account, the admin account, unknown emails
+            // in turn.
+            if (minute % 15 === 0) sprayerPerQuarter.push(0);
+            for (let spray = 0; spray < 20; spray++, sprayed++) {
+              const email =
+                [USER.email, ADMIN.email][sprayed % 4] ?? `spray-${sprayed}@example.com`;
+              const { status } = await attempt(
+                service,
+                { email, password: `spray-${sprayed}` },
+                '127.0.9.50',
+              );
+              if (status === 401) sprayerPerQuarter[sprayerPerQuarter.length - 1]!++;
+              if (status === 401 && email === USER.email) guessed++;
+            }
+            if (minute % 15 === 7) {
+              ownerAnswers.push(
+                (await attempt(service, USER, '127.0.9.2', { cookie: `device=${device}` })).status,
+              );
+              freshOwner.push((await attempt(service, ADMIN, '127.0.9.3')).status);
+            }
+            advance(60_000);
           }
-          if (minute % 15 === 7) {
-            ownerAnswers.push(
-              (await attempt(service, USER, '127.0.9.2', { cookie: `device=${device}` })).status,
-            );
-            freshOwner.push((await attempt(service, ADMIN, '127.0.9.3')).status);
-          }
-          advance(60_000);
+          perHour.push(guessed);
         }
-        perHour.push(guessed);
+        const checks = {
+          'at most 100 guesses at the user account checked in any hour': perHour.every(
+            (count) => count <= 100,
+          ),
+          [`at most ${PER_ADDRESS} failures of the spraying address checked in any 15 minutes`]:
+            sprayerPerQuarter.every((count) => count <= PER_ADDRESS),
+          'the owner, from a browser that logged in before, always got in': ownerAnswers.every(
+            (status) => status === 200,
+          ),
+          'the other account was not locked out': freshOwner.every((status) => status === 200),
+        };
+        report({
+          key: '7a',
+          case:
+            '7. An account attacked from many addresses, ' +
+            'and one address spraying every account',
+          done:
+            `${addresses} attempts with wrong passwords for one account over ${hours} ` +
+            `hours (10 a minute, each from a new address), on the app's clock; ` +
+            `meanwhile one address sends ${sprayed} wrong logins (20 a minute: the ` +
+            `user account, the admin account and unknown emails in turn); every 15 ` +
+            `minutes the owner logs in from yet another address with the device cookie ` +
+            `of an earlier login, and the other account logs in from a fresh address.`,
+          expected:
+            `At most 100 guesses an hour are checked on the attacked account ` +
+            `and at most ${PER_ADDRESS} failures per 15 minutes from the ` +
+            `spraying address (the rest answer 429); the owner with a device ` +
+            `cookie always gets in; the other account is not locked out.`,
+          observed:
+            `Guesses checked per hour on the attacked account: ${perHour.join(', ')}. ` +
+            `The spraying address's failures checked per 15 ` +
+            `minutes: ${sprayerPerQuarter.join(', ')}. The owner's ` +
+            `logins: ${ownerAnswers.join(', ')}. The other account's: ${freshOwner.join(', ')}.`,
+          pass: passed(checks),
+        });
+        expectChecks(checks);
+      } finally {
+        await service.close();
       }
-      const checks = {
-        'at most 100 guesses at the user account checked in any hour': perHour.every(
-          (count) => count <= 100,
-        ),
-        [`at most ${PER_ADDRESS} failures of the spraying address checked in any 15 minutes`]:
-          sprayerPerQuarter.every((count) => count <= PER_ADDRESS),
-        'the owner, from a browser that logged in before, always got in': ownerAnswers.every(
-          (status) => status === 200,
-        ),
-        'the other account was not locked out': freshOwner.every((status) => status === 200),
-      };
-      report({
-        key: '7a',
-        case: '7. An account attacked from many addresses, and one address spraying every account',
-        done: `${addresses} attempts with wrong passwords for one account over ${hours} hours (10 a minute, each from a new address), on the app's clock; meanwhile one address sends ${sprayed} wrong logins (20 a minute: the user account, the admin account and unknown emails in turn); every 15 minutes the owner logs in from yet another address with the device cookie of an earlier login, and the other account logs in from a fresh address.`,
-        expected: `At most 100 guesses an hour are checked on the attacked account and at most ${PER_ADDRESS} failures per 15 minutes from the spraying address (the rest answer 429); the owner with a device cookie always gets in; the other account is not locked out.`,
-        observed: `Guesses checked per hour on the attacked account: ${perHour.join(', ')}. The spraying address's failures checked per 15 minutes: ${sprayerPerQuarter.join(', ')}. The owner's logins: ${ownerAnswers.join(', ')}. The other account's: ${freshOwner.join(', ')}.`,
-        pass: passed(checks),
-      });
-      expectChecks(checks);
-    } finally {
-      await service.close();
-    }
-  }, 300_000);
+    },
+    300_000,
+  );
 
   for (const [key, store] of [
     ['7b', 'memory'],
@@ -149,95 +171,131 @@ describe('login throttling under attack', () => {
   ] as const) {
     // PostgreSQL is shown the same property on a smaller flood in the quick form.
     const floodAddresses = store === 'postgres' ? scale(6, 60) : 60;
-    test(`SESSION_STORE=${store}: a flood of unknown emails from ${floodAddresses} addresses cannot flush an account's budget nor a blocked client`, async () => {
-      const { service } = await loginService({ SESSION_STORE: store });
-      try {
-        // 95 failures on the user account, 5 from each of 19 addresses: its pair from the first is
-        // blocked.
-        for (let from = 1; from <= 19; from++)
-          for (let guess = 0; guess < 5; guess++)
-            await attempt(
-              service,
-              { email: USER.email, password: `guess-${guess}` },
-              `127.0.8.${from}`,
-            );
-        const blockedBefore = (await attempt(service, USER, '127.0.8.1')).status;
-        const tooLong = await attempt(
-          service,
-          { email: `${'x'.repeat(16_300)}@example.com`, password: 'x' },
-          '127.0.8.30',
-        );
-        const heapBefore = heapMiB();
-        const perAddress = 200;
-        const answers = new Map<number, number>();
-        const checkedPerAddress: number[] = [];
-        let sent = 0;
-        // Each address keeps two attempts in flight, its share, each for a new 254-character email.
-        await Promise.all(
-          Array.from({ length: floodAddresses }, async (_, index) => {
-            const from = `127.2.${index >> 8}.${(index & 255) + 1}`;
-            let checked = 0;
-            const lane = async () => {
-              while (sent < floodAddresses * perAddress) {
-                const { status } = await attempt(
-                  service,
-                  { email: floodEmail(sent++), password: 'x' },
-                  from,
-                );
-                answers.set(status, (answers.get(status) ?? 0) + 1);
-                if (status === 401) checked++;
-              }
-            };
-            await Promise.all([lane(), lane()]);
-            checkedPerAddress.push(checked);
-          }),
-        );
-        const heapGrowth = heapMiB() - heapBefore;
-        const blockedAfter = await attempt(service, USER, '127.0.8.1');
-        // Then guesses at the user account, each from a fresh address, until the first refusal.
-        let guessesChecked = 0;
-        let refusal: number | undefined;
-        for (let from = 1; from <= 50 && refusal === undefined; from++) {
-          const { status } = await attempt(
+    test(
+      `SESSION_STORE=${store}: a flood of unknown emails from ${floodAddresses} ` +
+        `addresses cannot flush an account's budget nor a blocked client`,
+      async () => {
+        const { service } = await loginService({ SESSION_STORE: store });
+        try {
+          // 95 failures on the user account, 5 from each of 19 addresses: its pair from the
+          // first is blocked.
+          for (let from = 1; from <= 19; from++)
+            for (let guess = 0; guess < 5; guess++)
+              await attempt(
+                service,
+                { email: USER.email, password: `guess-${guess}` },
+                `127.0.8.${from}`,
+              );
+          const blockedBefore = (await attempt(service, USER, '127.0.8.1')).status;
+          const tooLong = await attempt(
             service,
-            { email: USER.email, password: `late-${from}` },
-            `127.3.0.${from}`,
+            { email: `${'x'.repeat(16_300)}@example.com`, password: 'x' },
+            '127.0.8.30',
           );
-          if (status === 401) guessesChecked++;
-          else refusal = status;
+          const heapBefore = heapMiB();
+          const perAddress = 200;
+          const answers = new Map<number, number>();
+          const checkedPerAddress: number[] = [];
+          let sent = 0;
+          // Each address keeps two attempts in flight, its share, each for a new 254-character
+          // email.
+          await Promise.all(
+            Array.from({ length: floodAddresses }, async (_, index) => {
+              const from = `127.2.${index >> 8}.${(index & 255) + 1}`;
+              let checked = 0;
+              const lane = async () => {
+                while (sent < floodAddresses * perAddress) {
+                  const { status } = await attempt(
+                    service,
+                    { email: floodEmail(sent++), password: 'x' },
+                    from,
+                  );
+                  answers.set(status, (answers.get(status) ?? 0) + 1);
+                  if (status === 401) checked++;
+                }
+              };
+              await Promise.all([lane(), lane()]);
+              checkedPerAddress.push(checked);
+            }),
+          );
+          const heapGrowth = heapMiB() - heapBefore;
+          const blockedAfter = await attempt(service, USER, '127.0.8.1');
+          // Then guesses at the user account, each from a fresh address, until the first refusal.
+          let guessesChecked = 0;
+          let refusal: number | undefined;
+          for (let from = 1; from <= 50 && refusal === undefined; from++) {
+            const { status } = await attempt(
+              service,
+              { email: USER.email, password: `late-${from}` },
+              `127.3.0.${from}`,
+            );
+            if (status === 401) guessesChecked++;
+            else refusal = status;
+          }
+          const checks = {
+            'the pair was blocked before the flood': blockedBefore === 429,
+            'an email over 254 characters is refused as invalid (400)': tooLong.status === 400,
+            [`each flooding address had at most ${PER_ADDRESS} attempts checked`]:
+              checkedPerAddress.every((checked) => checked <= PER_ADDRESS),
+            'the rest were refused (429)': [...answers.keys()].every((status) =>
+              [401, 429].includes(status),
+            ),
+            'the blocked pair is still blocked after the flood': blockedAfter.status === 429,
+            'at most 5 more guesses at the account were checked before 429 (100 in the hour)':
+              guessesChecked <= 5 && refusal === 429,
+            ...(store === 'memory' && {
+              [`the heap grew by less than ${FLOOD_HEAP_BOUND_MIB} MiB (no email is kept)`]:
+                heapGrowth < FLOOD_HEAP_BOUND_MIB,
+            }),
+          };
+          report({
+            key,
+            case:
+              `7. A flood meant to flush the login ` +
+              `budgets${store === 'postgres' ? ' (SESSION_STORE=postgres)' : ''}`,
+            done:
+              `95 wrong passwords for the user account (5 from each of 19 addresses, so ` +
+              `the first address's pair is blocked); then ${sent} failed logins, each for ` +
+              `a new 254-character email, from ${floodAddresses} addresses keeping 2 ` +
+              `attempts in flight each; then guesses at the user account, each from a fresh ` +
+              `address, until one is refused; and one login with a 16,300-character email.`,
+            expected:
+              `The long email is invalid input (400). Each flooding address gets at ` +
+              `most ${PER_ADDRESS} attempts checked; unknown emails touch no account's ` +
+              `budget, so the account has 5 guesses left (100 an hour) and the blocked ` +
+              `pair stays ` +
+              `blocked` +
+              (store === 'memory'
+                ? `; the heap, collected before and after, grows by less than ` +
+                  `${FLOOD_HEAP_BOUND_MIB} MiB`
+                : '') +
+              `.`,
+            observed:
+              `Before the flood: ${blockedBefore}; after it: ${blockedAfter.status} ` +
+              `(Retry-After ${blockedAfter.headers['retry-after']} s). 16,300-character ` +
+              `email: ${tooLong.status}. The flood's ` +
+              `answers: ` +
+              [...answers].map(([status, count]) => `${count} × ${status}`).join(', ') +
+              `; ` +
+              `checked per address: at most ${Math.max(...checkedPerAddress)}. ` +
+              `Guesses checked after the flood: ${guessesChecked}, ` +
+              `then ${refusal}.` +
+              (store === 'memory'
+                ? ` Heap of the test process (the service runs in it) ` +
+                  `${heapGrowth.toFixed(1)} MiB larger after the flood.`
+                : ''),
+            pass: passed(checks),
+          });
+          expectChecks(checks);
+        } finally {
+          await service.close();
         }
-        const checks = {
-          'the pair was blocked before the flood': blockedBefore === 429,
-          'an email over 254 characters is refused as invalid (400)': tooLong.status === 400,
-          [`each flooding address had at most ${PER_ADDRESS} attempts checked`]:
-            checkedPerAddress.every((checked) => checked <= PER_ADDRESS),
-          'the rest were refused (429)': [...answers.keys()].every((status) =>
-            [401, 429].includes(status),
-          ),
-          'the blocked pair is still blocked after the flood': blockedAfter.status === 429,
-          'at most 5 more guesses at the account were checked before 429 (100 in the hour)':
-            guessesChecked <= 5 && refusal === 429,
-          ...(store === 'memory' && {
-            [`the heap grew by less than ${FLOOD_HEAP_BOUND_MIB} MiB (no email is kept)`]:
-              heapGrowth < FLOOD_HEAP_BOUND_MIB,
-          }),
-        };
-        report({
-          key,
-          case: `7. A flood meant to flush the login budgets${store === 'postgres' ? ' (SESSION_STORE=postgres)' : ''}`,
-          done: `95 wrong passwords for the user account (5 from each of 19 addresses, so the first address's pair is blocked); then ${sent} failed logins, each for a new 254-character email, from ${floodAddresses} addresses keeping 2 attempts in flight each; then guesses at the user account, each from a fresh address, until one is refused; and one login with a 16,300-character email.`,
-          expected: `The long email is invalid input (400). Each flooding address gets at most ${PER_ADDRESS} attempts checked; unknown emails touch no account's budget, so the account has 5 guesses left (100 an hour) and the blocked pair stays blocked${store === 'memory' ? `; the heap, collected before and after, grows by less than ${FLOOD_HEAP_BOUND_MIB} MiB` : ''}.`,
-          observed: `Before the flood: ${blockedBefore}; after it: ${blockedAfter.status} (Retry-After ${blockedAfter.headers['retry-after']} s). 16,300-character email: ${tooLong.status}. The flood's answers: ${[...answers].map(([status, count]) => `${count} × ${status}`).join(', ')}; checked per address: at most ${Math.max(...checkedPerAddress)}. Guesses checked after the flood: ${guessesChecked}, then ${refusal}.${store === 'memory' ? ` Heap of the test process (the service runs in it) ${heapGrowth.toFixed(1)} MiB larger after the flood.` : ''}`,
-          pass: passed(checks),
-        });
-        expectChecks(checks);
-      } finally {
-        await service.close();
-      }
-    }, 300_000);
+      },
+      300_000,
+    );
   }
 
-  test('behind a reverse proxy, one attacker blocks itself, not the clients sharing the proxy', async () => {
+  test('behind a reverse proxy, an attacker blocks itself, not clients sharing it', async () => {
     const { service } = await loginService({ TRUST_PROXY: '1' });
     const proxy = await startReverseProxy(service.url);
     try {
@@ -274,10 +332,18 @@ describe('login throttling under attack', () => {
       report({
         key: '7c',
         case: '7. One attacker behind a shared reverse proxy',
-        done: 'The login service with TRUST_PROXY=1 behind a reverse proxy in its own process; one client sends 30 wrong passwords, two at a time (claiming another address in X-Forwarded-For); 5 other clients then log in.',
+        done:
+          'The login service with TRUST_PROXY=1 behind a reverse proxy in its ' +
+          'own process; one client sends 30 wrong passwords, two at a time (claiming ' +
+          'another address in X-Forwarded-For); 5 other clients then log in.',
         expected:
-          'The client address is read from the right of X-Forwarded-For: the attacker is blocked after 5 guesses, the others are not affected.',
-        observed: `Attacker: ${attacks.filter((answer) => answer.status === 401).length} guesses checked, ${attacks.filter((answer) => answer.status === 429).length} refused, then ${attackerNow.status} with the right password. Others: ${others.map((answer) => answer.status).join(', ')}.`,
+          'The client address is read from the right of X-Forwarded-For: the ' +
+          'attacker is blocked after 5 guesses, the others are not affected.',
+        observed:
+          `Attacker: ${attacks.filter((answer) => answer.status === 401).length} ` +
+          `guesses checked, ${attacks.filter((answer) => answer.status === 429).length} ` +
+          `refused, then ${attackerNow.status} with the right password. ` +
+          `Others: ${others.map((answer) => answer.status).join(', ')}.`,
         pass: passed(checks),
       });
       expectChecks(checks);

@@ -208,7 +208,7 @@ describe('database outage', () => {
   // Before the data folder's own clean-up (after-hooks run last registered first).
   afterAll(stopDatabase);
 
-  test('requests during an outage answer 500 quickly; the services recover by themselves', async () => {
+  test('requests during an outage answer 500 quickly; the services recover alone', async () => {
     const url = database!.url;
     const services = await startServices({ dataDir: dataDir(), env: { DATABASE_URL: url } });
 
@@ -276,10 +276,28 @@ describe('database outage', () => {
     report({
       key: '1a',
       case: '1. Database outage while requests flow',
-      done: `6 clients creating and reading notes on 8080 and 8000, plus /health and /api/me probes, through the process (\`startProcess\`, DATABASE_URL to a PostgreSQL of the test's own); PostgreSQL stopped for ${((startBegin - stopped) / 1000).toFixed(1)} s, then started again at the same port.`,
+      done:
+        `6 clients creating and reading notes on 8080 and 8000, plus /health and ` +
+        `/api/me probes, through the process (\`startProcess\`, DATABASE_URL to ` +
+        `a PostgreSQL of the test's own); PostgreSQL stopped ` +
+        `for ${((startBegin - stopped) / 1000).toFixed(1)} s, then started again at the same ` +
+        `port.`,
       expected:
-        "During the outage every notes request answers 500 in the service's error shape within 5 s; /health still answers; no crash. Within 5 s of PostgreSQL being back, both services serve normally without a restart.",
-      observed: `${samples.length} requests: ${before.length} before (all 2xx: ${checks['all answered before the outage']}), ${during.length} during the outage (500 in shape: ${during.filter(isShapedOutage).length}; bodies ${downBodies.join(', ')}), ${transition.length} around the transitions, ${after.length} after recovery (2xx: ${after.filter(isSuccess).length}). Slowest answer ${Math.round(slowest)} ms; ${networkErrors.length} connection errors. ${probes.filter(healthy).length} of ${probes.length} probes (${probesDuring.length} during the outage) answered as usual. Back in service ${Math.round(recovered.notes8080)} ms (8080) and ${Math.round(recovered.notes8000)} ms (8000) after PostgreSQL was ready. Process still running: ${checks['the process kept running']}.`,
+        "During the outage every notes request answers 500 in the service's " +
+        'error shape within 5 s; /health still answers; no crash. Within 5 s of ' +
+        'PostgreSQL being back, both services serve normally without a restart.',
+      observed:
+        `${samples.length} requests: ${before.length} before (all ` +
+        `2xx: ${checks['all answered before the outage']}), ${during.length} during the ` +
+        `outage (500 in shape: ${during.filter(isShapedOutage).length}; ` +
+        `bodies ${downBodies.join(', ')}), ${transition.length} around the ` +
+        `transitions, ${after.length} after recovery ` +
+        `(2xx: ${after.filter(isSuccess).length}). Slowest answer ${Math.round(slowest)} ` +
+        `ms; ${networkErrors.length} connection errors. ${probes.filter(healthy).length} ` +
+        `of ${probes.length} probes (${probesDuring.length} during the outage) answered as ` +
+        `usual. Back in service ${Math.round(recovered.notes8080)} ms (8080) ` +
+        `and ${Math.round(recovered.notes8000)} ms (8000) after PostgreSQL was ready. ` +
+        `Process still running: ${checks['the process kept running']}.`,
       pass: passed(checks),
     });
     if (!passed(checks)) {
@@ -298,147 +316,204 @@ describe('database outage', () => {
 
   // Beyond a stop: a database that accepts nothing and answers nothing (a frozen host or a
   // network partition), where only the services' own timeouts can end a request.
-  test('requests while the database is frozen answer 500 within 5 s; the services recover by themselves', async () => {
-    const services = await startServices({
-      dataDir: dataDir(),
-      env: { DATABASE_URL: database!.url },
-    });
-    const flow = trafficFlow(services.urls);
-    await sleep(2_000);
-    const frozen = await databaseProcesses(dataDir());
-    const freezeMs = scale(6_000, 12_000);
-    const freezeBegin = performance.now();
-    try {
-      frozen.forEach((pid) => process.kill(pid, 'SIGSTOP'));
-      await sleep(freezeMs);
-    } finally {
-      frozen.forEach((pid) => process.kill(pid, 'SIGCONT'));
-    }
-    const thawed = performance.now();
-    await sleep(RECOVER_WITHIN_MS + 2_000);
-    await flow.stop();
+  test(
+    'requests while the database is frozen answer 500 ' +
+      'within 5 s; the services recover by themselves',
+    async () => {
+      const services = await startServices({
+        dataDir: dataDir(),
+        env: { DATABASE_URL: database!.url },
+      });
+      const flow = trafficFlow(services.urls);
+      await sleep(2_000);
+      const frozen = await databaseProcesses(dataDir());
+      const freezeMs = scale(6_000, 12_000);
+      const freezeBegin = performance.now();
+      try {
+        frozen.forEach((pid) => process.kill(pid, 'SIGSTOP'));
+        await sleep(freezeMs);
+      } finally {
+        frozen.forEach((pid) => process.kill(pid, 'SIGCONT'));
+      }
+      const thawed = performance.now();
+      await sleep(RECOVER_WITHIN_MS + 2_000);
+      await flow.stop();
 
-    const notes = flow.samples.filter(
-      (s) => s.service === 'notes8080' || s.service === 'notes8000',
-    );
-    const during = notes.filter((s) => s.startedAt >= freezeBegin && s.startedAt < thawed);
-    const slowest = Math.max(...during.map((s) => s.endedAt - s.startedAt));
-    const after = notes.filter((s) => s.startedAt >= thawed + RECOVER_WITHIN_MS);
-    const bodies = [
-      ...new Set(during.filter((s) => !isSuccess(s)).map((s) => JSON.stringify(s.body))),
-    ];
-    const checks = {
-      'every request during the freeze answered (2xx or 500 in shape)':
-        during.length > 0 && during.every((s) => isSuccess(s) || isShapedOutage(s)),
-      'none took more than 5 s': slowest <= ANSWER_WITHIN_MS,
-      'the 500s say "database unavailable"': during.every(
-        (s) => isSuccess(s) || Object.values(s.body as object)[0] === 'database unavailable',
-      ),
-      'all answered 2xx 5 s after the thaw': after.length > 0 && after.every(isSuccess),
-      'the process kept running': services.child.exitCode === null,
-    };
-    report({
-      key: '1b',
-      case: '1. Database frozen (not answering)',
-      done: `The same clients and probes; every PostgreSQL process SIGSTOPped for ${freezeMs / 1000} s (${frozen.length} processes), then SIGCONTinued. Default DB_TIMEOUT_MS (${loadConfig({}).database.timeoutMs} ms).`,
-      expected:
-        'Every notes request answers (500 in the service\'s shape, "database unavailable") within 5 s; the services serve normally again within 5 s of the thaw.',
-      observed: `${during.length} notes requests started during the freeze: ${during.filter(isShapedOutage).length} answered 500 in shape, ${during.filter(isSuccess).length} 2xx; slowest ${Math.round(slowest)} ms; bodies ${bodies.join(', ')}. After the thaw (+5 s): ${after.filter(isSuccess).length}/${after.length} 2xx. Process still running: ${checks['the process kept running']}.`,
-      pass: passed(checks),
-    });
-    expectChecks(checks);
-    expect(await services.stop()).toBe(0);
-  }, 180_000);
+      const notes = flow.samples.filter(
+        (s) => s.service === 'notes8080' || s.service === 'notes8000',
+      );
+      const during = notes.filter((s) => s.startedAt >= freezeBegin && s.startedAt < thawed);
+      const slowest = Math.max(...during.map((s) => s.endedAt - s.startedAt));
+      const after = notes.filter((s) => s.startedAt >= thawed + RECOVER_WITHIN_MS);
+      const bodies = [
+        ...new Set(during.filter((s) => !isSuccess(s)).map((s) => JSON.stringify(s.body))),
+      ];
+      const checks = {
+        'every request during the freeze answered (2xx or 500 in shape)':
+          during.length > 0 && during.every((s) => isSuccess(s) || isShapedOutage(s)),
+        'none took more than 5 s': slowest <= ANSWER_WITHIN_MS,
+        'the 500s say "database unavailable"': during.every(
+          (s) => isSuccess(s) || Object.values(s.body as object)[0] === 'database unavailable',
+        ),
+        'all answered 2xx 5 s after the thaw': after.length > 0 && after.every(isSuccess),
+        'the process kept running': services.child.exitCode === null,
+      };
+      report({
+        key: '1b',
+        case: '1. Database frozen (not answering)',
+        done:
+          `The same clients and probes; every PostgreSQL process SIGSTOPped ` +
+          `for ${freezeMs / 1000} s (${frozen.length} processes), then SIGCONTinued. ` +
+          `Default DB_TIMEOUT_MS (${loadConfig({}).database.timeoutMs} ms).`,
+        expected:
+          'Every notes request answers (500 in the service\'s shape, "database unavailable") ' +
+          'within 5 s; the services serve normally again within 5 s of the thaw.',
+        observed:
+          `${during.length} notes requests started during the ` +
+          `freeze: ${during.filter(isShapedOutage).length} answered 500 in ` +
+          `shape, ${during.filter(isSuccess).length} 2xx; slowest ${Math.round(slowest)} ms; ` +
+          `bodies ${bodies.join(', ')}. After the thaw (+5 ` +
+          `s): ${after.filter(isSuccess).length}/${after.length} 2xx. Process still ` +
+          `running: ${checks['the process kept running']}.`,
+        pass: passed(checks),
+      });
+      expectChecks(checks);
+      expect(await services.stop()).toBe(0);
+    },
+    180_000,
+  );
 
   // A long list goes out in batches, those after a large one as the bytes of a COPY: a batch of a
   // database that stops answering is ended by the client's query timeout, the COPY's included.
-  test('a long list whose database freezes in its middle is cut short within DB_TIMEOUT_MS, and the next one is whole', async () => {
-    const services = await startServices({
-      dataDir: dataDir(),
-      env: { DATABASE_URL: database!.url, LOG_LEVEL: 'warn' },
-    });
-    const notes = 20;
-    const noteChars = 2 ** 20;
-    await withClient(database!.url, async (client) => {
-      for (const service of NOTES_SERVICES) {
-        for (let i = 0; i < notes; i++)
-          await client.query(
-            `INSERT INTO ${service}.notes (title, ${TEXT_FIELD[service]}) VALUES ($1, repeat('x', $2))`,
-            [`long ${i}`, noteChars],
-          );
-      }
-    });
-    const timeoutMs = loadConfig({}).database.timeoutMs;
-    const runs = [];
-    for (const service of NOTES_SERVICES) {
-      // A list first, so that the pool's connections (each a PostgreSQL process) are there to
-      // freeze.
-      await readList(services.urls[service]);
-      const frozen = await databaseProcesses(dataDir());
-      let frozenAt: number | undefined;
-      let thawTimer: NodeJS.Timeout | undefined;
-      let thawed = false;
-      const thaw = () => {
-        clearTimeout(thawTimer);
-        if (!thawed) frozen.forEach((pid) => process.kill(pid, 'SIGCONT'));
-        thawed = true;
-      };
-      let read: ListRead;
-      try {
-        read = await readList(services.urls[service], 2 * noteChars, () => {
-          frozen.forEach((pid) => process.kill(pid, 'SIGSTOP'));
-          frozenAt = performance.now();
-          // A list that waits for the thaw ends then, late: the check below says so.
-          thawTimer = setTimeout(thaw, timeoutMs + 5_000);
-        });
-      } finally {
-        thaw();
-      }
-      const thawedAt = performance.now();
-      let next: ListRead;
-      do next = await readList(services.urls[service]);
-      while (
-        !isWholeList(next, notes, noteChars) &&
-        performance.now() - thawedAt < RECOVER_WITHIN_MS
-      );
-      runs.push({
-        service,
-        read,
-        cutAfterMs: frozenAt === undefined ? undefined : read.endedAt - frozenAt,
-        next,
-        nextAfterMs: next.endedAt - thawedAt,
+  test(
+    'a long list whose database freezes in its middle is cut ' +
+      'short within DB_TIMEOUT_MS, and the next one is whole',
+    async () => {
+      const services = await startServices({
+        dataDir: dataDir(),
+        env: { DATABASE_URL: database!.url, LOG_LEVEL: 'warn' },
       });
-    }
-    const cutLines = logLines(services.output()).filter((line) => line.msg === 'answer cut short');
+      const notes = 20;
+      const noteChars = 2 ** 20;
+      await withClient(database!.url, async (client) => {
+        for (const service of NOTES_SERVICES) {
+          for (let i = 0; i < notes; i++)
+            await client.query(
+              `INSERT INTO ${service}.notes (title, ${TEXT_FIELD[service]})
+                VALUES ($1, repeat('x', $2))`,
+              [`long ${i}`, noteChars],
+            );
+        }
+      });
+      const timeoutMs = loadConfig({}).database.timeoutMs;
+      const runs = [];
+      for (const service of NOTES_SERVICES) {
+        // A list first, so that the pool's connections (each a PostgreSQL process) are there to
+        // freeze.
+        await readList(services.urls[service]);
+        const frozen = await databaseProcesses(dataDir());
+        let frozenAt: number | undefined;
+        let thawTimer: NodeJS.Timeout | undefined;
+        let thawed = false;
+        const thaw = () => {
+          clearTimeout(thawTimer);
+          if (!thawed) frozen.forEach((pid) => process.kill(pid, 'SIGCONT'));
+          thawed = true;
+        };
+        let read: ListRead;
+        try {
+          read = await readList(services.urls[service], 2 * noteChars, () => {
+            frozen.forEach((pid) => process.kill(pid, 'SIGSTOP'));
+            frozenAt = performance.now();
+            // A list that waits for the thaw ends then, late: the check below says so.
+            thawTimer = setTimeout(thaw, timeoutMs + 5_000);
+          });
+        } finally {
+          thaw();
+        }
+        const thawedAt = performance.now();
+        let next: ListRead;
+        do next = await readList(services.urls[service]);
+        while (
+          !isWholeList(next, notes, noteChars) &&
+          performance.now() - thawedAt < RECOVER_WITHIN_MS
+        );
+        runs.push({
+          service,
+          read,
+          cutAfterMs: frozenAt === undefined ? undefined : read.endedAt - frozenAt,
+          next,
+          nextAfterMs: next.endedAt - thawedAt,
+        });
+      }
+      const cutLines = logLines(services.output()).filter(
+        (line) => line.msg === 'answer cut short',
+      );
 
-    const checks: Record<string, boolean> = {};
-    for (const run of runs) {
-      checks[`${run.service}: the list began 200 and the database froze in its middle`] =
-        run.read.status === 200 && run.cutAfterMs !== undefined;
-      checks[`${run.service}: the list was cut short (not ended as if whole)`] =
-        !run.read.complete && run.read.bytes < notes * noteChars;
-      checks[`${run.service}: the cut came within DB_TIMEOUT_MS + 2 s of the freeze`] =
-        run.cutAfterMs !== undefined && run.cutAfterMs <= timeoutMs + 2_000;
-      checks[`${run.service}: a list after the thaw was whole within 5 s`] =
-        isWholeList(run.next, notes, noteChars) && run.nextAfterMs <= RECOVER_WITHIN_MS;
-    }
-    checks['each cut was logged at error level'] =
-      cutLines.length === runs.length && cutLines.every((line) => line.level === 50);
-    checks['the process kept running'] = services.child.exitCode === null;
-    report({
-      key: '1e',
-      case: '1. Database frozen in the middle of a long list',
-      done: `${notes} notes of ${noteChars / 2 ** 20} MiB in each notes service; GET /notes read at full speed, and every PostgreSQL process SIGSTOPped once ${(2 * noteChars) / 2 ** 20} MiB of it had arrived, SIGCONTinued when the answer ended (or ${(timeoutMs + 5_000) / 1000} s after the freeze, whichever came first); then GET /notes again until whole. Default DB_TIMEOUT_MS (${timeoutMs} ms).`,
-      expected:
-        'The list is cut short (its connection closed before the array ends, so that no client takes it for whole) within DB_TIMEOUT_MS + 2 s of the freeze, and logged; after the thaw a list is whole within 5 s.',
-      observed: `${runs.map((run) => `${run.service}: status ${run.read.status}, ${(run.read.bytes / 2 ** 20).toFixed(1)} MiB received, ${run.read.complete ? 'ended as whole' : 'cut short'} ${run.cutAfterMs === undefined ? '(no freeze)' : `${Math.round(run.cutAfterMs)} ms after the freeze`}; after the thaw ${isWholeList(run.next, notes, noteChars) ? `a whole list in ${Math.round(run.nextAfterMs)} ms` : `no whole list (${run.next.status}, ${run.next.bytes} bytes)`}.`).join(' ')} "answer cut short" lines: ${cutLines.length} (${[...new Set(cutLines.map((line) => String((line.err as { message?: string } | undefined)?.message)))].join(', ')}). Process still running: ${checks['the process kept running']}.`,
-      pass: passed(checks),
-    });
-    expectChecks(checks);
-    expect(await services.stop()).toBe(0);
-  }, 120_000);
+      const checks: Record<string, boolean> = {};
+      for (const run of runs) {
+        checks[`${run.service}: the list began 200 and the database froze in its middle`] =
+          run.read.status === 200 && run.cutAfterMs !== undefined;
+        checks[`${run.service}: the list was cut short (not ended as if whole)`] =
+          !run.read.complete && run.read.bytes < notes * noteChars;
+        checks[`${run.service}: the cut came within DB_TIMEOUT_MS + 2 s of the freeze`] =
+          run.cutAfterMs !== undefined && run.cutAfterMs <= timeoutMs + 2_000;
+        checks[`${run.service}: a list after the thaw was whole within 5 s`] =
+          isWholeList(run.next, notes, noteChars) && run.nextAfterMs <= RECOVER_WITHIN_MS;
+      }
+      checks['each cut was logged at error level'] =
+        cutLines.length === runs.length && cutLines.every((line) => line.level === 50);
+      checks['the process kept running'] = services.child.exitCode === null;
+      report({
+        key: '1e',
+        case: '1. Database frozen in the middle of a long list',
+        done:
+          `${notes} notes of ${noteChars / 2 ** 20} MiB in each notes service; GET /notes ` +
+          `read at full speed, and every PostgreSQL process SIGSTOPped ` +
+          `once ${(2 * noteChars) / 2 ** 20} MiB of it had arrived, SIGCONTinued when the ` +
+          `answer ended (or ${(timeoutMs + 5_000) / 1000} s after the freeze, whichever came ` +
+          `first); then GET /notes again until whole. Default DB_TIMEOUT_MS (${timeoutMs} ms).`,
+        expected:
+          'The list is cut short (its connection closed before the array ends, ' +
+          'so that no client takes it for whole) within DB_TIMEOUT_MS + 2 s of ' +
+          'the freeze, and logged; after the thaw a list is whole within 5 s.',
+        observed:
+          runs
+            .map(
+              (run) =>
+                `${run.service}: status ${run.read.status}, ` +
+                `${(run.read.bytes / 2 ** 20).toFixed(1)} MiB received, ` +
+                (run.read.complete ? 'ended as whole' : 'cut short') +
+                ' ' +
+                (run.cutAfterMs === undefined
+                  ? '(no freeze)'
+                  : `${Math.round(run.cutAfterMs)} ms after the freeze`) +
+                '; after the thaw ' +
+                (isWholeList(run.next, notes, noteChars)
+                  ? `a whole list in ${Math.round(run.nextAfterMs)} ms`
+                  : `no whole list (${run.next.status}, ${run.next.bytes} bytes)`) +
+                '.',
+            )
+            .join(' ') +
+          ` "answer cut short" lines: ${cutLines.length} (` +
+          [
+            ...new Set(
+              cutLines.map((line) =>
+                String((line.err as { message?: string } | undefined)?.message),
+              ),
+            ),
+          ].join(', ') +
+          `). ` +
+          `Process still running: ${checks['the process kept running']}.`,
+        pass: passed(checks),
+      });
+      expectChecks(checks);
+      expect(await services.stop()).toBe(0);
+    },
+    120_000,
+  );
 
-  test('start-up while the database is down retries with backoff, says why, then serves', async () => {
+  test('start-up with the database down retries with backoff, says why, then serves', async () => {
     const url = database!.url;
     await stopDatabase();
     const starting = startServices({
@@ -476,10 +551,17 @@ describe('database outage', () => {
     report({
       key: '1c',
       case: '1. Start-up while the database is down',
-      done: `Process started with DATABASE_URL pointing at a stopped PostgreSQL (DB_STARTUP_RETRY_MS=60000); PostgreSQL started ${downFor / 1000} s later.`,
+      done:
+        `Process started with DATABASE_URL pointing at a stopped PostgreSQL ` +
+        `(DB_STARTUP_RETRY_MS=60000); PostgreSQL started ${downFor / 1000} s later.`,
       expected:
-        'The process retries with growing delays, logging why, instead of exiting; it serves once the database is up.',
-      observed: `${retries.length} "database not reachable yet" lines (both pools), delays ${[...new Set(delays)].join(', ')} ms, reason(s): ${reasons.join('; ')}. Listening ${Math.round(listeningAfter)} ms after PostgreSQL was ready; then create answered ${created.status}, list ${listed.status}.`,
+        'The process retries with growing delays, logging why, ' +
+        'instead of exiting; it serves once the database is up.',
+      observed:
+        `${retries.length} "database not reachable yet" lines (both pools), ` +
+        `delays ${[...new Set(delays)].join(', ')} ms, reason(s): ${reasons.join('; ')}. ` +
+        `Listening ${Math.round(listeningAfter)} ms after PostgreSQL was ` +
+        `ready; then create answered ${created.status}, list ${listed.status}.`,
       pass: passed(checks),
     });
     expectChecks(checks);
@@ -517,8 +599,13 @@ describe('database outage', () => {
       case: '1. Start-up retry is bounded',
       done: 'Process started with PostgreSQL down and DB_STARTUP_RETRY_MS=2000.',
       expected:
-        'It logs each refusal, then gives up with one line saying why and exits (non-zero), rather than waiting forever.',
-      observed: `Exited after ${Math.round(elapsed)} ms (including process start-up); refusal lines: ${lines.filter((line) => line.msg === 'database not reachable yet').length}; last line: ${reason ?? '(none)'}.`,
+        'It logs each refusal, then gives up with one line saying ' +
+        'why and exits (non-zero), rather than waiting forever.',
+      observed:
+        `Exited after ${Math.round(elapsed)} ms (including process start-up); ` +
+        `refusal ` +
+        `lines: ${lines.filter((line) => line.msg === 'database not reachable yet').length}; ` +
+        `last line: ${reason ?? '(none)'}.`,
       pass: passed(checks),
     });
     expectChecks(checks);
@@ -528,7 +615,7 @@ describe('database outage', () => {
 describe('the embedded database crashes', () => {
   const dataDir = useTemporaryDataDir();
 
-  test('a SIGKILLed postmaster is started again within 5 s; no acknowledged write is lost', async () => {
+  test('a SIGKILLed postmaster restarts within 5 s; no acknowledged write is lost', async () => {
     const services = await startProcess({ dataDir: dataDir(), env: { DATABASE_URL: '' } });
     onTestFinished(async () => void (await services.stop()));
     const flow = trafficFlow(services.urls);
@@ -585,10 +672,22 @@ describe('the embedded database crashes', () => {
     report({
       key: '1e',
       case: '1. The embedded database crashes',
-      done: `The process on its embedded PostgreSQL (no DATABASE_URL), with the same clients and probes; the postmaster SIGKILLed under load.`,
+      done:
+        `The process on its embedded PostgreSQL (no DATABASE_URL), with ` +
+        `the same clients and probes; the postmaster SIGKILLed under load.`,
       expected:
-        'The process starts PostgreSQL again (same folder and port, crash recovery) within 5 s; requests meanwhile answer 500 in shape quickly; every note acknowledged with 201 is still there.',
-      observed: `Back in service ${Math.round(recovered.notes8080)} ms (8080) and ${Math.round(recovered.notes8000)} ms (8000) after the kill; ${afterCrash.length} notes requests after it, ${afterCrash.filter(isShapedOutage).length} answered 500 in shape, slowest ${Math.round(slowest)} ms; ${acknowledged.length} acknowledged notes read back, ${lost.length} missing${lost.length ? ` (${lost.slice(0, 5).join(', ')})` : ''}; restart logged: ${restartLogged}.`,
+        'The process starts PostgreSQL again (same folder and port, ' +
+        'crash recovery) within 5 s; requests meanwhile answer 500 in ' +
+        'shape quickly; every note acknowledged with 201 is still there.',
+      observed:
+        `Back in service ${Math.round(recovered.notes8080)} ms (8080) ` +
+        `and ${Math.round(recovered.notes8000)} ms (8000) after the ` +
+        `kill; ${afterCrash.length} notes requests after ` +
+        `it, ${afterCrash.filter(isShapedOutage).length} answered 500 in shape, ` +
+        `slowest ${Math.round(slowest)} ms; ${acknowledged.length} acknowledged notes read ` +
+        `back, ${lost.length} ` +
+        `missing${lost.length ? ` (${lost.slice(0, 5).join(', ')})` : ''}; restart ` +
+        `logged: ${restartLogged}.`,
       pass: passed(checks),
     });
     expectChecks(checks);

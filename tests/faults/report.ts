@@ -24,7 +24,10 @@ interface StoredRow extends Row {
 
 export function machine(): string {
   const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
-  return `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, ${os.type()} ${os.release()}`;
+  return (
+    `${cpu}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} ` +
+    `GiB RAM, Node ${process.version}, ${os.type()} ${os.release()}`
+  );
 }
 
 /**
@@ -71,20 +74,25 @@ function render(rows: StoredRow[]): string {
   return [
     '# Reliability',
     '',
-    'Faults, hostile input and load: what `npm run test:faults` (the full form of `tests/faults/`) did',
+    'Faults, hostile input and load: what `npm run ' +
+      'test:faults` (the full form of `tests/faults/`) did',
     'to the three services, what it expected and what it saw. The full run rewrites this file; the',
-    'quick form of the same tests runs inside `npm test` with smaller numbers. The test files run in',
-    'parallel (one per core), so throughput figures are lower than on an idle machine. SIGKILL and a',
+    'quick form of the same tests runs inside `npm ' +
+      'test` with smaller numbers. The test files run in',
+    'parallel (one per core), so throughput figures ' +
+      'are lower than on an idle machine. SIGKILL and a',
     'clean restart over the stale embedded database are covered by `tests/startup.test.ts`.',
     '',
     `Machine: ${machine()}.`,
-    `Last written: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC. ${rows.length} rows, ${failed} failed.`,
+    `Last written: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} ` +
+      `UTC. ${rows.length} rows, ${failed} failed.`,
     '',
     '| Case | What was done | Expected | Observed | Result | Run |',
     '|---|---|---|---|---|---|',
     ...rows.map(
       (row) =>
-        `| ${cell(row.case)} | ${cell(row.done)} | ${cell(row.expected)} | ${cell(row.observed)} | ${row.pass ? 'pass' : '**FAIL**'} | ${row.date} |`,
+        `| ${cell(row.case)} | ${cell(row.done)} | ${cell(row.expected)} ` +
+        `| ${cell(row.observed)} | ${row.pass ? 'pass' : '**FAIL**'} | ${row.date} |`,
     ),
     '',
     `${DATA_MARK}${JSON.stringify(rows).replace(/-->/g, '--\\u003e')} -->`,

@@ -33,7 +33,13 @@ class TokenList {
 
   at(index: number): string {
     const hex = this.#bytes.toString('hex', index * 16, index * 16 + 16);
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    return [
+      hex.slice(0, 8),
+      hex.slice(8, 12),
+      hex.slice(12, 16),
+      hex.slice(16, 20),
+      hex.slice(20),
+    ].join('-');
   }
 
   /** Whether `test` holds for every token in [from, to). */
@@ -58,7 +64,7 @@ const client = {
 
 describe('sessions under pressure', () => {
   const max = scale(20_000, 100_000);
-  test(`${max} sessions: the cap evicts oldest first, the rest resolve, expired ones are swept`, async () => {
+  test(`${max} sessions: the cap evicts oldest first, others resolve, expired go`, async () => {
     const step = max / 2;
     const steps = 4;
     const overflow = step * steps;
@@ -148,10 +154,26 @@ describe('sessions under pressure', () => {
     report({
       key: '5a',
       case: `5. Session table: ${max.toLocaleString('en')} sessions`,
-      done: `${(max + overflow).toLocaleString('en')} sessions created in the login service's SessionStore (cap SESSION_MAX=${max}, TTL ${TTL_SECONDS} s, test clock); 1,000 logged out; clock moved past the TTL; one more login.`,
+      done:
+        `${(max + overflow).toLocaleString('en')} sessions created in the login ` +
+        `service's SessionStore (cap SESSION_MAX=${max}, TTL ${TTL_SECONDS} s, ` +
+        `test clock); 1,000 logged out; clock moved past the TTL; one more login.`,
       expected:
-        'The cap holds memory flat and evicts the oldest first; every session not evicted resolves; logged-out and expired tokens are refused; expired sessions are swept so memory returns.',
-      observed: `${max.toLocaleString('en')} created in ${Math.round(createMs)} ms. Heap (after GC) above empty: ${(heapFull - heapEmpty).toFixed(1)} MiB at ${max.toLocaleString('en')}, ${heapPastCap.map((heap) => (heap - heapEmpty).toFixed(1)).join(', ')} MiB after each ${step.toLocaleString('en')} more (peak ×${growthOverCap.toFixed(2)}; without a cap ×${1 + overflow / max} expected), ${(heapSwept - heapEmpty).toFixed(1)} MiB after the sweep. Oldest ${overflow.toLocaleString('en')} refused: ${evictedGone}; newest ${max.toLocaleString('en')} resolve: ${keptResolve}; logout refused: ${logoutRefused}; expired refused: ${expiredRefused}.`,
+        'The cap holds memory flat and evicts the oldest first; every ' +
+        'session not evicted resolves; logged-out and expired tokens ' +
+        'are refused; expired sessions are swept so memory returns.',
+      observed:
+        `${max.toLocaleString('en')} created in ${Math.round(createMs)} ms. Heap (after ` +
+        `GC) above empty: ${(heapFull - heapEmpty).toFixed(1)} MiB ` +
+        `at ${max.toLocaleString('en')}, ` +
+        heapPastCap.map((heap) => (heap - heapEmpty).toFixed(1)).join(', ') +
+        ` ` +
+        `MiB after each ${step.toLocaleString('en')} more (peak ` +
+        `×${growthOverCap.toFixed(2)}; without a cap ×${1 + overflow / max} ` +
+        `expected), ${(heapSwept - heapEmpty).toFixed(1)} MiB after the sweep. ` +
+        `Oldest ${overflow.toLocaleString('en')} refused: ${evictedGone}; ` +
+        `newest ${max.toLocaleString('en')} resolve: ${keptResolve}; logout ` +
+        `refused: ${logoutRefused}; expired refused: ${expiredRefused}.`,
       pass: passed(checks),
     });
     expectChecks(checks);
@@ -205,7 +227,7 @@ describe('sessions under pressure', () => {
       return `${response.status} ${response.headers.location ?? ''}`.trim();
     }
 
-    test('eviction, logout, expiry and a login holding a cookie, as a client sees them', async () => {
+    test('eviction, logout, expiry and a login holding a cookie, as clients see them', async () => {
       const evictions = 10;
       const tokens: string[] = [];
       for (let i = 0; i < sessionMax + evictions; i++) tokens.push(await login());
@@ -251,10 +273,21 @@ describe('sessions under pressure', () => {
       report({
         key: '5b',
         case: '5. Sessions through the login API',
-        done: `${sessionMax + evictions} logins over HTTP with SESSION_MAX=${sessionMax} (PASSWORD_HASH_COST=4); a login sending the last token as its cookie; a logout; the app's clock moved by the TTL.`,
+        done:
+          `${sessionMax + evictions} logins over HTTP with SESSION_MAX=${sessionMax} ` +
+          `(PASSWORD_HASH_COST=4); a login sending the last token as ` +
+          `its cookie; a logout; the app's clock moved by the TTL.`,
         expected:
-          'The 10 oldest tokens are refused, all others resolve; a login holding a cookie gets a new token and the old one stops working; logged-out and expired tokens are refused by /api/me and /dashboard.',
-        observed: `Evicted refused: ${evictedRefused} (dashboard: ${evictedDashboard}); others resolve: ${kept.filter((answer) => answer.status === 200).length}/${kept.length}; fresh token on login with cookie: ${renewed !== held}, old one refused: ${fixationRefused}; logout refused: ${logoutRefused} (dashboard: ${loggedOutDashboard}); expired refused: ${expiredRefused} (dashboard: ${expiredDashboard}).`,
+          'The 10 oldest tokens are refused, all others resolve; a login ' +
+          'holding a cookie gets a new token and the old one stops working; ' +
+          'logged-out and expired tokens are refused by /api/me and /dashboard.',
+        observed:
+          `Evicted refused: ${evictedRefused} (dashboard: ${evictedDashboard}); others ` +
+          `resolve: ${kept.filter((answer) => answer.status === 200).length}/${kept.length}; ` +
+          `fresh token on login with cookie: ${renewed !== held}, old one ` +
+          `refused: ${fixationRefused}; logout refused: ${logoutRefused} ` +
+          `(dashboard: ${loggedOutDashboard}); expired refused: ${expiredRefused} ` +
+          `(dashboard: ${expiredDashboard}).`,
         pass: passed(checks),
       });
       expectChecks(checks);

@@ -84,128 +84,147 @@ async function storedTitles(url: string): Promise<Set<string>> {
 describe('shutdown under load', () => {
   const dataDir = useTemporaryDataDir();
 
-  test('SIGTERM during load: accepted requests complete, new connections are refused, exit 0, nothing left', async () => {
-    const services = await startProcess({ dataDir: dataDir(), env: { DATABASE_URL: '' } });
-    onTestFinished(async () => void (await services.stop()));
-    const { urls } = services;
-    const attempts: Attempt[] = [];
-    let exited = false;
-    void services.exited.then(() => (exited = true));
+  test(
+    'SIGTERM during load: accepted requests complete, ' +
+      'new connections are refused, exit 0, nothing left',
+    async () => {
+      const services = await startProcess({ dataDir: dataDir(), env: { DATABASE_URL: '' } });
+      onTestFinished(async () => void (await services.stop()));
+      const { urls } = services;
+      const attempts: Attempt[] = [];
+      let exited = false;
+      void services.exited.then(() => (exited = true));
 
-    const client = async (service: Service, worker: number) => {
-      const agent = new http.Agent({ keepAlive: true });
-      for (let i = 0; !exited; i++) {
-        const title = `${service}-${worker}-${i}`;
-        try {
-          const response = await send(urls[service], {
-            method: 'POST',
-            path: '/notes',
-            json: noteBody(service, title),
-            agent,
-            timeoutMs: 15_000,
-          });
-          attempts.push({ service, title, outcome: response.status });
-        } catch (error) {
-          attempts.push({
-            service,
-            title,
-            outcome: (error as NodeJS.ErrnoException).code ?? String(error),
-          });
-          await sleep(50);
+      const client = async (service: Service, worker: number) => {
+        const agent = new http.Agent({ keepAlive: true });
+        for (let i = 0; !exited; i++) {
+          const title = `${service}-${worker}-${i}`;
+          try {
+            const response = await send(urls[service], {
+              method: 'POST',
+              path: '/notes',
+              json: noteBody(service, title),
+              agent,
+              timeoutMs: 15_000,
+            });
+            attempts.push({ service, title, outcome: response.status });
+          } catch (error) {
+            attempts.push({
+              service,
+              title,
+              outcome: (error as NodeJS.ErrnoException).code ?? String(error),
+            });
+            await sleep(50);
+          }
         }
+        agent.destroy();
+      };
+      const clients = (['notes8080', 'notes8000'] as const).flatMap((service) =>
+        Array.from({ length: CLIENTS_PER_SERVICE }, (_, worker) => client(service, worker)),
+      );
+
+      await sleep(scale(1_500, 5_000));
+      const inFlight = (['notes8080', 'notes8000'] as const).map((service) => ({
+        service,
+        ...halfSentCreate(urls[service], service, `${service}-in-flight`),
+      }));
+      await sleep(200);
+      const answeredBeforeSignal = attempts.filter((attempt) => attempt.outcome === 201).length;
+      const signalledAt = performance.now();
+      // SIGTERM now; SIGKILL only well past the promised 10 s, which the exit code then shows.
+      const stopped = services.stop(EXIT_WITHIN_MS + 5_000);
+
+      // New connections: refused while the half-sent requests are still open.
+      let refusedAfterMs = Infinity;
+      let refusedWhileRunning = false;
+      while (performance.now() - signalledAt < 2_000) {
+        const refused = await Promise.all([
+          connectionRefused(urls.notes8080),
+          connectionRefused(urls.notes8000),
+        ]);
+        if (refused.every(Boolean)) {
+          refusedAfterMs = performance.now() - signalledAt;
+          refusedWhileRunning = !exited;
+          break;
+        }
+        await sleep(20);
       }
-      agent.destroy();
-    };
-    const clients = (['notes8080', 'notes8000'] as const).flatMap((service) =>
-      Array.from({ length: CLIENTS_PER_SERVICE }, (_, worker) => client(service, worker)),
-    );
+      await sleep(300);
+      inFlight.forEach((request) => request.finish());
+      const inFlightAnswers = await Promise.all(inFlight.map((request) => request.answer));
 
-    await sleep(scale(1_500, 5_000));
-    const inFlight = (['notes8080', 'notes8000'] as const).map((service) => ({
-      service,
-      ...halfSentCreate(urls[service], service, `${service}-in-flight`),
-    }));
-    await sleep(200);
-    const answeredBeforeSignal = attempts.filter((attempt) => attempt.outcome === 201).length;
-    const signalledAt = performance.now();
-    // SIGTERM now; SIGKILL only well past the promised 10 s, which the exit code then shows.
-    const stopped = services.stop(EXIT_WITHIN_MS + 5_000);
+      const code = await stopped;
+      const exitMs = performance.now() - signalledAt;
+      await Promise.all(clients);
+      const leftover = await postgresProcessesFor(dataDir());
 
-    // New connections: refused while the half-sent requests are still open.
-    let refusedAfterMs = Infinity;
-    let refusedWhileRunning = false;
-    while (performance.now() - signalledAt < 2_000) {
-      const refused = await Promise.all([
-        connectionRefused(urls.notes8080),
-        connectionRefused(urls.notes8000),
-      ]);
-      if (refused.every(Boolean)) {
-        refusedAfterMs = performance.now() - signalledAt;
-        refusedWhileRunning = !exited;
-        break;
-      }
-      await sleep(20);
-    }
-    await sleep(300);
-    inFlight.forEach((request) => request.finish());
-    const inFlightAnswers = await Promise.all(inFlight.map((request) => request.answer));
-
-    const code = await stopped;
-    const exitMs = performance.now() - signalledAt;
-    await Promise.all(clients);
-    const leftover = await postgresProcessesFor(dataDir());
-
-    // What the database kept, read with the process gone.
-    const database = await startEmbeddedPostgres({
-      dataDir: dataDir(),
-      logger: createLogger('warn'),
-    });
-    const stored = await storedTitles(database.url).finally(() => database.stop());
-
-    const created = attempts.filter((attempt) => attempt.outcome === 201);
-    const otherStatuses = attempts.filter(
-      (attempt) => typeof attempt.outcome === 'number' && attempt.outcome !== 201,
-    );
-    const unanswered = attempts.filter((attempt) => typeof attempt.outcome === 'string');
-    const lostWrites = [
-      ...created.map((attempt) => attempt.title),
-      ...inFlight.map((request) => request.title),
-    ].filter((title) => !stored.has(title));
-    const lostAnswers = unanswered.filter((attempt) => stored.has(attempt.title));
-    const errorCodes = [...new Set(unanswered.map((attempt) => attempt.outcome))];
-
-    const checks = {
-      'every answer was 201 (nothing failed while stopping)': otherStatuses.length === 0,
-      'requests in flight at SIGTERM completed with 201': inFlightAnswers.every(
-        (answer) => answer === 201,
-      ),
-      'new connections refused while those were still open': refusedWhileRunning,
-      'exit code 0 within 10 s': code === 0 && exitMs <= EXIT_WITHIN_MS,
-      'no PostgreSQL process left': leftover.length === 0,
-      'every 201 is in the table': lostWrites.length === 0,
-      'no note stored whose request got no answer': lostAnswers.length === 0,
-    };
-    report({
-      key: '2',
-      case: '2. Shutdown under load',
-      done: `The process started as \`npm start\` does (embedded PostgreSQL); ${CLIENTS_PER_SERVICE * 2} keep-alive clients creating notes on 8080 and 8000; one create per service left half-sent; SIGTERM; the half-sent bodies finished 300 ms later; afterwards the tables read from the stopped cluster.`,
-      expected:
-        'Accepted requests complete (201, and kept); new connections refused; the pool and the embedded PostgreSQL stop; exit code 0 within 10 s; no process left behind.',
-      observed: `${attempts.length} creates (${answeredBeforeSignal} answered before the signal, ${created.length - answeredBeforeSignal} 201s after it): ${created.length} answered 201, ${otherStatuses.length} other statuses, ${unanswered.length} without an answer (${errorCodes.join(', ') || 'none'}; ${lostAnswers.length} of these stored all the same: answers lost). Half-sent requests answered ${inFlightAnswers.join(', ')}. New connections refused ${Math.round(refusedAfterMs)} ms after SIGTERM, process still running then: ${refusedWhileRunning}. Exit code ${code} after ${Math.round(exitMs)} ms; PostgreSQL processes left: ${leftover.length}. Lost writes: ${lostWrites.length}.`,
-      pass: passed(checks),
-    });
-    if (!passed(checks))
-      console.error({
-        otherStatuses: otherStatuses.slice(0, 5),
-        lostWrites: lostWrites.slice(0, 5),
-        lostAnswers: lostAnswers.slice(0, 5),
-        inFlightAnswers,
-        output: services
-          .output()
-          .split('\n')
-          .filter((line) => !line.includes('"status":201'))
-          .join('\n'),
+      // What the database kept, read with the process gone.
+      const database = await startEmbeddedPostgres({
+        dataDir: dataDir(),
+        logger: createLogger('warn'),
       });
-    expectChecks(checks);
-  }, 240_000);
+      const stored = await storedTitles(database.url).finally(() => database.stop());
+
+      const created = attempts.filter((attempt) => attempt.outcome === 201);
+      const otherStatuses = attempts.filter(
+        (attempt) => typeof attempt.outcome === 'number' && attempt.outcome !== 201,
+      );
+      const unanswered = attempts.filter((attempt) => typeof attempt.outcome === 'string');
+      const lostWrites = [
+        ...created.map((attempt) => attempt.title),
+        ...inFlight.map((request) => request.title),
+      ].filter((title) => !stored.has(title));
+      const lostAnswers = unanswered.filter((attempt) => stored.has(attempt.title));
+      const errorCodes = [...new Set(unanswered.map((attempt) => attempt.outcome))];
+
+      const checks = {
+        'every answer was 201 (nothing failed while stopping)': otherStatuses.length === 0,
+        'requests in flight at SIGTERM completed with 201': inFlightAnswers.every(
+          (answer) => answer === 201,
+        ),
+        'new connections refused while those were still open': refusedWhileRunning,
+        'exit code 0 within 10 s': code === 0 && exitMs <= EXIT_WITHIN_MS,
+        'no PostgreSQL process left': leftover.length === 0,
+        'every 201 is in the table': lostWrites.length === 0,
+        'no note stored whose request got no answer': lostAnswers.length === 0,
+      };
+      report({
+        key: '2',
+        case: '2. Shutdown under load',
+        done:
+          `The process started as \`npm start\` does (embedded ` +
+          `PostgreSQL); ${CLIENTS_PER_SERVICE * 2} keep-alive clients creating notes on ` +
+          `8080 and 8000; one create per service left half-sent; SIGTERM; the half-sent ` +
+          `bodies finished 300 ms later; afterwards the tables read from the stopped cluster.`,
+        expected:
+          'Accepted requests complete (201, and kept); new connections refused; the pool ' +
+          'and the embedded PostgreSQL stop; exit code 0 within 10 s; no process left behind.',
+        observed:
+          `${attempts.length} creates (${answeredBeforeSignal} answered before the ` +
+          `signal, ${created.length - answeredBeforeSignal} 201s after it): ${created.length} ` +
+          `answered 201, ${otherStatuses.length} other statuses, ${unanswered.length} without ` +
+          `an answer (${errorCodes.join(', ') || 'none'}; ${lostAnswers.length} of these ` +
+          `stored all the same: answers lost). Half-sent requests ` +
+          `answered ${inFlightAnswers.join(', ')}. New connections ` +
+          `refused ${Math.round(refusedAfterMs)} ms after SIGTERM, process still running ` +
+          `then: ${refusedWhileRunning}. Exit code ${code} after ${Math.round(exitMs)} ms; ` +
+          `PostgreSQL processes left: ${leftover.length}. Lost writes: ${lostWrites.length}.`,
+        pass: passed(checks),
+      });
+      if (!passed(checks))
+        console.error({
+          otherStatuses: otherStatuses.slice(0, 5),
+          lostWrites: lostWrites.slice(0, 5),
+          lostAnswers: lostAnswers.slice(0, 5),
+          inFlightAnswers,
+          output: services
+            .output()
+            .split('\n')
+            .filter((line) => !line.includes('"status":201'))
+            .join('\n'),
+        });
+      expectChecks(checks);
+    },
+    240_000,
+  );
 });

@@ -73,7 +73,9 @@ describe('login timing', () => {
       (mean(times.unknown) - mean(times.wrong)) /
       Math.sqrt(variance(times.unknown) / TRIES + variance(times.wrong) / TRIES);
     const summary = (values: number[]) =>
-      `median ${percentile(values, 50).toFixed(1)} ms, mean ${mean(values).toFixed(1)} ms, p10 ${percentile(values, 10).toFixed(1)} ms, p90 ${percentile(values, 90).toFixed(1)} ms`;
+      `median ${percentile(values, 50).toFixed(1)} ms, ` +
+      `mean ${mean(values).toFixed(1)} ms, p10 ${percentile(values, 10).toFixed(1)} ` +
+      `ms, p90 ${percentile(values, 90).toFixed(1)} ms`;
 
     const checks = {
       'both answer the same 401 body': answers.size === 1 && [...answers][0].startsWith('401 '),
@@ -81,9 +83,17 @@ describe('login timing', () => {
     report({
       key: '6',
       case: '6. Login timing: unknown email vs wrong password',
-      done: `${TRIES} logins with an unknown email and ${TRIES} with a known email and a wrong password, alternating, over HTTP to the login app at the default scrypt cost (PASSWORD_HASH_COST=16384), one at a time.`,
+      done:
+        `${TRIES} logins with an unknown email and ${TRIES} with a known ` +
+        `email and a wrong password, alternating, over HTTP to the login app ` +
+        `at the default scrypt cost (PASSWORD_HASH_COST=16384), one at a time.`,
       expected: 'Same answer, and the same time within noise (a report, not an assertion on time).',
-      observed: `Unknown email: ${summary(times.unknown)}. Wrong password: ${summary(times.wrong)}. Difference of medians ${difference.toFixed(1)} ms (${((100 * difference) / medians.wrong).toFixed(1)}%), Welch t = ${welchT.toFixed(2)} (|t| < 2: no difference detectable). Answers: ${[...answers].join(' | ')}.`,
+      observed:
+        `Unknown email: ${summary(times.unknown)}. Wrong password: ${summary(times.wrong)}. ` +
+        `Difference of medians ${difference.toFixed(1)} ms ` +
+        `(${((100 * difference) / medians.wrong).toFixed(1)}%), Welch t ` +
+        `= ${welchT.toFixed(2)} (|t| < 2: no difference detectable). ` +
+        `Answers: ${[...answers].join(' | ')}.`,
       pass: passed(checks),
     });
     expectChecks(checks);

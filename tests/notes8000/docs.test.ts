@@ -88,7 +88,7 @@ describe('/openapi.json', () => {
     });
   });
 
-  test('describes the responses: Note, validation errors, messages, and the integer path id', async () => {
+  test('describes the responses: Note, validation errors, messages, integer path id', async () => {
     const { components, paths } = await openApi();
     const schemaOf = (route: string, method: string, status: string) =>
       paths[route][method].responses[status].content['application/json'].schema;
@@ -197,7 +197,7 @@ describe('/openapi.json', () => {
     ]);
   });
 
-  test('documents the redirect of `/notes/` as its own operations: 307 with a Location', async () => {
+  test('documents the redirect of `/notes/` as its own operations: 307, a Location', async () => {
     const { paths } = await openApi();
     for (const method of ['get', 'post']) {
       const { responses } = paths['/notes/'][method];

@@ -27,9 +27,10 @@ describe('notes8000 GET /notes', () => {
     expect(notes.slice(0, 3)).toEqual(created.reverse());
   });
 
-  test('GET /notes sends a list longer than one read batch whole: every note once, newest first', async () => {
+  test('GET /notes sends a list over a read batch whole: every note, newest first', async () => {
     await service().db.query(
-      `INSERT INTO notes (title, content) SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`,
+      `INSERT INTO notes (title, content)
+        SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`,
     );
     const stored = (
       await service().db.query<{ id: string }>('SELECT id FROM notes ORDER BY id DESC')

@@ -81,15 +81,17 @@ describe('notes8000 start-up migrations', () => {
     });
   });
 
-  test('keeps a notes table that already exists, with its rows, and refreshes updated_at on it', async () => {
+  test('keeps an existing notes table with its rows, and refreshes updated_at on it', async () => {
     await withFreshDatabase(async (database) => {
       const db = database.connect();
       await db.query(`CREATE SCHEMA ${SCHEMA}`);
       await db.query(`CREATE TABLE ${SCHEMA}.notes (
         id serial PRIMARY KEY, title varchar(100) NOT NULL, content text NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now())`);
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now())`);
       await db.query(
-        `INSERT INTO ${SCHEMA}.notes (title, content, updated_at) VALUES ('old', 'row', '2020-01-01')`,
+        `INSERT INTO ${SCHEMA}.notes (title, content, updated_at)
+          VALUES ('old', 'row', '2020-01-01')`,
       );
       await database.migrate();
       await withService(database, async (started) => {

@@ -23,7 +23,7 @@ describe('notes8000 GET /notes/{id}', () => {
     },
   );
 
-  test('an id of more than 4300 digits answers 422 int_parsing_size, as Pydantic does', async () => {
+  test('an id of over 4300 digits answers 422 int_parsing_size, as Pydantic does', async () => {
     const id = '1'.repeat(4301);
     expect(await call('GET', `/notes/${id}`)).toMatchObject({
       status: 422,
@@ -66,7 +66,7 @@ describe('notes8000 GET /notes/{id}: timestamps', () => {
     );
   });
 
-  test('keep trailing zeros of the microseconds, and drop a zero fraction (Python isoformat)', async () => {
+  test('keep trailing zeros of microseconds, drop a zero fraction (Python isoformat)', async () => {
     const note = await createNote();
     await setStored(note.id, '2026-11-22 10:11:49.1+00');
     expect(((await call('GET', `/notes/${note.id}`)).json as Note).created_at).toBe(

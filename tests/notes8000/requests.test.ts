@@ -7,7 +7,7 @@ const { call, createNote } = useNotes8000();
 describe('notes8000 routing', () => {
   const allowOf = (answer: Reply) => String(answer.headers.allow).split(', ').sort();
 
-  test('a known path with another method answers 405 with every method of the path in Allow', async () => {
+  test("a known path with another method answers 405, the path's methods in Allow", async () => {
     const onNote = await call('PATCH', '/notes/1', { json: { title: 'x' } });
     expect(onNote).toMatchObject({ status: 405, json: { detail: 'Method Not Allowed' } });
     expect(allowOf(onNote)).toEqual(['DELETE', 'GET', 'HEAD', 'PUT']);
@@ -25,7 +25,7 @@ describe('notes8000 routing', () => {
     expect(allowOf(options)).toEqual(['GET', 'HEAD', 'POST']);
   });
 
-  test('HEAD answers as GET does, without the body, on paths with and without parameters', async () => {
+  test('HEAD answers as GET does, without body, on paths with and without parameters', async () => {
     const note = await createNote();
     for (const path of ['/health', '/notes', `/notes/${note.id}`]) {
       const [head, get] = [await call('HEAD', path), await call('GET', path)];
@@ -49,7 +49,7 @@ describe('notes8000 routing', () => {
 });
 
 describe('notes8000 trailing-slash redirects', () => {
-  test('GET /notes/ redirects (307) to /notes, as FastAPI does, with a relative Location', async () => {
+  test('GET /notes/ redirects (307) to /notes as FastAPI does, relative Location', async () => {
     const answer = await call('GET', '/notes/');
     expect(answer.status).toBe(307);
     expect(answer.headers.location).toBe('/notes');

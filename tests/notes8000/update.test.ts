@@ -25,13 +25,15 @@ describe('notes8000 PUT /notes/{id}', () => {
   async function agedNote(title = 'first', content = 'hello'): Promise<Note> {
     const note = await createNote(title, content);
     await service().db.query(
-      `UPDATE notes SET created_at = '2026-01-01 00:00:00.5+00', updated_at = '2026-01-01 00:00:00.5+00' WHERE id = $1`,
+      `UPDATE notes
+          SET created_at = '2026-01-01 00:00:00.5+00', updated_at = '2026-01-01 00:00:00.5+00'
+        WHERE id = $1`,
       [note.id],
     );
     return (await call('GET', `/notes/${note.id}`)).json as Note;
   }
 
-  test('title only: the title is replaced, the content kept, updated_at refreshed by the store', async () => {
+  test('title only: the title replaced, the content kept, updated_at refreshed', async () => {
     const note = await agedNote();
     const answer = await call('PUT', `/notes/${note.id}`, { json: { title: 'first (edited)' } });
     expect(answer.status).toBe(200);
@@ -100,7 +102,7 @@ describe('notes8000 PUT /notes/{id}', () => {
     },
   );
 
-  test('an unknown id with invalid JSON answers 422: the body is validated before the lookup', async () => {
+  test('an unknown id with invalid JSON answers 422: the body is checked first', async () => {
     const answer = await call('PUT', '/notes/999999', raw('{bad'));
     expect(answer.status).toBe(422);
     expect(answer.json).toEqual(

@@ -33,7 +33,8 @@ describe('notes8080 GET /notes', () => {
 
   it('sends a list longer than one read batch whole: every note once, newest first', async () => {
     await service().db.query(
-      `INSERT INTO notes (title, body) SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`,
+      `INSERT INTO notes (title, body)
+        SELECT 'bulk ' || i, 'text' FROM generate_series(1, 2500) AS i`,
     );
     const stored = (
       await service().db.query<{ id: string }>('SELECT id FROM notes ORDER BY id DESC')

@@ -70,7 +70,8 @@ describe('notes8080 start-up migrations', () => {
       EXPECTED_COLUMNS.map((column) => expect.objectContaining(column)),
     );
     const { rows } = await db.query(
-      `SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+      `SELECT a.attname FROM pg_index i
+        JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
         WHERE i.indrelid = '${SCHEMA}.notes'::regclass AND i.indisprimary`,
     );
     expect(rows).toEqual([{ attname: 'id' }]);
@@ -146,7 +147,7 @@ describe('notes8080 start-up migrations', () => {
     expect(await runs()).toEqual([{ runs: migrations }]);
   });
 
-  it('runs once when several instances start together: the others wait, then find nothing to do', async () => {
+  it('runs once when instances start together: others wait, then find nothing to do', async () => {
     const database = await freshDatabase();
     await Promise.all(Array.from({ length: 6 }, () => database.migrate()));
     const db = database.connect();
@@ -157,7 +158,8 @@ describe('notes8080 start-up migrations', () => {
     expect(
       (
         await db.query(
-          `SELECT count(*)::int AS columns FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'notes'`,
+          `SELECT count(*)::int AS columns FROM information_schema.columns
+            WHERE table_schema = $1 AND table_name = 'notes'`,
           [SCHEMA],
         )
       ).rows[0].columns,

@@ -56,7 +56,7 @@ describe('notes8080 requests', () => {
     ]);
   });
 
-  it('keeps a request line short whatever the path: at most 400 bytes, the path cut and marked', async () => {
+  it('caps a request line at 400 bytes whatever the path, the path cut and marked', async () => {
     const path = `/notes/${'x'.repeat(8_000)}`;
     expect((await call('GET', path)).status).toBe(404);
     const [line] = service().logs.lines;

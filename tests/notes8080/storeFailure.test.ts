@@ -6,38 +6,43 @@ import { serviceDatabase, unreachableDatabase } from '../support/serviceDatabase
 import { startTestService } from '../support/services.js';
 
 describe('notes8080 service when the store fails', () => {
-  it('answers every operation with 500 {error} within the pool timeout, logging each failure once with its error', async () => {
-    const timeoutMs = 1_000;
-    const { db } = await unreachableDatabase(notes8080.database!.schema, timeoutMs);
-    const service = await startTestService(notes8080, { db, deps });
-    try {
-      const operations: [string, string, Options?][] = [
-        ['POST', '/notes', { json: { title: 'x' } }],
-        ['GET', '/notes'],
-        ['GET', '/notes/1'],
-        ['PUT', '/notes/1', { json: { title: 'x' } }],
-        ['DELETE', '/notes/1'],
-      ];
-      for (const [method, path, options] of operations) {
-        service.logs.clear();
-        const response = await service.request(method, path, options);
-        expect(response.status, `${method} ${path}`).toBe(500);
-        expect(response.json).toEqual({ error: 'database unavailable' });
-        // A wait for a connection, then one for the statement: each bounded by the timeout.
-        expect(response.ms, `${method} ${path}`).toBeLessThan(2 * timeoutMs + 1_000);
-        expect(service.logs.errors()).toEqual([
-          expect.objectContaining({
-            err: expect.objectContaining({ message: expect.any(String) }),
-          }),
-        ]);
+  it(
+    'answers every operation with 500 {error} within the ' +
+      'pool timeout, logging each failure once with its error',
+    async () => {
+      const timeoutMs = 1_000;
+      const { db } = await unreachableDatabase(notes8080.database!.schema, timeoutMs);
+      const service = await startTestService(notes8080, { db, deps });
+      try {
+        const operations: [string, string, Options?][] = [
+          ['POST', '/notes', { json: { title: 'x' } }],
+          ['GET', '/notes'],
+          ['GET', '/notes/1'],
+          ['PUT', '/notes/1', { json: { title: 'x' } }],
+          ['DELETE', '/notes/1'],
+        ];
+        for (const [method, path, options] of operations) {
+          service.logs.clear();
+          const response = await service.request(method, path, options);
+          expect(response.status, `${method} ${path}`).toBe(500);
+          expect(response.json).toEqual({ error: 'database unavailable' });
+          // A wait for a connection, then one for the statement: each bounded by the timeout.
+          expect(response.ms, `${method} ${path}`).toBeLessThan(2 * timeoutMs + 1_000);
+          expect(service.logs.errors()).toEqual([
+            expect.objectContaining({
+              err: expect.objectContaining({ message: expect.any(String) }),
+            }),
+          ]);
+        }
+      } finally {
+        await service.close();
+        await db.close();
       }
-    } finally {
-      await service.close();
-      await db.close();
-    }
-  }, 20_000);
+    },
+    20_000,
+  );
 
-  it('cuts a streamed list short (never hangs) when the database fails mid-list, and logs it', async () => {
+  it('cuts a streamed list short (never hangs) if the database fails midway; logs it', async () => {
     const database = await serviceDatabase(notes8080);
     let service: Service | undefined;
     try {
@@ -46,7 +51,8 @@ describe('notes8080 service when the store fails', () => {
       service = await startTestService(notes8080, { db, deps });
       // About 13 MB of JSON: far more than the socket buffers hold while the client waits.
       await db.query(
-        `INSERT INTO notes (title, body) SELECT 'note ' || i, repeat('x', 200) FROM generate_series(1, 50000) AS i`,
+        `INSERT INTO notes (title, body)
+          SELECT 'note ' || i, repeat('x', 200) FROM generate_series(1, 50000) AS i`,
       );
       // fetch rather than service.request: the answer must stay unread while the store fails,
       // and an answer cut short has no body to check against the contract.

@@ -73,7 +73,7 @@ describe('notes8080 PUT /notes/{id}', () => {
     },
   );
 
-  it('looks the note up before reading the body: a missing note is 404 whatever the body', async () => {
+  it('looks the note up before reading the body: a missing note is 404 whatever sent', async () => {
     for (const [, request] of invalidBodies) {
       const response = await call('PUT', '/notes/2147483647', request);
       expect(response.status).toBe(404);
@@ -128,7 +128,8 @@ async function waitForBlockedUpdate(db: Database) {
   for (;;) {
     const { rows } = await db.query<{ waiting: number }>(
       `SELECT count(*)::int AS waiting FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%update notes%'`,
+        WHERE datname = current_database() AND wait_event_type = 'Lock'
+          AND query ILIKE '%update notes%'`,
     );
     if (rows[0]!.waiting > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 20));

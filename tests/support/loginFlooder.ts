@@ -29,7 +29,9 @@ function request(): { bytes: string; position: number } {
   const body = JSON.stringify({ email: `flood-${position}@example.com`, password: 'wrong' });
   return {
     position,
-    bytes: `POST /api/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    bytes:
+      `POST /api/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: ` +
+      `application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   };
 }
 

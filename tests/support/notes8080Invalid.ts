@@ -86,7 +86,8 @@ export const invalidBodies: [string, Options, number, string][] = [
     'single-quoted JSON',
     jsonText("{'title': 'x'}"),
     400,
-    'Request body is not valid JSON: Expecting property name enclosed in double quotes (at character 1)',
+    'Request body is not valid JSON: Expecting property ' +
+      'name enclosed in double quotes (at character 1)',
   ],
   [
     'an empty JSON body',
@@ -105,7 +106,8 @@ export const invalidBodies: [string, Options, number, string][] = [
     'a form-encoded body',
     jsonText('title=x', 'application/x-www-form-urlencoded'),
     415,
-    'Request body must be sent with Content-Type: application/json (got application/x-www-form-urlencoded)',
+    'Request body must be sent with Content-Type: ' +
+      'application/json (got application/x-www-form-urlencoded)',
   ],
   [
     'a JSON body without a content type',

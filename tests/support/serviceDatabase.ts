@@ -88,7 +88,8 @@ export async function notesColumns(
   schema: string,
 ): Promise<Record<string, unknown>[]> {
   const { rows } = await db.query(
-    `SELECT column_name, data_type, character_maximum_length, datetime_precision, is_nullable, column_default
+    `SELECT column_name, data_type, character_maximum_length, datetime_precision, is_nullable,
+            column_default
        FROM information_schema.columns
       WHERE table_schema = $1 AND table_name = 'notes'
       ORDER BY ordinal_position`,

@@ -34,7 +34,8 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${cha
  * close the element.
  */
 const stateBlock = (state: PageState) =>
-  `<script type="application/json" id="${STATE_ELEMENT_ID}">${JSON.stringify(state).replace(/</g, '\\u003c')}</script>`;
+  `<script type="application/json" ` +
+  `id="${STATE_ELEMENT_ID}">${JSON.stringify(state).replace(/</g, '\\u003c')}</script>`;
 
 /**
  * The page's document: `web/index.html` (as Vite built or transformed it) with the page's

@@ -43,7 +43,8 @@ export const messages = {
 
   otherDevices: 'ほかの端末',
   otherDevicesText:
-    'このアカウントでほかの端末やブラウザーからもログインしている場合、それらをまとめてログアウトできます。',
+    'このアカウントでほかの端末やブラウザーからもログインしている場合、' +
+    'それらをまとめてログアウトできます。',
   endOtherSessions: 'ほかの端末のセッションを終了',
   endingOtherSessions: 'セッションを終了しています…',
   otherSessionsEnded: (ended: number) =>
@@ -54,7 +55,8 @@ export const messages = {
 
   backToDashboard: 'ダッシュボードに戻る',
   usersDescription:
-    'アカウントごとにログイン中のセッション、ログイン制限、最近のイベントを表示し、セッションの終了やブロックの解除を行います。',
+    'アカウントごとにログイン中のセッション、ログイン制限、' +
+    '最近のイベントを表示し、セッションの終了やブロックの解除を行います。',
   sessionsOf: (email: string) => `${email} のセッション`,
   noSessions: 'ログイン中のセッションはありません',
   startedAt: '開始',

@@ -2,25 +2,15 @@ import type { Context } from 'koa';
 import { route } from '../../http/route.js';
 import { FixedBody, sendFixed } from '../../http/fixedBody.js';
 import { compressPages, documentHeaders } from '../../http/headers.js';
-import type { AdminViews } from '../presenters.js';
-import type { SignedIn, SignedInCheck } from '../sessions.js';
-import type { PageState, Spa } from '../spa.js';
-
-export interface PageRoutesDeps {
-  signedIn: SignedInCheck;
-  /** What the administrators' pages show, as the admin API shows it. */
-  admin: AdminViews;
-  spa: Spa;
-  production: boolean;
-}
+import type { User } from '../accounts.js';
+import type { AuthServices } from '../index.js';
+import type { PageState } from '../spa.js';
 
 /**
- * The pages: `/dashboard` passes the session check before any of it is sent, and is then
- * rendered for the user the check found (the email, the role and the admin menu are in the HTML).
- * The administrators' pages pass the role check too: a user's browser gets a page saying it may
- * not, with status 403.
+ * The pages: those of a signed-in user pass the session check before any of it is sent, the
+ * administrators' the role check too (a user's browser gets a page saying it may not, with 403).
  */
-export function pageRoutes({ signedIn, admin, spa, production }: PageRoutesDeps) {
+export function pageRoutes({ signedIn, views, spa, production }: AuthServices) {
   const page = async (ctx: Context, state: PageState) => {
     // The answer depends on the session: never stored, so Back after logout asks again.
     ctx.set('Cache-Control', 'no-store');
@@ -35,45 +25,36 @@ export function pageRoutes({ signedIn, admin, spa, production }: PageRoutesDeps)
     internal: true,
     use: [documentHeaders({ production, allow: spa.csp }), compressPages()],
   };
+
+  // A page of a signed-in user; under /admin/, of administrators only.
+  const signedInPage = (
+    path: `/${string}`,
+    show: (ctx: Context, user: User, sessionId: string) => Promise<void>,
+  ) =>
+    route(`GET ${path}`, PAGE, async (ctx) => {
+      const found = await signedIn(ctx);
+      if (!found) {
+        ctx.set('Cache-Control', 'no-store');
+        return ctx.redirect('/login');
+      }
+      const { id, email, role } = found.user;
+      const user = { id, email, role };
+      if (path.startsWith('/admin/') && role !== 'admin') {
+        ctx.status = 403;
+        return page(ctx, { page: 'forbidden', user });
+      }
+      return show(ctx, user, found.sessionId);
+    });
+
   return [
     route('GET /', PAGE, (ctx) => ctx.redirect('/dashboard')),
-
     route('GET /login', PAGE, (ctx) => page(ctx, { page: 'login' })),
-
-    route('GET /dashboard', PAGE, async (ctx) => {
-      const found = await signedIn(ctx);
-      if (!found) return toLogin(ctx);
-      return page(ctx, { page: 'dashboard', user: userOf(found) });
-    }),
-
-    route('GET /admin/users', PAGE, async (ctx) => {
-      const found = await signedIn(ctx);
-      if (!found) return toLogin(ctx);
-      if (found.user.role !== 'admin') return forbiddenPage(ctx, found);
-      return page(ctx, {
-        page: 'users',
-        user: userOf(found),
-        accounts: await admin.overview(found.sessionId),
-      });
-    }),
-
-    route('GET /admin/settings', PAGE, async (ctx) => {
-      const found = await signedIn(ctx);
-      if (!found) return toLogin(ctx);
-      if (found.user.role !== 'admin') return forbiddenPage(ctx, found);
-      return page(ctx, { page: 'settings', user: userOf(found), settings: admin.settings });
-    }),
+    signedInPage('/dashboard', (ctx, user) => page(ctx, { page: 'dashboard', user })),
+    signedInPage('/admin/users', async (ctx, user, sessionId) =>
+      page(ctx, { page: 'users', user, accounts: await views.overview(sessionId) }),
+    ),
+    signedInPage('/admin/settings', (ctx, user) =>
+      page(ctx, { page: 'settings', user, settings: views.settings }),
+    ),
   ];
-
-  function forbiddenPage(ctx: Context, found: SignedIn) {
-    ctx.status = 403;
-    return page(ctx, { page: 'forbidden', user: userOf(found) });
-  }
-}
-
-const userOf = ({ user: { id, email, role } }: SignedIn) => ({ id, email, role });
-
-function toLogin(ctx: Context): void {
-  ctx.set('Cache-Control', 'no-store');
-  ctx.redirect('/login');
 }

@@ -1,90 +1,52 @@
-import { forbidden } from '../../http/errors.js';
-import { route } from '../../http/route.js';
-import { requestFacts, type AuditTrail } from '../auditLog.js';
-import { messages } from '../messages.js';
-import { isForeignOrigin } from '../origin.js';
-import { requireSignedIn, type SessionStore, type SignedInCheck } from '../sessions.js';
-import { presentSession, sessionList } from '../presenters.js';
-import { crossSite, Ended, endedBy, endSessionRoute, signedOut } from './outcomes.js';
+import type { AuthServices } from '../index.js';
+import { object, presentSession, SessionList } from '../presenters.js';
+import { Ended, endSession, recordEnded, signedInRoutes } from './signedIn.js';
 
-export interface OwnSessionRoutesDeps {
-  sessions: SessionStore;
-  signedIn: SignedInCheck;
-  audit: AuditTrail;
-}
-
-/**
- * A signed-in user's own sessions: every browser they are signed in with, and ending the others.
- */
-export function ownSessionRoutes({ sessions, signedIn, audit }: OwnSessionRoutesDeps) {
+/** A signed-in user's own sessions: every browser they are signed in with, and ending them. */
+export function ownSessionRoutes(deps: AuthServices) {
+  const { sessions, audit } = deps;
+  const signedInRoute = signedInRoutes(deps.signedIn);
   return [
-    route(
+    signedInRoute(
       'GET /api/sessions',
       {
         summary: 'My Sessions',
-        description:
-          "The signed-in user's live sessions, oldest first; `current` marks this request's.",
-        session: true,
         responses: {
           200: {
             description: 'The sessions',
-            schema: {
-              type: 'object',
-              title: 'MySessions',
-              properties: { sessions: sessionList('Oldest first') },
-              required: ['sessions'],
-            },
+            schema: object('MySessions', { sessions: SessionList }),
           },
-          ...signedOut,
         },
       },
-      async (ctx) => {
-        const { user, sessionId } = await requireSignedIn(ctx, signedIn);
-        ctx.body = {
-          sessions: (await sessions.list(user.id)).map((session) =>
-            presentSession(session, sessionId),
-          ),
-        };
-      },
+      async (_ctx, { user, sessionId }) => ({
+        sessions: (await sessions.list(user.id)).map((session) =>
+          presentSession(session, sessionId),
+        ),
+      }),
     ),
 
-    route(
+    signedInRoute(
       'DELETE /api/sessions',
       {
         summary: 'End My Other Sessions',
-        description:
-          "Ends every session of the signed-in user but this request's: signs out every other browser.",
-        session: true,
-        responses: {
-          200: { description: 'The other sessions ended', schema: Ended },
-          ...signedOut,
-          ...crossSite,
-        },
+        responses: { 200: { description: 'The other sessions ended', schema: Ended } },
       },
-      async (ctx) => {
-        if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
-        const { user, sessionId } = await requireSignedIn(ctx, signedIn);
+      async (ctx, { user, sessionId }) => {
         const ended = await sessions.endAllOf(user.id, sessionId);
-        if (ended > 0)
-          audit.record(
-            'session.ended',
-            requestFacts(ctx),
-            { userId: user.id },
-            endedBy('owner', user, ended),
-          );
-        ctx.body = { ended };
+        recordEnded(audit, ctx, user.id, ended);
+        return { ended };
       },
     ),
 
-    endSessionRoute(
+    endSession(
+      signedInRoute,
       'DELETE /api/sessions/{id}',
       {
         summary: 'End My Session',
         description:
-          "Ends one of the signed-in user's sessions (ending this request's own is logging out, without deleting the cookie).",
-        by: 'owner',
+          "Ending this request's own session is logging out, without deleting the cookie.",
       },
-      { sessions, signedIn, audit },
+      deps,
     ),
   ];
 }

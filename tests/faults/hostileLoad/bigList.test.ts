@@ -51,7 +51,8 @@ describe('6. Hostile load: the list under big notes', () => {
   const IDLE_TIMEOUT_MS = scale(3_000, loadConfig({}).connections.idleTimeoutMs);
 
   test(
-    `GET /notes of ${BIG_NOTES} notes of 1 MiB: ${FULL_READERS} full readers and ${STALLED_READERS} that stop reading; memory stays bounded and comes back`,
+    `GET /notes of ${BIG_NOTES} notes of 1 MiB: ${FULL_READERS} full readers ` +
+      `and ${STALLED_READERS} that stop reading; memory stays bounded and comes back`,
     async () => {
       const url = await scratchDatabase();
       const services = await startServices(dataDir(), {
@@ -79,7 +80,8 @@ describe('6. Hostile load: the list under big notes', () => {
         checks[`${name}: RSS growth over idle < ${GROWTH_LIMIT / MB} MB`] =
           run.peakRss - idleRss < GROWTH_LIMIT;
         checks[
-          `${name}: the stalled readers were cut within the idle timeout + 2 s of the last byte the server sent them`
+          `${name}: the stalled readers were cut within the idle ` +
+            `timeout + 2 s of the last byte the server sent them`
         ] = run.stalled.every(
           (s) => s.cutAfterMs !== undefined && s.cutAfterMs <= IDLE_TIMEOUT_MS + CUT_MARGIN_MS,
         );
@@ -103,25 +105,61 @@ describe('6. Hostile load: the list under big notes', () => {
           )
           .join(', ');
         const received = allCut
-          ? `, and had received ${run.stalled.map((s) => mb(s.receivedBytes)).join(', ')} MB each of the ${mb(listBytes)} MB`
+          ? `, and had received ${run.stalled.map((s) => mb(s.receivedBytes)).join(', ')} ` +
+            `MB each of the ${mb(listBytes)} MB`
           : '';
         const since = allCut
           ? 'the cut'
-          : `giving up on the cut (${seconds(2 * IDLE_TIMEOUT_MS + CUT_MARGIN_MS)} s after the last byte sent)`;
+          : `giving up on the cut (${seconds(2 * IDLE_TIMEOUT_MS + CUT_MARGIN_MS)} ` +
+            `s after the last byte sent)`;
         const settled =
           run.settledAfterMs !== undefined
-            ? `back within 50 MB of idle ${seconds(run.settledAfterMs)} s after ${since} (${mb(run.settledRss)} MB)`
-            : `still more than 50 MB over idle ${SETTLE_WITHIN_MS / 1000} s after ${since}: ${mb(run.settledRss)} MB then (lowest ${mb(run.lowestAfterCut)} MB)`;
-        return `${run.service}${ROUNDS > 1 ? ` round ${run.round}` : ''}: full reads of ${mb(listBytes)} MB each took ${reads}; RSS peak ${mb(run.peakRss)} MB, growth ${mb(run.peakRss - idleRss)} MB; stalled readers cut ${cuts} after the server last put bytes into their connection (the server's side of each, in the kernel's table: its send queue last changed, then it was no longer established)${received}; RSS ${settled}.`;
+            ? `back within 50 MB of idle ${seconds(run.settledAfterMs)} ` +
+              `s after ${since} (${mb(run.settledRss)} MB)`
+            : `still more than 50 MB over idle ${SETTLE_WITHIN_MS / 1000} s ` +
+              `after ${since}: ${mb(run.settledRss)} MB then ` +
+              `(lowest ${mb(run.lowestAfterCut)} MB)`;
+        return (
+          `${run.service}${ROUNDS > 1 ? ` round ${run.round}` : ''}: full reads ` +
+          `of ${mb(listBytes)} MB each took ${reads}; RSS peak ${mb(run.peakRss)} ` +
+          `MB, growth ${mb(run.peakRss - idleRss)} MB; stalled readers cut ${cuts} ` +
+          `after the server last put bytes into their connection (the server's ` +
+          `side of each, in the kernel's table: its send queue last changed, ` +
+          `then it was no longer established)${received}; RSS ${settled}.`
+        );
       };
       report({
         // One row per major version of Node: their collectors and allocators give memory back
         // differently.
         key: `6a node${process.versions.node.split('.')[0]}`,
-        case: `6. Hostile load: the list under big notes (Node ${process.versions.node.split('.')[0]})`,
-        done: `${BIG_NOTES} notes of 1 MiB of random base64 seeded through SQL in each notes service's table; the process (\`startProcess\`, compiled, Node ${process.versions.node}, on a scratch database, CLIENT_IDLE_TIMEOUT_MS=${IDLE_TIMEOUT_MS}${FULL ? ', the default' : ''}); against each service in turn${ROUNDS > 1 ? `, ${ROUNDS} rounds each` : ''}, ${FULL_READERS} concurrent full reads of GET /notes while ${STALLED_READERS} raw-socket clients sent GET /notes and never read. RSS of the server process sampled every 50 ms, and for ${SETTLE_WITHIN_MS / 1000} s after the cut.`,
-        expected: `Every full read answers 200 with a parseable array of all ${BIG_NOTES} notes; RSS grows < ${GROWTH_LIMIT / MB} MB over idle; the server cuts the stalled readers within the idle timeout + 2 s of the last byte it sent them${ROUNDS > 1 ? `; a second round peaks < ${REUSED_MARGIN / MB} MB over the first (what was freed is reused)` : ''}. How soon RSS comes back after the cut (the allocator's and collector's pace) is reported.`,
-        observed: `Idle RSS ${mb(idleRss)} MB. ${runs.map(describeRun).join(' ')} Process still running: ${checks['the process kept running']}.`,
+        case:
+          `6. Hostile load: the list under big notes ` +
+          `(Node ${process.versions.node.split('.')[0]})`,
+        done:
+          `${BIG_NOTES} notes of 1 MiB of random base64 seeded through SQL in each notes ` +
+          `service's table; the process (\`startProcess\`, compiled, ` +
+          `Node ${process.versions.node}, on a scratch database, ` +
+          `CLIENT_IDLE_TIMEOUT_MS=${IDLE_TIMEOUT_MS}${FULL ? ', the default' : ''}); against ` +
+          `each service in ` +
+          `turn${ROUNDS > 1 ? `, ${ROUNDS} rounds each` : ''}, ${FULL_READERS} concurrent ` +
+          `full reads of GET /notes while ${STALLED_READERS} raw-socket clients sent GET ` +
+          `/notes and never read. RSS of the server process sampled every 50 ms, and ` +
+          `for ${SETTLE_WITHIN_MS / 1000} s after the cut.`,
+        expected:
+          `Every full read answers 200 with a parseable array of all ${BIG_NOTES} ` +
+          `notes; RSS grows < ${GROWTH_LIMIT / MB} MB over idle; the server cuts ` +
+          `the stalled readers within the idle timeout + 2 s of the last byte it ` +
+          `sent them` +
+          (ROUNDS > 1
+            ? `; a second round peaks < ${REUSED_MARGIN / MB} MB over the first ` +
+              `(what was freed is reused)`
+            : '') +
+          `. ` +
+          `How soon RSS comes back after the cut (the ` +
+          `allocator's and collector's pace) is reported.`,
+        observed:
+          `Idle RSS ${mb(idleRss)} MB. ${runs.map(describeRun).join(' ')} ` +
+          `Process still running: ${checks['the process kept running']}.`,
         pass: passed(checks),
       });
       expectChecks(checks);

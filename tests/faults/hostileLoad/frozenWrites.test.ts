@@ -41,7 +41,8 @@ describe('6. Hostile load: writes while the database is frozen', () => {
   const ANSWER_WITHIN_MS = 5_000;
 
   test(
-    `writes while the database is frozen, ${FREEZE_CYCLES} times: each answers 500 within 5 s, a 500 never wrote, a keyed retry creates exactly one note`,
+    `writes while the database is frozen, ${FREEZE_CYCLES} times: each answers ` +
+      `500 within 5 s, a 500 never wrote, a keyed retry creates exactly one note`,
     async () => {
       // Frozen and thawed, this PostgreSQL is the test's own: the suite's shared one must keep
       // running.
@@ -111,10 +112,31 @@ describe('6. Hostile load: writes while the database is frozen', () => {
       report({
         key: '6d',
         case: '6. Hostile load: writes while the database is frozen',
-        done: `The process on a PostgreSQL of the test's own (default DB_TIMEOUT_MS); ${FREEZE_CYCLES} cycles of: a few reads so that the pools hold connections, every PostgreSQL process SIGSTOPped, POST /notes to 8080 and 8000 each with an Idempotency-Key and without one, SIGCONT once all four had answered, 2 s, the keyed POSTs sent again with the same key and body; then the tables counted with SQL.`,
+        done:
+          `The process on a PostgreSQL of the test's own (default ` +
+          `DB_TIMEOUT_MS); ${FREEZE_CYCLES} cycles of: a few reads so that the pools hold ` +
+          `connections, every PostgreSQL process SIGSTOPped, POST /notes to 8080 and 8000 ` +
+          `each with an Idempotency-Key and without one, SIGCONT once all four had answered, ` +
+          `2 s, the keyed POSTs sent again with the same key and body; then the tables ` +
+          `counted with SQL.`,
         expected:
-          "Each write during the freeze answers 500 in the service's shape within 5 s; each keyed retry answers 201 and leaves exactly one note with its title. An unkeyed write that answered 500 may or may not have been stored (a 500 without a key is unknown: a retry with an Idempotency-Key is the safe one).",
-        observed: `${counts.length} writes during ${cycles.length} freezes (${cycles.map((cycle) => `${cycle.processes} processes for ${seconds(cycle.frozenMs)} s`).join(', ')}): answers ${bodies.join(' | ')}; slowest ${Math.round(Math.max(...counts.map((write) => write.frozenMs)))} ms. Keyed retries: ${keyed.map((write) => write.retried?.status ?? 'error').join(', ')}; notes per keyed title: ${keyed.map((write) => write.stored).join(', ')}. Unkeyed titles stored: ${unkeyed.map((write) => write.stored).join(', ')}. Process still running: ${checks['the process kept running']}.`,
+          "Each write during the freeze answers 500 in the service's shape within 5 s; " +
+          'each keyed retry answers 201 and leaves exactly one note with its title. ' +
+          'An unkeyed write that answered 500 may or may not have been stored (a 500 ' +
+          'without a key is unknown: a retry with an Idempotency-Key is the safe one).',
+        observed:
+          `${counts.length} writes during ${cycles.length} freezes ` +
+          `(` +
+          cycles
+            .map((cycle) => `${cycle.processes} processes for ${seconds(cycle.frozenMs)} s`)
+            .join(', ') +
+          `): ` +
+          `answers ${bodies.join(' | ')}; ` +
+          `slowest ${Math.round(Math.max(...counts.map((write) => write.frozenMs)))} ms. ` +
+          `Keyed retries: ${keyed.map((write) => write.retried?.status ?? 'error').join(', ')}; ` +
+          `notes per keyed title: ${keyed.map((write) => write.stored).join(', ')}. ` +
+          `Unkeyed titles stored: ${unkeyed.map((write) => write.stored).join(', ')}. ` +
+          `Process still running: ${checks['the process kept running']}.`,
         pass: passed(checks),
       });
       expectChecks(checks);

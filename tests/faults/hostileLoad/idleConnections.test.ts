@@ -24,7 +24,8 @@ describe('6. Hostile load: idle connections', () => {
   const BUDGET_SLACK = 100;
 
   test(
-    `${HELD.toLocaleString('en')} idle connections from many addresses: every service keeps answering; connections that send nothing are closed`,
+    `${HELD.toLocaleString('en')} idle connections from many addresses: ` +
+      `every service keeps answering; connections that send nothing are closed`,
     async () => {
       const fileLimit = raiseOwnFileLimit();
       // This process's own sockets, the test runner's files and the probes must fit under its
@@ -120,23 +121,61 @@ describe('6. Hostile load: idle connections', () => {
       report({
         key: '6b',
         case: '6. Hostile load: idle connections',
-        done: `${count.toLocaleString('en')} TCP connections opened to 8080 from 127.0.0.2–127.0.0.254 in turn (${flood.batch} at a time, ${flood.pauseMs} ms apart), none sending a byte; this test process's open-files limit ${fileLimit.before}${fileLimit.before < fileLimit.soft ? `, raised to ${fileLimit.soft}` : ''} (hard ${fileLimit.hard}). The process started with ${FULL ? `the default budget (MAX_CONNECTIONS unset: ${budget.toLocaleString('en')} per service from its open-files limit ${serverLimit})` : `MAX_CONNECTIONS=${QUICK_MAX_CONNECTIONS}`} and HEADERS_TIMEOUT_MS=${HEADERS_TIMEOUT_MS}${FULL ? ' (the default)' : ''}. Meanwhile, every 250 ms, a new connection each to 8080 /ready, 8000 /health and auth /api/me. Then, apart, one more connection that sends nothing.`,
-        expected: `Every probe answers within 2 s while the connections are held; the server holds no more than its budget (${budget.toLocaleString('en')}) of them, closing the oldest idle ones; the lone idle connection is closed within the header timeout ± 2 s; the process keeps running.`,
-        observed: `Opened ${flood.held.length.toLocaleString('en')} in ${seconds(flood.openedMs)} s (failed to open: ${failures}); at most ${flood.peakOpen.toLocaleString('en')} open at once from the client's side; the server's open files ${filesBefore} before, peak ${filesPeak.toLocaleString('en')}; connections the kernel dropped because a listen queue was full (TcpExt ListenOverflows, whole machine): ${overflows}. The server closed ${lifetimes.length.toLocaleString('en')} of them (${early.toLocaleString('en')} within ${seconds(HEADERS_TIMEOUT_MS - 500)} s of opening: the budget; ${(lifetimes.length - early).toLocaleString('en')} later: the header timeout; lifetimes p50 ${seconds(percentile(lifetimes, 50))} s, max ${seconds(Math.max(...lifetimes))} s); ${stillOpen} still open ${seconds(HEADERS_TIMEOUT_MS + 3_000)} s after the last was opened. Probes: ${byService
-          .map(
-            (p) =>
-              `${p.name} ${p.good}/${p.total} within 2 s (slowest ${Math.round(p.slowest)} ms${
-                p.bad.length
-                  ? `; e.g. ${p.bad
-                      .slice(0, 2)
-                      .map((b) => b.error ?? b.status)
-                      .join(', ')}`
-                  : ''
-              })`,
-          )
-          .join(
-            '; ',
-          )}. The lone idle connection was closed after ${Number.isFinite(loneClosedAfter) ? `${Math.round(loneClosedAfter)} ms` : 'never (within the wait)'}. Process still running: ${checks['the process kept running']}.`,
+        done:
+          `${count.toLocaleString('en')} TCP connections opened to 8080 from ` +
+          `127.0.0.2–127.0.0.254 in turn (${flood.batch} at a time, ${flood.pauseMs} ms ` +
+          `apart), none sending a byte; this test process's open-files ` +
+          `limit ${fileLimit.before}` +
+          (fileLimit.before < fileLimit.soft ? `, raised to ${fileLimit.soft}` : '') +
+          ` ` +
+          `(hard ${fileLimit.hard}). The process started ` +
+          `with ` +
+          (FULL
+            ? `the default budget (MAX_CONNECTIONS unset: ${budget.toLocaleString('en')} ` +
+              `per service from its open-files limit ${serverLimit})`
+            : `MAX_CONNECTIONS=${QUICK_MAX_CONNECTIONS}`) +
+          ` ` +
+          `and HEADERS_TIMEOUT_MS=${HEADERS_TIMEOUT_MS}${FULL ? ' (the default)' : ''}. ` +
+          `Meanwhile, every 250 ms, a new connection each to ` +
+          `8080 /ready, 8000 /health and auth /api/me. Then, ` +
+          `apart, one more connection that sends nothing.`,
+        expected:
+          `Every probe answers within 2 s while the connections are held; the ` +
+          `server holds no more than its budget (${budget.toLocaleString('en')}) ` +
+          `of them, closing the oldest idle ones; the lone idle connection is ` +
+          `closed within the header timeout ± 2 s; the process keeps running.`,
+        observed:
+          `Opened ${flood.held.length.toLocaleString('en')} in ${seconds(flood.openedMs)} ` +
+          `s (failed to open: ${failures}); at most ${flood.peakOpen.toLocaleString('en')} ` +
+          `open at once from the client's side; the server's open files ${filesBefore} ` +
+          `before, peak ${filesPeak.toLocaleString('en')}; connections the kernel dropped ` +
+          `because a listen queue was full (TcpExt ListenOverflows, whole ` +
+          `machine): ${overflows}. The server ` +
+          `closed ${lifetimes.length.toLocaleString('en')} of them ` +
+          `(${early.toLocaleString('en')} within ${seconds(HEADERS_TIMEOUT_MS - 500)} s of ` +
+          `opening: the budget; ${(lifetimes.length - early).toLocaleString('en')} later: ` +
+          `the header timeout; lifetimes p50 ${seconds(percentile(lifetimes, 50))} s, ` +
+          `max ${seconds(Math.max(...lifetimes))} s); ${stillOpen} still ` +
+          `open ${seconds(HEADERS_TIMEOUT_MS + 3_000)} s after the last was opened. ` +
+          `Probes: ${byService
+            .map(
+              (p) =>
+                `${p.name} ${p.good}/${p.total} within 2 s (slowest ${Math.round(p.slowest)} ms${
+                  p.bad.length
+                    ? `; e.g. ${p.bad
+                        .slice(0, 2)
+                        .map((b) => b.error ?? b.status)
+                        .join(', ')}`
+                    : ''
+                })`,
+            )
+            .join('; ')}. The lone idle connection was closed ` +
+          `after ` +
+          (Number.isFinite(loneClosedAfter)
+            ? `${Math.round(loneClosedAfter)} ms`
+            : 'never (within the wait)') +
+          `. ` +
+          `Process still running: ${checks['the process kept running']}.`,
         pass: passed(checks),
       });
       expectChecks(checks);

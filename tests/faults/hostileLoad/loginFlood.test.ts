@@ -25,7 +25,8 @@ describe('6. Hostile load: a login flood beside note reads', () => {
   const READ_P99_LIMIT_MS = 250;
 
   test(
-    `${LOGIN_CLIENTS} clients logging in for ${FLOOD_MS / 1000} s at the default hash cost: note reads on both services stay fast`,
+    `${LOGIN_CLIENTS} clients logging in for ${FLOOD_MS / 1000} s ` +
+      `at the default hash cost: note reads on both services stay fast`,
     async () => {
       const url = await scratchDatabase();
       // Empty counts as unset: the default cost, whatever the environment of the test run says.
@@ -39,7 +40,8 @@ describe('6. Hostile load: a login flood beside note reads', () => {
           NOTES_SERVICES.map(async (service) => {
             const { rows } = await withClient(url, (client) =>
               client.query<{ id: number }>(
-                `INSERT INTO ${service}.notes (title, ${TEXT_FIELD[service]}) VALUES ('read during logins', 'x') RETURNING id`,
+                `INSERT INTO ${service}.notes (title, ${TEXT_FIELD[service]})
+                  VALUES ('read during logins', 'x') RETURNING id`,
               ),
             );
             return [service, rows[0]!.id] as const;
@@ -126,7 +128,10 @@ describe('6. Hostile load: a login flood beside note reads', () => {
       const p99 = percentile(latencies, 99);
       const perService = NOTES_SERVICES.map((service) => {
         const mine = reads.filter((read) => read.service === service).map((read) => read.ms);
-        return `${service} ${mine.length} reads, p50 ${percentile(mine, 50).toFixed(1)} ms, p99 ${percentile(mine, 99).toFixed(1)} ms, max ${Math.max(...mine).toFixed(0)} ms`;
+        return (
+          `${service} ${mine.length} reads, p50 ${percentile(mine, 50).toFixed(1)} ms, ` +
+          `p99 ${percentile(mine, 99).toFixed(1)} ms, max ${Math.max(...mine).toFixed(0)} ms`
+        );
       });
 
       const checks = {
@@ -142,22 +147,46 @@ describe('6. Hostile load: a login flood beside note reads', () => {
       report({
         key: '6c',
         case: '6. Hostile load: a login flood beside note reads',
-        done: `The process (compiled, scratch database, default PASSWORD_HASH_COST=${config.auth.passwordHashCost}); one note seeded through SQL per notes service, their pools still empty; ${LOGIN_CLIENTS} keep-alive clients (two from each of ${LOGIN_CLIENTS / 2} addresses) logging in as ${admin.email} with the right password in a loop for ${FLOOD_MS / 1000} s, and from 0.3 s on ${READERS_PER_SERVICE} keep-alive clients per notes service reading GET /notes/{id} in a loop.`,
-        expected: `Every note read answers 200${FULL ? ' and their p99 stays under 250 ms' : ' (p99 reported; checked under 250 ms in the full run)'}; every login answers 200: correct logins are never throttled.`,
-        observed: `Reads: ${reads.length} (${perService.join('; ')}), all together p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; each client's first read (a new connection, and for most a new pooled database connection) took up to ${Math.max(...reads.filter((read) => read.first).map((read) => read.ms)).toFixed(0)} ms, the others up to ${Math.max(...reads.filter((read) => !read.first).map((read) => read.ms)).toFixed(0)} ms; ${failedReads.length} not 200${
-          failedReads.length
-            ? ` (e.g. ${failedReads
-                .slice(0, 3)
-                .map((read) => read.error ?? read.status)
-                .join(', ')})`
-            : ''
-        }. Logins: ${logins.length} (${[...mix].map(([status, n]) => `${status}: ${n}`).join(', ')}); the 200s took p50 ${percentile(
-          succeeded.map((login) => login.ms),
-          50,
-        ).toFixed(0)} ms, p99 ${percentile(
-          succeeded.map((login) => login.ms),
-          99,
-        ).toFixed(0)} ms. Process still running: ${checks['the process kept running']}.`,
+        done:
+          `The process (compiled, scratch database, default ` +
+          `PASSWORD_HASH_COST=${config.auth.passwordHashCost}); one note seeded through SQL ` +
+          `per notes service, their pools still empty; ${LOGIN_CLIENTS} keep-alive clients ` +
+          `(two from each of ${LOGIN_CLIENTS / 2} addresses) logging in as ${admin.email} ` +
+          `with the right password in a loop for ${FLOOD_MS / 1000} s, and from 0.3 s ` +
+          `on ${READERS_PER_SERVICE} keep-alive clients per notes service reading GET ` +
+          `/notes/{id} in a loop.`,
+        expected:
+          `Every note read answers 200` +
+          (FULL
+            ? ' and their p99 stays under 250 ms'
+            : ' (p99 reported; checked under 250 ms in the full run)') +
+          `; ` +
+          `every login answers 200: correct logins are never throttled.`,
+        observed:
+          `Reads: ${reads.length} (${perService.join('; ')}), all together ` +
+          `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; each ` +
+          `client's first read (a new connection, and for most a new pooled database ` +
+          `connection) took up to ` +
+          Math.max(...reads.filter((read) => read.first).map((read) => read.ms)).toFixed(0) +
+          ` ms, the others up to ` +
+          Math.max(...reads.filter((read) => !read.first).map((read) => read.ms)).toFixed(0) +
+          ` ` +
+          `ms; ${failedReads.length} not 200${
+            failedReads.length
+              ? ` (e.g. ${failedReads
+                  .slice(0, 3)
+                  .map((read) => read.error ?? read.status)
+                  .join(', ')})`
+              : ''
+          }. Logins: ${logins.length} ` +
+          `(${[...mix].map(([status, n]) => `${status}: ${n}`).join(', ')}); the 200s took ` +
+          `p50 ${percentile(
+            succeeded.map((login) => login.ms),
+            50,
+          ).toFixed(0)} ms, p99 ${percentile(
+            succeeded.map((login) => login.ms),
+            99,
+          ).toFixed(0)} ms. Process still running: ${checks['the process kept running']}.`,
         pass: passed(checks),
       });
       expectChecks(checks);
