@@ -71,7 +71,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()) {
   const largestCreate = 2 * env.BODY_LIMIT_BYTES + 1024;
   if (env.NOTES_WRITE_BYTES_PER_MINUTE < largestCreate) {
     throw new ConfigError(
-      `NOTES_WRITE_BYTES_PER_MINUTE=${env.NOTES_WRITE_BYTES_PER_MINUTE} is too small: a create of a body of BODY_LIMIT_BYTES=${env.BODY_LIMIT_BYTES} may spend ${largestCreate}, and would never be written; set it to at least that`,
+      `NOTES_WRITE_BYTES_PER_MINUTE=${env.NOTES_WRITE_BYTES_PER_MINUTE} is too small: ` +
+        `a create of a body of BODY_LIMIT_BYTES=${env.BODY_LIMIT_BYTES} ` +
+        `may spend ${largestCreate}, ` +
+        `and would never be written; set it to at least that`,
     );
   }
   const listen: Record<ServiceName, Listen> = {
@@ -84,7 +87,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()) {
   const taken = env.METRICS_PORT && services.find((name) => listen[name].port === env.METRICS_PORT);
   if (taken)
     throw new ConfigError(
-      `METRICS_PORT=${env.METRICS_PORT} is ${listenVariables(taken).port}'s: the metrics need a port of their own`,
+      `METRICS_PORT=${env.METRICS_PORT} is ${listenVariables(taken).port}'s: ` +
+        `the metrics need a port of their own`,
     );
   const trustProxy = env.TRUST_PROXY === undefined ? undefined : trustProxyOf(env.TRUST_PROXY);
   const edge = (allowed: string | undefined, fallback?: string[]): Edge => ({
@@ -167,7 +171,8 @@ function refuseWeakPasswords(accounts: { email: string; password: string; role: 
       ];
     if (password.length < MIN_PRODUCTION_PASSWORD)
       return [
-        `${variable} is shorter than ${MIN_PRODUCTION_PASSWORD} characters: production mode needs a longer password`,
+        `${variable} is shorter than ${MIN_PRODUCTION_PASSWORD} characters: ` +
+          `production mode needs a longer password`,
       ];
     if (password.toLowerCase() === email.toLowerCase())
       return [`${variable} is the account's own email: production mode needs another password`];

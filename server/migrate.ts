@@ -16,7 +16,8 @@ const stops: (() => Promise<void>)[] = [];
 try {
   if (chosen.length === 0)
     throw new StartupError(
-      `--env ${env} names no service with a database; these have one: ${SERVICES.map(({ name }) => name).join(', ')}`,
+      `--env ${env} names no service with a database; ` +
+        `these have one: ${SERVICES.map(({ name }) => name).join(', ')}`,
     );
   const url =
     config.database.url ?? (await startOwnPostgres(config, logger, (stop) => stops.unshift(stop)));

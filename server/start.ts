@@ -101,7 +101,9 @@ function connectionLimits(config: Config): ConnectionLimits {
   const { max, idleTimeoutMs, headersTimeoutMs } = config.connections;
   if (max !== undefined && max > fits) {
     throw new StartupError(
-      `MAX_CONNECTIONS=${max} is too many: ${count} services × ${max} connections and ${RESERVED_DESCRIPTORS} other files do not fit in the open-files limit (${limit}); set it to at most ${fits}`,
+      `MAX_CONNECTIONS=${max} is too many: ` +
+        `${count} services × ${max} connections and ${RESERVED_DESCRIPTORS} other files ` +
+        `do not fit in the open-files limit (${limit}); set it to at most ${fits}`,
     );
   }
   return { maxConnections: max ?? fits, idleTimeoutMs, headersTimeoutMs };

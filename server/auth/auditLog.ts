@@ -12,12 +12,16 @@ export type { AuditEventType };
 export const AUDIT_EVENT_TYPES: Record<AuditEventType, string> = {
   'login.succeeded': 'A login was admitted and its session made',
   'login.failed':
-    'A login was refused after its password check: a wrong password, an unknown email, or a credential another instance has replaced',
+    'A login was refused after its password check: a wrong password, an unknown email, ' +
+    'or a credential another instance has replaced',
   'login.throttled':
-    'A login was refused before any password check (`detail.limit`: pair, address or account; waiting: its address had too many checks waiting)',
+    'A login was refused before any password check ' +
+    '(`detail.limit`: pair, address or account; ' +
+    'waiting: its address had too many checks waiting)',
   logout: 'A session was ended by logging out',
   'session.ended':
-    'Sessions were ended (`detail.by`: owner, admin, cap, or login when a new login in the same browser replaced one)',
+    'Sessions were ended (`detail.by`: owner, admin, cap, ' +
+    'or login when a new login in the same browser replaced one)',
   'account.unlocked': "An administrator cleared an account's login throttling",
 };
 

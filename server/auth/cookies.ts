@@ -15,7 +15,10 @@ export function cookie(
   value: string,
   { maxAgeSeconds, secure, path = '/' }: CookieOptions,
 ): string {
-  return `${name}=${value}; Max-Age=${maxAgeSeconds}; Path=${path}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+  return (
+    `${name}=${value}; Max-Age=${maxAgeSeconds}; ` +
+    `Path=${path}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
+  );
 }
 
 /**

@@ -42,7 +42,9 @@ export class DeviceTrust {
   }
 
   async issue(userId: string, generation: number): Promise<string> {
-    const claims = `${userId}.${generation}.${Math.floor(Date.now() / 1000)}.${randomBytes(12).toString('base64url')}`;
+    const claims =
+      `${userId}.${generation}.${Math.floor(Date.now() / 1000)}.` +
+      randomBytes(12).toString('base64url');
     return `${claims}.${await this.#sign(claims)}`;
   }
 

@@ -87,9 +87,11 @@ export class PostgresGenerations implements CredentialGenerations {
         }
         const { salt, key, cost } = await newPasswordHash(password, this.passwordHashCost);
         await query(
-          `INSERT INTO credentials (user_id, email, salt, password_hash, cost) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, salt = excluded.salt, password_hash = excluded.password_hash,
-             cost = excluded.cost, generation = nextval('credential_generations')`,
+          `INSERT INTO credentials (user_id, email, salt, password_hash, cost)
+           VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, salt = excluded.salt,
+             password_hash = excluded.password_hash, cost = excluded.cost,
+             generation = nextval('credential_generations')`,
           [id, normalizeEmail(email), salt, key, cost],
         );
         await query('DELETE FROM sessions WHERE user_id = $1', [id]);

@@ -152,7 +152,9 @@ const contract: Contract = {
   title: 'Session Login API',
   version: '1.0.0',
   description:
-    'Log in with an email and password, read the current user, log out. The session token travels in the HttpOnly `token` cookie. Every failure answers `{error: string}`.',
+    'Log in with an email and password, read the current user, log out. ' +
+    'The session token travels in the HttpOnly `token` cookie. ' +
+    'Every failure answers `{error: string}`.',
   errorSchema: ErrorBody,
   invalidBody: {
     400: failure(

@@ -19,7 +19,8 @@ const COLUMNS = 'at, type, email, user_id, address, user_agent, request_id, deta
 const KEEP = `WITH kept AS (
     INSERT INTO audit_events (${COLUMNS})
     SELECT ${COLUMNS} FROM json_to_recordset($1::json)
-      AS batch (at timestamptz, type text, email text, user_id text, address text, user_agent text, request_id text, detail json)
+      AS batch (at timestamptz, type text, email text, user_id text, address text,
+        user_agent text, request_id text, detail json)
     RETURNING id
   )
   DELETE FROM audit_events WHERE id <= (SELECT max(id) FROM kept) - $2`;
@@ -28,9 +29,11 @@ const KEEP = `WITH kept AS (
 const TRIM =
   'DELETE FROM audit_events WHERE at < $1 OR id <= (SELECT max(id) FROM audit_events) - $2';
 
-const LIST = `SELECT id::float8 AS id, ${iso('at')} AS time, type, email, user_id AS "userId", address, user_agent AS "userAgent", request_id AS "requestId", detail
+const LIST = `SELECT id::float8 AS id, ${iso('at')} AS time, type, email, user_id AS "userId",
+    address, user_agent AS "userAgent", request_id AS "requestId", detail
   FROM audit_events
-  WHERE ($1::bigint IS NULL OR id < $1) AND ($2::text IS NULL OR type = $2) AND ($3::text IS NULL OR email = $3) AND at >= $4
+  WHERE ($1::bigint IS NULL OR id < $1) AND ($2::text IS NULL OR type = $2)
+    AND ($3::text IS NULL OR email = $3) AND at >= $4
   ORDER BY id DESC LIMIT $5`;
 
 /**

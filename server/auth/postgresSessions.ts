@@ -30,21 +30,25 @@ export const iso = (column: string) =>
  */
 const LOOKUP = {
   name: 'sessions.lookup',
-  text: `SELECT id, user_id AS "userId", at::int, last_seen_at < now() - interval '1 minute' AS stale
-    FROM unnest($1::bytea[]) WITH ORDINALITY AS asked (token_hash, at) JOIN sessions USING (token_hash) JOIN credentials USING (user_id, generation)
+  text: `SELECT id, user_id AS "userId", at::int,
+      last_seen_at < now() - interval '1 minute' AS stale
+    FROM unnest($1::bytea[]) WITH ORDINALITY AS asked (token_hash, at)
+      JOIN sessions USING (token_hash) JOIN credentials USING (user_id, generation)
     WHERE expires_at > now()`,
 };
 
 /** The migrations' function takes LOGIN_LOCK, ends the oldest past the caps and inserts. */
 const CREATE = {
   name: 'sessions.create',
-  text: 'SELECT ended_owner AS "userId", cap FROM create_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+  text: `SELECT ended_owner AS "userId", cap
+    FROM create_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 };
 
 const LIVE = 'sessions JOIN credentials USING (user_id, generation) WHERE expires_at > now()';
 
 const INFO = `id, user_id AS "userId", address, user_agent AS "userAgent",
-  ${iso('created_at')} AS "createdAt", ${iso('last_seen_at')} AS "lastSeenAt", ${iso('expires_at')} AS "expiresAt"`;
+  ${iso('created_at')} AS "createdAt", ${iso('last_seen_at')} AS "lastSeenAt",
+  ${iso('expires_at')} AS "expiresAt"`;
 
 /**
  * Sessions in table `sessions`, shared by every instance, each known by its token's SHA-256.
@@ -111,7 +115,10 @@ export class PostgresSessionStore implements SessionStore {
 
   async remove(token: string): Promise<SessionRef | undefined> {
     const { rows } = await this.db.query<SessionRef>(
-      'WITH ended AS (DELETE FROM sessions WHERE token_hash = $1 RETURNING id, user_id, expires_at) SELECT id, user_id AS "userId" FROM ended WHERE expires_at > now()',
+      `WITH ended AS (
+        DELETE FROM sessions WHERE token_hash = $1 RETURNING id, user_id, expires_at
+      )
+      SELECT id, user_id AS "userId" FROM ended WHERE expires_at > now()`,
       [hashOf(token)],
     );
     return rows[0];
@@ -132,7 +139,8 @@ export class PostgresSessionStore implements SessionStore {
   async end(id: string, userId?: string): Promise<SessionRef | undefined> {
     if (!UUID.test(id)) return undefined;
     const { rows } = await this.db.query<SessionRef>(
-      'DELETE FROM sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2) RETURNING id, user_id AS "userId"',
+      `DELETE FROM sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2)
+        RETURNING id, user_id AS "userId"`,
       [id, userId ?? null],
     );
     return rows[0];

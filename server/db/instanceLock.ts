@@ -40,8 +40,10 @@ export async function lockDataDir(
       const holder = await readHolder(lock);
       if (holder && isAlive(holder)) {
         throw new StartupError(
-          `Another instance (pid ${holder.pid}, running since ${holder.since}) is using DATA_DIR=${dataDir}. ` +
-            `Stop it first, or run a second instance with another DATA_DIR and other ports (${otherInstanceHint}).`,
+          `Another instance (pid ${holder.pid}, running since ${holder.since}) ` +
+            `is using DATA_DIR=${dataDir}. ` +
+            `Stop it first, or run a second instance with another DATA_DIR and other ports ` +
+            `(${otherInstanceHint}).`,
         );
       }
       // Its holder is gone: move the stale lock aside (only one of several starts can) and retry.

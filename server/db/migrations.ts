@@ -28,7 +28,9 @@ export async function runMigrations(options: Migrating): Promise<void> {
     await migrate(options).catch((error: Error) => {
       if (!error.message.startsWith('The migration directory is corrupt')) throw error;
       throw new StartupError(
-        `The schema ${schema} holds migrations this version does not have (${error.message.replace(/^.*missing: /, '')}): drop the schema, or start on another database or DATA_DIR`,
+        `The schema ${schema} holds migrations this version does not have ` +
+          `(${error.message.replace(/^.*missing: /, '')}): ` +
+          `drop the schema, or start on another database or DATA_DIR`,
       );
     });
   } finally {

@@ -43,7 +43,9 @@ export function createDatabase(options: DatabaseOptions): Database {
     statement_timeout: Math.max(1, timeoutMs - 250),
     query_timeout: timeoutMs,
     application_name: schema,
-    options: `-c search_path=${schema}${maxBytes === undefined ? '' : ` -c storage.max_bytes=${maxBytes}`}`,
+    options:
+      `-c search_path=${schema}` +
+      (maxBytes === undefined ? '' : ` -c storage.max_bytes=${maxBytes}`),
   });
   // Without a listener, an idle connection's failure (a restarted server) would end the process.
   pool.on('error', (error) => logger.warn({ err: error.message }, 'idle database connection lost'));
@@ -117,7 +119,9 @@ export async function waitForDatabase(
   logger: Logger,
 ): Promise<void> {
   const { hostname, port, pathname } = new URL(url);
-  const where = `the database ${pathname.slice(1) || '(default)'} at ${hostname}:${port || 5432} (${source})`;
+  const where =
+    `the database ${pathname.slice(1) || '(default)'} ` +
+    `at ${hostname}:${port || 5432} (${source})`;
   const deadline = Date.now() + startupRetryMs;
   for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });

@@ -140,7 +140,9 @@ function readyRoute({ ready, stopping, contract, shape }: ServiceOptions): Route
     {
       summary: 'Readiness',
       description:
-        'Whether the service can answer requests now (its dependencies answer, and it is not stopping), for load balancers and readiness probes.',
+        'Whether the service can answer requests now ' +
+        '(its dependencies answer, and it is not stopping), ' +
+        'for load balancers and readiness probes.',
       responses: {
         200: { description: 'Ready', schema: statusSchema('Ready', 'ready') },
         503: {

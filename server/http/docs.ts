@@ -44,18 +44,21 @@ const FILES_VERSION = createHash('sha256')
   .slice(0, 12);
 const versioned = (name: string) => `/docs/${name}?v=${FILES_VERSION}`;
 
-const page = (title: string) => `<!DOCTYPE html>
+const page = (title: string) =>
+  `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <title>${title} – API documentation</title>
-<meta name="description" content="${title}: every operation, its parameters and answers, with requests you can send from the page (Swagger UI).">
+<meta name="description" content="${title}: every operation, its parameters and answers, ` +
+  `with requests you can send from the page (Swagger UI).">
 <link rel="stylesheet" href="${versioned('swagger-ui.css')}">
 <link rel="icon" type="image/png" href="${versioned('favicon-32x32.png')}">
 </head>
 <body>
-<noscript><p>Swagger UI needs JavaScript; the document itself is at <a href="/openapi.json">/openapi.json</a>.</p></noscript>
+<noscript><p>Swagger UI needs JavaScript; the document itself is at ` +
+  `<a href="/openapi.json">/openapi.json</a>.</p></noscript>
 <div id="swagger-ui"></div>
 <script src="${versioned('swagger-ui-bundle.js')}"></script>
 <script src="${versioned('swagger-initializer.js')}"></script>

@@ -36,7 +36,8 @@ export class Metrics {
 
   pool(service: string, connections: () => { total: number; idle: number; waiting: number }) {
     const help =
-      "Connections of each service's database pool: open (total), idle among them, and requests waiting for one";
+      "Connections of each service's database pool: open (total), idle among them, " +
+      'and requests waiting for one';
     const readings = this.#gauge('db_pool_connections', help, ['service', 'state']);
     for (const state of ['total', 'idle', 'waiting'] as const)
       readings.push({ labels: { service, state }, read: () => connections()[state] });
@@ -64,7 +65,9 @@ export class Metrics {
   loginAttempts<T extends string>(outcomes: readonly T[]): (outcome: T) => void {
     const counter = new client.Counter({
       name: 'auth_login_attempts_total',
-      help: 'Login attempts by how they ended: succeeded, failed (password check), throttled (a limit refused it, or its address had too many checks waiting)',
+      help:
+        'Login attempts by how they ended: succeeded, failed (password check), ' +
+        'throttled (a limit refused it, or its address had too many checks waiting)',
       labelNames: ['outcome'],
       registers: [this.registry],
     });

@@ -76,7 +76,8 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
       ),
       431: {
         description:
-          'The request headers are larger than 16 KiB (answered by Node before the service reads the request; no body)',
+          'The request headers are larger than 16 KiB ' +
+          '(answered by Node before the service reads the request; no body)',
       },
     },
     withBody: merge(
@@ -86,7 +87,8 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
       ),
       outcome('The body is larger than the limit', new HttpError(413, 'Request body too large')),
       outcome(
-        `The body is sent with a Content-Encoding the service does not decompress (it reads ${BODY_ENCODINGS.join(', ')} and identity)`,
+        `The body is sent with a Content-Encoding the service does not decompress ` +
+          `(it reads ${BODY_ENCODINGS.join(', ')} and identity)`,
         unsupportedMediaType('Unsupported Content-Encoding: zstd'),
       ),
       outcome(
@@ -200,7 +202,10 @@ export function openApiDocument(service: DocumentedService) {
     : [];
   for (const route of collections) {
     operation(`${route.path}/`, route.method, `${route.summary!} Redirect`, {
-      description: `Answered 307 with \`Location: ${route.path}\` (the query kept), as Starlette redirects a trailing slash: a client that follows it sends the same method and body there.`,
+      description:
+        `Answered 307 with \`Location: ${route.path}\` (the query kept), ` +
+        `as Starlette redirects a trailing slash: ` +
+        `a client that follows it sends the same method and body there.`,
       security: [],
       responses: describe(merge(TRAILING_SLASH_REDIRECT, shared.everyOperation)),
     });

@@ -9,7 +9,11 @@ export const IDEMPOTENCY_KEY = {
   in: 'header',
   required: false,
   description:
-    "A key of the client's choosing (1–255 visible ASCII characters) that makes a retry safe: the same key with the same body, from the same client address, returns the original answer and creates nothing; the same key with another body is refused. Keys are kept 24 hours (IDEMPOTENCY_TTL_SECONDS).",
+    "A key of the client's choosing (1–255 visible ASCII characters) that makes a retry safe: " +
+    'the same key with the same body, from the same client address, ' +
+    'returns the original answer and creates nothing; ' +
+    'the same key with another body is refused. ' +
+    'Keys are kept 24 hours (IDEMPOTENCY_TTL_SECONDS).',
   schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
 } satisfies HeaderParameter;
 

@@ -20,7 +20,8 @@ const batchSql = ({ textColumn, presented }: NoteShape) =>
   `SELECT min(id)::float8 AS last, count(*) < max(candidates) OR max(candidates) = $2 AS more,
     string_agg(json, ',' ORDER BY id DESC) AS json
   FROM (
-    SELECT id, candidates, (SELECT row_to_json(note) FROM (SELECT ${presented}) AS note)::text AS json
+    SELECT id, candidates,
+      (SELECT row_to_json(note) FROM (SELECT ${presented}) AS note)::text AS json
     FROM (
       SELECT *, sum(octet_length(title) + octet_length(${textColumn})) OVER newest AS running,
         row_number() OVER newest AS place, count(*) OVER () AS candidates

@@ -100,7 +100,8 @@ const contract: Contract = {
   title: 'Notes API',
   version: '0.1.0',
   description:
-    'Notes with a title and content, stored in PostgreSQL, answering as FastAPI with Pydantic v2 does.',
+    'Notes with a title and content, stored in PostgreSQL, ' +
+    'answering as FastAPI with Pydantic v2 does.',
   errorSchema: HTTPError,
   invalidBody: invalid,
   invalidParams: invalid,
@@ -121,7 +122,9 @@ function shape(error: unknown): ErrorAnswer {
 
 /** Python's `isoformat()` of the naive UTC timestamp: microseconds, left out when zero. */
 const isoformat = (column: string) =>
-  `replace(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '.000000', '') AS ${column}`;
+  `replace(
+    to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '.000000', ''
+  ) AS ${column}`;
 const PRESENTED = `id, title, content, ${isoformat('created_at')}, ${isoformat('updated_at')}`;
 // A null text keeps the stored one. The version and `updated_at` move only when the note does,
 // as SQLAlchemy sends no UPDATE for an unchanged object.
@@ -199,7 +202,8 @@ export function notes8000App(deps: NotesDeps) {
       {
         ...operations.update(
           'Update Note',
-          'Partial update: a field left out or null keeps its value. With If-Match, a note changed since (or deleted) is 412 and nothing changes.',
+          'Partial update: a field left out or null keeps its value. ' +
+            'With If-Match, a note changed since (or deleted) is 412 and nothing changes.',
           success(Note),
         ),
         params: NoteId,

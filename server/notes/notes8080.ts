@@ -130,7 +130,8 @@ function shape(error: unknown): ErrorAnswer {
 }
 
 /** `created_at` as RFC 3339 in UTC with the column's milliseconds. */
-const PRESENTED = `id, title, body, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+const PRESENTED = `id, title, body,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 // The version moves only when the note does: replacing it with what it holds keeps its ETag.
 const REPLACED = `title = $2::text, body = $3::text, version = version +
   CASE WHEN (title::text, body) IS DISTINCT FROM ($2::text, $3::text) THEN 1 ELSE 0 END`;
@@ -163,7 +164,8 @@ export function notes8080App(deps: NotesDeps) {
         ...operations.create({
           201: withETag(
             note(
-              'The stored note (or, for a retry with the same Idempotency-Key and body, the one stored the first time)',
+              'The stored note (or, for a retry with the same Idempotency-Key and body, ' +
+                'the one stored the first time)',
             ),
           ),
           400: failure(
@@ -191,7 +193,9 @@ export function notes8080App(deps: NotesDeps) {
       {
         ...operations.update(
           'Replace Note',
-          'Replaces the title and the body; an omitted body becomes empty. A missing note is reported before an invalid body; with If-Match, a note changed since (or deleted) is 412 and nothing changes.',
+          'Replaces the title and the body; an omitted body becomes empty. ' +
+            'A missing note is reported before an invalid body; ' +
+            'with If-Match, a note changed since (or deleted) is 412 and nothing changes.',
           note('The note as replaced'),
         ),
         params: NoteId,

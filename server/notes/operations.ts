@@ -14,11 +14,14 @@ const header = (name: string, description: string): HeaderParameter => ({
 
 const IF_MATCH = header(
   'If-Match',
-  'The ETag of the note as the client last read it (or `*`, any current note): the write happens only if the note is still that version, checked in the same statement; otherwise 412 and nothing changes.',
+  'The ETag of the note as the client last read it (or `*`, any current note): ' +
+    'the write happens only if the note is still that version, checked in the same statement; ' +
+    'otherwise 412 and nothing changes.',
 );
 const IF_NONE_MATCH = header(
   'If-None-Match',
-  'ETags of copies the client holds (or `*`): when one is the current note, the answer is 304 with no body.',
+  'ETags of copies the client holds (or `*`): ' +
+    'when one is the current note, the answer is 304 with no body.',
 );
 const ETAG = {
   ETag: text("The note's version as a strong entity tag; it changes with every change of the note"),
@@ -39,7 +42,8 @@ export function noteOperations(failure: (description: string, example: string) =
   const missing = { 404: failure('No note has this id', NOTE_NOT_FOUND) };
   const preconditioned = {
     412: failure(
-      'If-Match names a version the note no longer has (or the note was deleted): nothing was changed',
+      'If-Match names a version the note no longer has (or the note was deleted): ' +
+        'nothing was changed',
       PRECONDITION_FAILED,
     ),
   };
@@ -57,7 +61,10 @@ export function noteOperations(failure: (description: string, example: string) =
   return {
     list: (notes: string, page: Outcome) => ({
       summary: 'List Notes',
-      description: `${notes}, newest \`id\` first; or, with \`limit\` (and \`before\`: the \`id\` the previous page ended at), one page of at most ${PAGE_LIMIT} and a Link to the next.`,
+      description:
+        `${notes}, newest \`id\` first; ` +
+        `or, with \`limit\` (and \`before\`: the \`id\` the previous page ended at), ` +
+        `one page of at most ${PAGE_LIMIT} and a Link to the next.`,
       responses: {
         200: {
           ...page,

@@ -32,7 +32,9 @@ const versionIn = (n: number) =>
 /** What both notes services do with their `notes` table, each job one prepared statement. */
 export function noteTable(db: Database, { service, textColumn, presented, changes }: NoteShape) {
   const statement = (name: string, text: string) => ({ name: `${service}.${name}`, text });
-  const created = `WITH created AS (INSERT INTO notes (title, ${textColumn}) VALUES ($1, $2) RETURNING *)`;
+  const created = `WITH created AS (
+    INSERT INTO notes (title, ${textColumn}) VALUES ($1, $2) RETURNING *
+  )`;
   const SQL = {
     find: statement('find', rendered(presented, 'notes WHERE id = $1')),
     insert: statement('insert', `${created} ${rendered(presented, 'created')}`),

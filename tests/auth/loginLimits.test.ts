@@ -26,7 +26,7 @@ function checks(queue: CheckQueue) {
 }
 
 describe('CheckQueue', () => {
-  it('serves waiting addresses in turn, not by arrival; trusted browsers first, then accounts', async () => {
+  it('serves addresses in turn, not by arrival, after trusted browsers and accounts', async () => {
     const queue = checks(new CheckQueue(1));
     const runs = [
       queue.run('a', 'a1'),

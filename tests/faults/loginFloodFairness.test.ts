@@ -108,11 +108,22 @@ async function warmUp(services: RunningProcess, from: string): Promise<void> {
   await flood.stop();
 }
 
+/** Resolves once the instances have written nothing for half a second. */
+async function settled(instances: RunningProcess[]): Promise<void> {
+  const lengths = () => instances.map((instance) => instance.output().length).join();
+  for (let last = ''; last !== lengths();) {
+    last = lengths();
+    await sleep(500);
+  }
+}
+
 /** What the process logged while `during` ran: error lines, stacks, bytes per request. */
 async function logsDuring<T>(
   instances: RunningProcess[],
   during: () => Promise<T>,
 ): Promise<{ result: T; errorLines: number; stacks: number; bytes: number }> {
+  // What an earlier flood still has to write is not this one's.
+  await settled(instances);
   const before = instances.map((instance) => instance.output().length);
   const result = await during();
   // The last request lines are written after their answers.

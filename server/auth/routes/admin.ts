@@ -69,7 +69,8 @@ export function adminRoutes(deps: AuthServices) {
       {
         summary: 'End Every Session of an Account',
         description:
-          'Ends every session of the account, on every instance, and makes the device cookies its browsers hold worthless until they log in again.',
+          'Ends every session of the account, on every instance, ' +
+          'and makes the device cookies its browsers hold worthless until they log in again.',
         params: ById,
         responses: {
           200: { description: "The sessions ended (the administrator's own too)", schema: Ended },
@@ -99,7 +100,8 @@ export function adminRoutes(deps: AuthServices) {
       {
         summary: 'Unlock an Account',
         description:
-          "Clears the account's limit for untrusted clients on every instance; each address's own limits are left as they are.",
+          "Clears the account's limit for untrusted clients on every instance; " +
+          "each address's own limits are left as they are.",
         params: ById,
         responses: { 200: { description: 'Cleared', schema: Unlocked }, ...noUser },
       },
@@ -120,7 +122,11 @@ export function adminRoutes(deps: AuthServices) {
       'GET /api/admin/audit',
       {
         summary: 'Audit Trail',
-        description: `Newest first, a page at a time. \`type\` is one of ${Object.keys(AUDIT_EVENT_TYPES).join(', ')}; \`email\` matches whatever its letter case; \`limit\` is 1 to ${MOST_PER_PAGE} (${PER_PAGE} when not given).`,
+        description:
+          `Newest first, a page at a time. ` +
+          `\`type\` is one of ${Object.keys(AUDIT_EVENT_TYPES).join(', ')}; ` +
+          `\`email\` matches whatever its letter case; ` +
+          `\`limit\` is 1 to ${MOST_PER_PAGE} (${PER_PAGE} when not given).`,
         query: AuditQuery,
         responses: { 200: { description: 'A page of events', schema: AuditPage } },
       },

@@ -47,14 +47,19 @@ export function sessionRoutes(services: AuthServices) {
             description: 'Logged in',
             schema: Ok,
             headers: setCookie(
-              `One header per cookie: the session, \`${sessionCookie('<session token>', cookieOptions)}\`; and, unless the request carried a device cookie still trusted for the account, a new one, \`${deviceCookie('<device token>')}\`.`,
+              `One header per cookie: the session, ` +
+                `\`${sessionCookie('<session token>', cookieOptions)}\`; ` +
+                `and, unless the request carried a device cookie still trusted for the account, ` +
+                `a new one, \`${deviceCookie('<device token>')}\`.`,
             ),
           },
           401: failure('No account has this email and password', messages.invalidCredentials),
           403: failure('Sent from a page of another site (Origin header)', messages.foreignOrigin),
           429: {
             ...failure(
-              `Too many failed logins for this email or from this address, or ${WAITING_PER_ADDRESS} logins from this address waiting already (then \`Retry-After: 1\`)`,
+              `Too many failed logins for this email or from this address, ` +
+                `or ${WAITING_PER_ADDRESS} logins from this address waiting already ` +
+                `(then \`Retry-After: 1\`)`,
               messages.tooManyAttempts,
             ),
             headers: {
@@ -117,7 +122,8 @@ export function sessionRoutes(services: AuthServices) {
             description: 'Logged out (or was not logged in)',
             schema: Ok,
             headers: setCookie(
-              `\`${deletedSessionCookie(cookieOptions)}\`; none when the request comes from a page of another site (Origin header).`,
+              `\`${deletedSessionCookie(cookieOptions)}\`; ` +
+                `none when the request comes from a page of another site (Origin header).`,
             ),
           },
         },
