@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
  * nothing else competes with them for the machine.
  */
 const ALONE = [
+  // It times a server restart, which is CPU-bound.
+  'tests/development.test.ts',
   'tests/faults/loginFloodFairness.test.ts',
   'tests/faults/load.test.ts',
   'tests/faults/shutdown.test.ts',
@@ -26,7 +28,6 @@ const PAIRED = [
   'tests/security.test.ts',
   'tests/startup.test.ts',
   'tests/envFile.test.ts',
-  'tests/development.test.ts',
   'tests/testRun.test.ts',
 ];
 /** The image and compose.yaml need a container engine: the container pass of .ci/run. */

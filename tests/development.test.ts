@@ -157,7 +157,10 @@ async function edit(copy: string, file: string, from: string, to: string): Promi
   const target = path.join(copy, file);
   const text = await fs.readFile(target, 'utf8');
   expect(text).toContain(from);
-  await fs.writeFile(target, text.replace(from, to));
+  // Written whole and renamed over the file, as editors save: no watcher reads it half-written.
+  const draft = `${target}.draft`;
+  await fs.writeFile(draft, text.replace(from, to));
+  await fs.rename(draft, target);
 }
 
 const alive = (pid: number) => {
