@@ -1,37 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files that measure time, memory or load: they run one at a time, after all the others, so that
- * nothing else competes with them for the machine.
+ * `npm test` (project `services`) runs every behaviour of the services and their pages;
+ * `npm run test:faults` (the `faults` projects) runs what takes long or shares the machine badly:
+ * whole processes and their signals, floods, faults, long timeouts, the image and compose.yaml.
  */
+const FAULTS = 'tests/faults/**/*.test.ts';
+/** Files that measure time, memory or load: one at a time, with nothing beside them. */
 const ALONE = [
-  // It times a server restart, which is CPU-bound.
-  'tests/development.test.ts',
+  'tests/faults/development.test.ts',
   'tests/faults/loginFloodFairness.test.ts',
   'tests/faults/load.test.ts',
   'tests/faults/shutdown.test.ts',
   'tests/faults/timing.test.ts',
-  'tests/faults/hostileLoad/**',
+  'tests/faults/hostileLoad/*.test.ts',
 ];
-/**
- * Files that start whole processes and their databases, stop or freeze a database, or time an
- * event with seconds of margin: two at a time among themselves, after the independent files,
- * so that each has a core while it starts processes.
- */
-const PAIRED = [
-  'tests/faults/outage.test.ts',
-  'tests/faults/logins.test.ts',
-  'tests/faults/hostile.test.ts',
-  'tests/faults/sessions.test.ts',
-  'tests/operations.test.ts',
-  'tests/limits.test.ts',
-  'tests/security.test.ts',
-  'tests/startup.test.ts',
-  'tests/envFile.test.ts',
-  'tests/testRun.test.ts',
-];
-/** The image and compose.yaml need a container engine: the container pass of .ci/run. */
-const NEEDS_ENGINE = process.env.TEST_IMAGES === '1' ? [] : ['tests/containers/**'];
+/** The image and compose.yaml need a container engine (TEST_IMAGES=1). */
+const NEEDS_ENGINE = process.env.TEST_IMAGES === '1' ? [] : ['tests/faults/containers/**'];
 
 const EACH_FILE = { testTimeout: 30_000, hookTimeout: 120_000, pool: 'forks' } as const;
 
@@ -43,18 +28,18 @@ export default defineConfig({
       {
         test: {
           ...EACH_FILE,
-          name: 'together',
+          name: 'services',
           include: ['tests/**/*.test.ts'],
-          exclude: [...ALONE, ...PAIRED, ...NEEDS_ENGINE],
+          exclude: [FAULTS],
           maxWorkers: 2,
-          sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
           ...EACH_FILE,
-          name: 'paired',
-          include: PAIRED,
+          name: 'faults',
+          include: [FAULTS],
+          exclude: [...ALONE, ...NEEDS_ENGINE],
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },
@@ -62,10 +47,8 @@ export default defineConfig({
       {
         test: {
           ...EACH_FILE,
-          name: 'alone',
-          include: ALONE.map((pattern) =>
-            pattern.endsWith('/**') ? `${pattern}/*.test.ts` : pattern,
-          ),
+          name: 'faults-alone',
+          include: ALONE,
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
         },

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { send } from '../harness/http.js';
+import { send } from '../../harness/http.js';
 import {
   removeDataDir,
   ROOT,
@@ -12,9 +12,9 @@ import {
   startProcess,
   temporaryDataDir,
   type RunningProcess,
-} from '../harness/processes.js';
-import type { ScratchDatabase } from '../harness/postgres.js';
-import { createTestDatabase } from './support/services.js';
+} from '../../harness/processes.js';
+import type { ScratchDatabase } from '../../harness/postgres.js';
+import { createTestDatabase } from '../support/services.js';
 
 // The working folder's `.env`, read by every entry point (the server, its health check, the
 // migrations command) over real processes started in a folder of their own. The variable it sets

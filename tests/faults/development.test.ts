@@ -6,9 +6,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../harness/browser.js';
-import { postgresProcessesFor, ROOT } from '../harness/processes.js';
-import { browserAvailable } from './support/browser.js';
+import { launchBrowser } from '../../harness/browser.js';
+import { postgresProcessesFor, ROOT } from '../../harness/processes.js';
+import { browserAvailable } from '../support/browser.js';
 
 /**
  * `npm run dev` as a developer uses it, in a copy of the repository (the test edits its files):

@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { send } from '../harness/http.js';
-import { postgresProcessesFor, startProcess, type RunningProcess } from '../harness/processes.js';
-import { useTemporaryDataDir } from './support/services.js';
+import { send } from '../../harness/http.js';
+import {
+  postgresProcessesFor,
+  startProcess,
+  type RunningProcess,
+} from '../../harness/processes.js';
+import { useTemporaryDataDir } from '../support/services.js';
 
 // What `npm start` promises a newcomer: with no DATABASE_URL, an embedded PostgreSQL keeps the
 // notes in DATA_DIR across restarts, and SIGTERM or SIGINT leaves no database process behind.

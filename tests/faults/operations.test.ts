@@ -6,10 +6,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, test } from 'vitest';
-import { listenOnFreePort, send } from '../harness/http.js';
-import { logLines } from '../harness/logs.js';
-import { withClient } from '../harness/postgres.js';
-import { startTcpRelay } from '../harness/tcpRelay.js';
+import { listenOnFreePort, send } from '../../harness/http.js';
+import { logLines } from '../../harness/logs.js';
+import { withClient } from '../../harness/postgres.js';
+import { startTcpRelay } from '../../harness/tcpRelay.js';
 import {
   descendants,
   listeningPorts,
@@ -23,8 +23,8 @@ import {
   temporaryDataDir,
   type ProcessOptions,
   type RunningProcess,
-} from '../harness/processes.js';
-import { createTestDatabase, postgresUrl } from './support/services.js';
+} from '../../harness/processes.js';
+import { createTestDatabase, postgresUrl } from '../support/services.js';
 
 // `npm start` as operators run it: one instance per data folder, every signal, a database that
 // crashes, start-up errors a person can read, migrations by hand, logs. Every test runs the real

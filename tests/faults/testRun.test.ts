@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { descendants, ROOT } from '../harness/processes.js';
+import { descendants, ROOT } from '../../harness/processes.js';
 
 /** `npm test` itself, run inside this run, as a developer or CI runs it. */
 describe('npm test', () => {
   it('stopped by SIGTERM mid-run, leaves no process of it behind', async () => {
-    const run = npmTest(['tests/envFile.test.ts'], { TEST_DB: 'embedded' });
+    const run = npmTest(['tests/metrics.test.ts'], { TEST_DB: 'embedded' });
     // Mid-run: once a test has started a server.
     let started: number[] = [];
     await expect

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { send } from '../../harness/http.js';
-import { ROOT } from '../../harness/processes.js';
+import { send } from '../../../harness/http.js';
+import { ROOT } from '../../../harness/processes.js';
 
 // The image and compose.yaml as an operator runs them: the Dockerfile built, then PostgreSQL, two
 // replicas of each service and the reverse proxy in front, reached only through the proxy. Runs
