@@ -335,4 +335,14 @@ describe('the Ingress', () => {
       }
     }
   });
+
+  it('the image runs the server as npm start does: plain Node on the compiled entry point', () => {
+    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: { start: string };
+    };
+    const command = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
+    expect(['exec', ...command].join(' ')).toBe(scripts.start);
+    expect(dockerfile).not.toMatch(/MALLOC_|--expose-gc|--max-semi-space|--heap-/);
+  });
 });

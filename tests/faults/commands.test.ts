@@ -1,0 +1,243 @@
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { send } from '../../harness/http.js';
+import { withClient, type ScratchDatabase } from '../../harness/postgres.js';
+import {
+  descendants,
+  postgresProcessesFor,
+  removeDataDir,
+  ROOT,
+  startProcess,
+  temporaryDataDir,
+} from '../../harness/processes.js';
+import { createTestDatabase } from '../support/services.js';
+
+// The commands besides `npm start`: the migrations by hand, a new migration, the image's health
+// check, a `.env` that each of them reads, and `npm test` itself.
+
+let dataDir: string;
+let database: ScratchDatabase;
+/** A folder with the compiled entry points as `dist/`, where a test may write a `.env`. */
+let folder: string;
+
+beforeAll(async () => {
+  await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
+  dataDir = await temporaryDataDir();
+  database = await createTestDatabase();
+  folder = await fs.mkdtemp(path.join(os.tmpdir(), 'commands-'));
+  await fs.symlink(path.join(ROOT, 'dist'), path.join(folder, 'dist'));
+});
+afterAll(async () => {
+  await database.drop();
+  await removeDataDir(dataDir);
+  await fs.rm(folder, { recursive: true, force: true });
+});
+
+type Outcome = { code: number; output: string };
+const outcome = (run: Promise<{ stdout: string; stderr: string }>): Promise<Outcome> =>
+  run.then(
+    ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
+    (failure: { code: number; stdout: string; stderr: string }) => ({
+      code: failure.code,
+      output: failure.stdout + failure.stderr,
+    }),
+  );
+
+const migrate = (env: Record<string, string>, ...args: string[]) =>
+  outcome(
+    promisify(execFile)(
+      'npm',
+      ['run', '--silent', 'migrate', ...(args.length ? ['--', ...args] : [])],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+      },
+    ),
+  );
+
+/** A compiled entry point run in the test's folder, with no configuration in its environment. */
+const runCompiled = (entry: string, ...args: string[]) =>
+  outcome(
+    promisify(execFile)(process.execPath, [path.join('dist', 'server', entry), ...args], {
+      cwd: folder,
+      env: { PATH: process.env.PATH },
+    }),
+  );
+
+const latest = (service: string) => `${service}: schema ${service} is at its latest migration\n`;
+
+describe('npm run migrate', () => {
+  test("migrates every service's schema, or the one --env names", async () => {
+    expect(await migrate({ DATABASE_URL: database.url }, '--env', 'notes8000')).toEqual({
+      code: 0,
+      output: latest('notes8000'),
+    });
+    const all = await migrate({ DATABASE_URL: database.url });
+    expect(all.code).toBe(0);
+    expect(all.output).toContain(latest('notes8080'));
+    const tables = await withClient(database.url, (client) =>
+      client.query<{ table_schema: string }>(
+        "SELECT table_schema FROM information_schema.tables WHERE table_name = 'notes' ORDER BY 1",
+      ),
+    );
+    expect(tables.rows.map((row) => row.table_schema)).toEqual(['notes8000', 'notes8080']);
+  });
+
+  test("without DATABASE_URL, migrates DATA_DIR's embedded PostgreSQL and stops it", async () => {
+    const dir = await temporaryDataDir();
+    try {
+      expect(await migrate({ DATABASE_URL: '', DATA_DIR: dir }, '--env', 'notes8080')).toEqual({
+        code: 0,
+        output: latest('notes8080'),
+      });
+      expect(await postgresProcessesFor(dir)).toEqual([]);
+    } finally {
+      await removeDataDir(dir);
+    }
+  });
+
+  test('migrate:make writes a migration of the service in the repository’s style', async () => {
+    const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'make-migration-'));
+    try {
+      await fs.symlink(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+      const make = (...args: string[]) =>
+        promisify(execFile)(
+          process.execPath,
+          ['--import', 'tsx', path.join(ROOT, 'scripts', 'makeMigration.ts'), ...args],
+          { cwd: copy },
+        );
+      const { stdout } = await make('notes8080', 'add_tags');
+      const [written] = await fs.readdir(path.join(copy, 'migrations', 'notes8080'));
+      expect(written).toMatch(/^\d{14}_add_tags\.ts$/);
+      expect(stdout).toBe(`wrote migrations/notes8080/${written}\n`);
+      // After every migration the service has: knex runs them in the order of their names.
+      const existing = await fs.readdir(path.join(ROOT, 'migrations', 'notes8080'));
+      expect(existing.every((file) => file < written!)).toBe(true);
+      const text = await fs.readFile(path.join(copy, 'migrations', 'notes8080', written!), 'utf8');
+      expect(text).toContain('export async function up(knex: Knex): Promise<void> {');
+      expect(text).toContain('export async function down(knex: Knex): Promise<void> {');
+      expect(text).not.toContain('server/');
+      await expect(make('nothing', 'add_tags')).rejects.toMatchObject({
+        stderr: expect.stringContaining('usage: npm run migrate:make <service> <name>'),
+      });
+    } finally {
+      await fs.rm(copy, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a .env in the working folder', () => {
+  test(
+    'the server, its health check and the migrations ' + 'command read it; the environment wins',
+    async () => {
+      await fs.writeFile(
+        path.join(folder, '.env'),
+        '# allowed names\nNOTES8080_ALLOWED_HOSTS=notes.example\n\n' +
+          'export NOTES8000_ALLOWED_HOSTS="eight.example"\nSERVICES=notes8080\n',
+      );
+      const server = await startProcess({
+        dataDir,
+        form: 'compiled',
+        cwd: folder,
+        env: { DATABASE_URL: database.url, SERVICES: 'notes8080,notes8000' },
+      });
+      try {
+        const live = async (service: 'notes8080' | 'notes8000', host: string) =>
+          (await send(server.urls[service], { method: 'GET', path: '/live', headers: { host } }))
+            .status;
+        expect(await live('notes8080', 'notes.example')).toBe(200);
+        expect(await live('notes8080', new URL(server.urls.notes8080).host)).toBe(400);
+        expect(await live('notes8000', 'eight.example')).toBe(200);
+        expect(await live('notes8000', new URL(server.urls.notes8000).host)).toBe(400);
+
+        // The health check's own variables, in .env alone: where to ask, and the Host it may name.
+        const { port } = new URL(server.urls.notes8080);
+        const healthEnv = (host: string) =>
+          `SERVICES=notes8080\nNOTES8080_HOST=127.0.0.1\nNOTES8080_PORT=${port}\n` +
+          `NOTES8080_ALLOWED_HOSTS=${host}\n`;
+        await fs.writeFile(path.join(folder, '.env'), healthEnv('notes.example'));
+        expect(await runCompiled('healthcheck.js')).toEqual({ code: 0, output: '' });
+        await fs.writeFile(path.join(folder, '.env'), healthEnv('elsewhere.example'));
+        expect(await runCompiled('healthcheck.js')).toEqual({
+          code: 1,
+          output: 'notes8080: GET /live answered 400\n',
+        });
+      } finally {
+        await server.stop(5_000);
+      }
+      await fs.writeFile(path.join(folder, '.env'), `DATABASE_URL=${database.url}\n`);
+      expect(await runCompiled('migrate.js', '--env', 'notes8000')).toEqual({
+        code: 0,
+        output: latest('notes8000'),
+      });
+    },
+  );
+});
+
+describe('npm test', () => {
+  /** `npm test` on `files`, run inside this run, as a developer or CI runs it. */
+  function npmTest(files: string[], env: Record<string, string>) {
+    const child = spawn('npm', ['test', '--', ...files], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | string>((resolve) =>
+      child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+    );
+    return { pid: child.pid!, exited, output: () => output };
+  }
+  const commandOf = (pid: number) =>
+    fs.readFile(`/proc/${pid}/cmdline`, 'utf8').then(
+      (text) => text.replaceAll('\0', ' '),
+      () => '',
+    );
+  const isAlive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  test('stopped by SIGTERM mid-run, leaves no process of it behind', async () => {
+    const run = npmTest(['tests/metrics.test.ts'], { TEST_DB: 'embedded' });
+    // Mid-run: once a test has started a server.
+    let started: number[] = [];
+    await expect
+      .poll(
+        async () => {
+          started = descendants(run.pid);
+          const commands = await Promise.all(started.map(commandOf));
+          return commands.some((command) => command.includes('dist/server/main.js'));
+        },
+        { timeout: 90_000, interval: 200 },
+      )
+      .toBe(true);
+    process.kill(run.pid, 'SIGTERM');
+    expect(await run.exited).not.toBe(0);
+    await expect.poll(() => started.filter(isAlive), { timeout: 10_000 }).toEqual([]);
+  });
+
+  test('says first, in one line, why a forced TEST_DB=testcontainers cannot start', async () => {
+    const run = npmTest(['tests/notes8000/health.test.ts'], {
+      TEST_DB: 'testcontainers',
+      DOCKER_HOST: 'unix:///nonexistent.sock',
+    });
+    expect(await run.exited).toBe(1);
+    const lines = run
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() && !line.startsWith('>') && !/ RUN /.test(line));
+    expect(lines[0]).toMatch(/^The tests' PostgreSQL from testcontainers could not start/);
+    expect(run.output()).not.toContain('No test files found');
+  });
+});
