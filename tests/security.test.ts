@@ -1,8 +1,6 @@
 import net from 'node:net';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../harness/http.js';
-import { logLines } from '../harness/logs.js';
-import { startProcess, temporaryDataDir, removeDataDir } from '../harness/processes.js';
 import { startReverseProxy } from '../harness/reverseProxy.js';
 import { startService, type StartedService } from '../harness/service.js';
 import { auth, type AuthDeps } from '../server/services.js';
@@ -11,7 +9,7 @@ import { notes8000 } from '../server/services.js';
 import { notes8080 } from '../server/services.js';
 import { loadConfig, type Edge } from '../server/config.js';
 import type { NotesDeps } from '../server/services.js';
-import { createTestDatabase, startTestService } from './support/services.js';
+import { startTestService } from './support/services.js';
 
 // The edge of every service: which hosts it answers, whom it believes about the client, the
 // headers on every answer, what it logs, how it reads text, what it serves as files.
@@ -394,41 +392,6 @@ describe('logs never hold secrets', () => {
       }
     },
   );
-
-  test('every line the process prints is JSON, a client dropping a download included', async () => {
-    const dataDir = await temporaryDataDir();
-    const database = await createTestDatabase();
-    try {
-      const server = await startProcess({
-        dataDir,
-        form: 'compiled',
-        env: { DATABASE_URL: database.url },
-      });
-      try {
-        const page = await send(server.urls.auth, { method: 'GET', path: '/login' });
-        const asset = /src="(\/assets\/[^"]+\.js)"/.exec(page.text)![1]!;
-        // Ask for the script and hang up after the first bytes.
-        await new Promise<void>((resolve) => {
-          const socket = net.connect(Number(new URL(server.urls.auth).port), '127.0.0.1', () =>
-            socket.write(`GET ${asset} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`),
-          );
-          socket.once('data', () => {
-            socket.destroy();
-            resolve();
-          });
-        });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-      } finally {
-        await server.stop();
-      }
-      const lines = server.output().trim().split('\n');
-      expect(lines.filter((line) => !line.startsWith('{'))).toEqual([]);
-      expect(logLines(server.output()).length).toBe(lines.length);
-    } finally {
-      await database.drop();
-      await removeDataDir(dataDir);
-    }
-  });
 });
 
 function rawRequest(port: number, text: string): Promise<string> {
