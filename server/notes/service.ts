@@ -63,7 +63,10 @@ export function notesService(
       const key = idempotencyKey(ctx);
       const [title, text] = await read();
       const client = clientKey(ctx.ip);
-      spend(client, createdBytes([title, text], key === undefined ? undefined : { client, key }));
+      await spend(
+        client,
+        createdBytes([title, text], key === undefined ? undefined : { client, key }),
+      );
       if (!key) return sendNote(ctx, 201, await table.insert(title, text));
       const input = { title, [shape.textColumn]: text };
       const json = await createOnce(client, key, input, (keyed) =>
@@ -83,7 +86,7 @@ export function notesService(
     /** The note with `texts` written (none: as it is), `bytes` spent, if If-Match holds. */
     async update(ctx: Context, id: number, bytes: number, texts?: unknown[]) {
       existing(id);
-      spend(clientKey(ctx.ip), bytes);
+      await spend(clientKey(ctx.ip), bytes);
       const wanted = ifMatch(ctx);
       const note = texts ? await table.update(id, texts, wanted) : await table.find(id, wanted);
       sendNote(ctx, 200, found(note, wanted));
