@@ -58,29 +58,23 @@ function readError({ status, message }: { status?: number; message?: string }): 
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const REPLACEMENT = Buffer.from('\uFFFD');
+const BOM = Buffer.from('\uFEFF');
 
 /** The body's text; bytes that are not UTF-8 make it malformed, reported where they start. */
 function decodeUtf8(bytes: Buffer): string {
   try {
     return UTF8.decode(bytes);
   } catch {
-    // The longest valid prefix (a character cut at its end aside), found by halving: a few passes.
-    const valid = (end: number) => {
-      try {
-        new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, end), { stream: true });
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    let [good, bad] = [0, bytes.length];
-    while (bad - good > 1) {
-      const middle = (good + bad) >> 1;
-      if (valid(middle)) good = middle;
-      else bad = middle;
+    // The decoder without `fatal` puts U+FFFD where the bytes stop being UTF-8.
+    let offset = bytes.subarray(0, 3).equals(BOM) ? 3 : 0;
+    let position = 0;
+    for (const char of new TextDecoder().decode(bytes)) {
+      if (char === '\uFFFD' && !bytes.subarray(offset, offset + 3).equals(REPLACEMENT)) break;
+      offset += Buffer.byteLength(char);
+      position++;
     }
-    const before = new TextDecoder('utf-8').decode(bytes.subarray(0, good), { stream: true });
-    throw new MalformedJsonError(codePoints(before, before.length), 'Invalid UTF-8');
+    throw new MalformedJsonError(position, 'Invalid UTF-8');
   }
 }
 
