@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { builtSpa, prepareSpa } from './auth/spa.js';
 import type { Config, Listen, ServiceName } from './config.js';
-import { startOwnPostgres } from './db/embeddedPostgres.js';
+import { openEmbeddedPostgres } from './db/embeddedPostgres.js';
 import { runMigrations } from './db/migrations.js';
 import { createDatabase, waitForDatabase, type Database } from './db/pool.js';
 import { connectionLimits, listenAll } from './http/listen.js';
@@ -31,7 +31,7 @@ export async function start(config: Config, tracing?: Tracing): Promise<void> {
   async function openDatabases(): Promise<Map<ServiceName, Database>> {
     const pools = new Map<ServiceName, Database>();
     if (withDatabase.length === 0) return pools;
-    const url = config.database.url ?? (await startOwnPostgres(config, logger, defer));
+    const url = config.database.url ?? (await openEmbeddedPostgres(config, logger, defer));
     const source = config.database.url ? 'DATABASE_URL' : 'the embedded PostgreSQL';
     await waitForDatabase(url, source, config.database, logger);
     // Each schema has its migrations and its lock: they run side by side.

@@ -142,13 +142,10 @@ function locateJsonError(text: string, { message }: SyntaxError): MalformedJsonE
   return new MalformedJsonError(codePoints(text, position), reason);
 }
 
-/** The code points of `text` before its UTF-16 offset `end`. */
+const SURROGATE_PAIR = /[\ud800-\udbff][\udc00-\udfff]/g;
+
+/** The code points of `text` (decoded UTF-8: no lone surrogate) before its UTF-16 offset `end`. */
 function codePoints(text: string, end: number): number {
-  let points = 0;
-  for (let i = 0; i < end && i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < end) i++;
-    points++;
-  }
-  return points;
+  const before = text.slice(0, end);
+  return before.length - (before.match(SURROGATE_PAIR)?.length ?? 0);
 }
