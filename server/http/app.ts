@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import proxyaddr from 'proxy-addr';
 import type { Edge } from '../config.js';
-import { requestLog, type Logger } from '../logger.js';
+import type { Logger } from '../logger.js';
 import { bodyReader } from './body.js';
 import { docsRoutes } from './docs.js';
 import { badRequest, HttpError, INVALID_HOST, isClientGone, serviceUnavailable } from './errors.js';
@@ -106,6 +106,31 @@ function errors({ shape, logger }: ServiceOptions): Middleware {
       ctx.status = answer.status;
       ctx.body = answer.body;
       if (answer.headers) ctx.set(answer.headers);
+    }
+  };
+}
+
+// A client's long path must not make the log grow faster than its requests.
+const LOGGED_PATH_CHARS = 160;
+
+/** One line per request once it is answered; nothing at all when the level hides them. */
+function requestLog(logger: Logger): Middleware {
+  if (!logger.isLevelEnabled('info')) return (_ctx, next) => next();
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const { path } = ctx;
+      logger.info({
+        reqId: ctx.state.requestId,
+        method: ctx.method,
+        path: path.length > LOGGED_PATH_CHARS ? `${path.slice(0, LOGGED_PATH_CHARS)}…` : path,
+        status: ctx.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+        address: ctx.ip,
+        ...(ctx.state.userId !== undefined && { userId: ctx.state.userId }),
+      });
     }
   };
 }
