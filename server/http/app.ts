@@ -77,10 +77,16 @@ export function serviceApp(service: ServiceOptions): Koa {
   app.use(requestLog(logger));
   if (service.metrics) app.use(service.metrics.requests(name));
   app.use(errors(service));
-  const headers = { ...API_HEADERS(edge.production), ...service.headers };
-  app.use((ctx, next) => {
-    ctx.set(headers);
-    return next();
+  const security = API_HEADERS(edge.production);
+  const defaults = Object.entries(service.headers ?? {});
+  app.use(async (ctx, next) => {
+    ctx.set(security);
+    try {
+      await next();
+    } finally {
+      // Set afterwards: koa-send, for one, keeps a Cache-Control it finds and sets none of its own.
+      for (const [name, value] of defaults) if (!ctx.response.get(name)) ctx.set(name, value);
+    }
   });
   app.use(edgeCheck(edge));
   app.use(router.routes());
