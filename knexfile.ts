@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { SERVICES } from './server/services.js';
-import { processEnvironment } from './server/environment.js';
+import { processEnvironment } from './server/config.js';
 
 /**
  * For operators who drive the knex CLI themselves (status, rollback):

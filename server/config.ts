@@ -1,6 +1,6 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import * as yup from 'yup';
-import { processEnvironment } from './environment.js';
 import { StartupError } from './http/errors.js';
 import { envSchema, trustProxyOf, type ServiceName } from './variables.js';
 
@@ -35,12 +35,36 @@ const MIN_PRODUCTION_PASSWORD = 12;
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 const isLoopback = (host: string) =>
   host === 'localhost' || host === '::1' || host.startsWith('127.');
+// Node's parser skips a line it cannot read without a word: every line is checked first.
+const ENV_FILE_LINE = /^\s*(#.*|(export\s+)?[A-Za-z_][A-Za-z0-9_]*=.*)?$/;
 
 /** The variables that say where `service` listens, for messages. */
 export const listenVariables = (service: string) => ({
   host: `${service.toUpperCase()}_HOST`,
   port: `${service.toUpperCase()}_PORT`,
 });
+
+/**
+ * The process's environment over the working folder's `.env`, if any (a variable already set wins).
+ * Its text is never repeated in a message: it may hold passwords.
+ */
+export function processEnvironment(): NodeJS.ProcessEnv {
+  const file = path.resolve('.env');
+  let text;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return process.env;
+    throw new StartupError(`${file} cannot be read: ${(error as Error).message}`);
+  }
+  const wrong = text.split(/\r?\n/).findIndex((line) => !ENV_FILE_LINE.test(line));
+  if (wrong !== -1)
+    throw new StartupError(
+      `${file}, line ${wrong + 1}: expected NAME=value, a # comment or a blank line`,
+    );
+  process.loadEnvFile(file);
+  return process.env;
+}
 
 /** The settings of the process, read from `source` (by default its environment over `.env`). */
 export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()) {
@@ -82,8 +106,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()) {
     notes8000: { host: env.NOTES8000_HOST, port: env.NOTES8000_PORT },
     auth: { host: env.AUTH_HOST, port: env.AUTH_PORT },
   };
-  const metrics: Listen | undefined =
-    env.METRICS_PORT === undefined ? undefined : { host: env.METRICS_HOST, port: env.METRICS_PORT };
   const taken = env.METRICS_PORT && services.find((name) => listen[name].port === env.METRICS_PORT);
   if (taken)
     throw new ConfigError(
@@ -127,7 +149,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = processEnvironment()) {
     spa: { mode: env.SPA_MODE, vitePort: env.VITE_PORT },
     listen,
     services,
-    metrics,
+    metrics:
+      env.METRICS_PORT === undefined
+        ? undefined
+        : ({ host: env.METRICS_HOST, port: env.METRICS_PORT } satisfies Listen),
     tracing:
       env.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
         ? undefined

@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module';
-import type { Middleware } from 'koa';
 import { pino, type Logger, type LoggerOptions } from 'pino';
 import type pinoPretty from 'pino-pretty';
 
@@ -52,29 +51,4 @@ function safeError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const { name, message, stack, code } = error as Error & { code?: unknown };
   return { type: name, message, ...(code !== undefined && { code }), stack };
-}
-
-// A client's long path must not make the log grow faster than its requests.
-const LOGGED_PATH_CHARS = 160;
-
-/** One line per request once it is answered; nothing at all when the level hides them. */
-export function requestLog(logger: Logger): Middleware {
-  if (!logger.isLevelEnabled('info')) return (_ctx, next) => next();
-  return async (ctx, next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const { path } = ctx;
-      logger.info({
-        reqId: ctx.state.requestId,
-        method: ctx.method,
-        path: path.length > LOGGED_PATH_CHARS ? `${path.slice(0, LOGGED_PATH_CHARS)}…` : path,
-        status: ctx.status,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        address: ctx.ip,
-        ...(ctx.state.userId !== undefined && { userId: ctx.state.userId }),
-      });
-    }
-  };
 }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.js';
-import { startOwnPostgres } from './db/embeddedPostgres.js';
+import { openEmbeddedPostgres } from './db/embeddedPostgres.js';
 import { runMigrations } from './db/migrations.js';
 import { exitOnStartupError, StartupError } from './http/errors.js';
 import { createLogger } from './logger.js';
@@ -20,7 +20,8 @@ try {
         `these have one: ${SERVICES.map(({ name }) => name).join(', ')}`,
     );
   const url =
-    config.database.url ?? (await startOwnPostgres(config, logger, (stop) => stops.unshift(stop)));
+    config.database.url ??
+    (await openEmbeddedPostgres(config, logger, (stop) => stops.unshift(stop)));
   for (const { name, database } of chosen) {
     const { schema, migrations } = database;
     await runMigrations({ url, schema, directory: migrations, logger }).catch((error: Error) => {

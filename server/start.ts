@@ -1,12 +1,10 @@
 import type Koa from 'koa';
 import { builtSpa, prepareSpa } from './auth/spa.js';
 import type { Config, Listen, ServiceName } from './config.js';
-import { startOwnPostgres } from './db/embeddedPostgres.js';
+import { openEmbeddedPostgres } from './db/embeddedPostgres.js';
 import { runMigrations } from './db/migrations.js';
 import { createDatabase, waitForDatabase, type Database } from './db/pool.js';
-import { StartupError } from './http/errors.js';
-import { fileLimit, RESERVED_DESCRIPTORS } from './http/fileDescriptors.js';
-import { listenAll, type ConnectionLimits } from './http/listen.js';
+import { connectionLimits, listenAll } from './http/listen.js';
 import type { Tracing } from './http/tracing.js';
 import { Lifecycle } from './lifecycle.js';
 import { createLogger } from './logger.js';
@@ -33,7 +31,7 @@ export async function start(config: Config, tracing?: Tracing): Promise<void> {
   async function openDatabases(): Promise<Map<ServiceName, Database>> {
     const pools = new Map<ServiceName, Database>();
     if (withDatabase.length === 0) return pools;
-    const url = config.database.url ?? (await startOwnPostgres(config, logger, defer));
+    const url = config.database.url ?? (await openEmbeddedPostgres(config, logger, defer));
     const source = config.database.url ? 'DATABASE_URL' : 'the embedded PostgreSQL';
     await waitForDatabase(url, source, config.database, logger);
     // Each schema has its migrations and its lock: they run side by side.
@@ -91,20 +89,4 @@ export async function start(config: Config, tracing?: Tracing): Promise<void> {
   } catch (error) {
     await lifecycle.failed(error);
   }
-}
-
-/** What each server lets its clients hold: together, the services stay under the files limit. */
-function connectionLimits(config: Config): ConnectionLimits {
-  const count = config.services.length;
-  const limit = fileLimit() ?? 10_000 * count + RESERVED_DESCRIPTORS;
-  const fits = Math.floor((limit - RESERVED_DESCRIPTORS) / count);
-  const { max, idleTimeoutMs, headersTimeoutMs } = config.connections;
-  if (max !== undefined && max > fits) {
-    throw new StartupError(
-      `MAX_CONNECTIONS=${max} is too many: ` +
-        `${count} services × ${max} connections and ${RESERVED_DESCRIPTORS} other files ` +
-        `do not fit in the open-files limit (${limit}); set it to at most ${fits}`,
-    );
-  }
-  return { maxConnections: max ?? fits, idleTimeoutMs, headersTimeoutMs };
 }

@@ -118,7 +118,5 @@ export const envSchema = yup.object({
   ),
 });
 
-export type Env = yup.InferType<typeof envSchema>;
-
 /** The name of every environment variable the project reads. */
 export const ENVIRONMENT_VARIABLES: readonly string[] = Object.keys(envSchema.fields);

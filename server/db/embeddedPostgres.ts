@@ -111,7 +111,7 @@ export async function startEmbeddedPostgres(options: {
  * The embedded PostgreSQL of DATA_DIR, with this process its only instance; `defer` is handed each
  * step of stopping them again.
  */
-export async function startOwnPostgres(
+export async function openEmbeddedPostgres(
   { database: { dataDir }, services }: Config,
   logger: Logger,
   defer: (stop: () => Promise<void>) => void,

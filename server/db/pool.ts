@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
-import { HttpError, StartupError } from '../http/errors.js';
+import { StartupError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 
 // Ids are bigint (int8), which pg hands over as text: every id stays within 2^53 - 1, a number.
@@ -27,10 +27,6 @@ interface DatabaseOptions extends Pick<DatabaseConfig, 'poolMax' | 'timeoutMs'> 
   maxBytes?: number;
   logger: Logger;
 }
-
-/** PostgreSQL's `disk_full`, which the storage cap's trigger raises. */
-const DISK_FULL = '53100';
-export const STORAGE_FULL = 'Storage limit reached: delete notes to make room';
 
 /** Every wait is bounded, so that a lost database answers an error, never a hang. */
 export function createDatabase(options: DatabaseOptions): Database {
@@ -66,9 +62,7 @@ export function createDatabase(options: DatabaseOptions): Database {
   return {
     query(statement, values) {
       if (traced) logger.trace({ sql: statement, values }, 'statement');
-      return pool.query(statement, values).catch((error: { code?: string }) => {
-        throw error.code === DISK_FULL ? new HttpError(507, STORAGE_FULL) : error;
-      });
+      return pool.query(statement, values);
     },
     async transaction(work) {
       const client = await pool.connect();

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
-import { bodyReader } from './body.js';
+import proxyaddr from 'proxy-addr';
 import type { Edge } from '../config.js';
+import type { Logger } from '../logger.js';
+import { bodyReader } from './body.js';
 import { docsRoutes } from './docs.js';
-import { edgeCheck } from './edge.js';
-import { HttpError, isClientGone, serviceUnavailable } from './errors.js';
-import { requestLog, type Logger } from '../logger.js';
+import { badRequest, HttpError, INVALID_HOST, isClientGone, serviceUnavailable } from './errors.js';
+import { API_HEADERS } from './headers.js';
 import type { Metrics } from './metrics.js';
 import { openApiDocument, type Contract } from './openapi.js';
 import { mount, route, type Route } from './route.js';
-import { API_HEADERS } from './headers.js';
 import type { Tracing } from './tracing.js';
 
 /** A failure in the service's words: its status, its body, its headers. */
@@ -31,6 +31,7 @@ export interface ServiceOptions extends Hosting {
   name: string;
   contract: Contract;
   routes: Route[];
+  /** Words a failure as the service does. */
   shape(error: unknown): ErrorAnswer;
   logger: Logger;
   edge: Edge;
@@ -47,7 +48,7 @@ export interface ServiceOptions extends Hosting {
 const REQUEST_ID = 'X-Request-Id';
 const VALID_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
-/** A service's Koa app: every request through the same chain, then the router. */
+/** A service's Koa app: every request through the same chain of middleware, then the router. */
 export function serviceApp(service: ServiceOptions): Koa {
   const { name, logger, edge } = service;
   const routes = [...service.routes, liveRoute, readyRoute(service)];
@@ -59,19 +60,18 @@ export function serviceApp(service: ServiceOptions): Koa {
   const app = new Koa({ proxy: edge.trustProxy !== undefined });
   // Koa reports a body stream that fails both as the stream's error and as the response's.
   const reported = new WeakSet<object>();
-  app.on('error', (error: unknown, ctx?: Context) => {
-    if (reported.has(error as object)) return;
-    reported.add(error as object);
-    const gone = isClientGone(error);
-    const line = { err: gone ? (error as Error).message : error, reqId: ctx?.state.requestId };
-    if (gone) logger.info(line, 'client went away during the answer');
-    else logger.error(line, 'answer cut short');
+  app.on('error', (error: Error, ctx?: Context) => {
+    if (reported.has(error)) return;
+    reported.add(error);
+    const reqId = ctx?.state.requestId;
+    if (!isClientGone(error)) logger.error({ err: error, reqId }, 'answer cut short');
+    else logger.info({ err: error.message, reqId }, 'client went away during the answer');
   });
-  app.use(async (ctx, next) => {
+  app.use((ctx, next) => {
     const sent = ctx.get(REQUEST_ID);
     ctx.state.requestId = VALID_REQUEST_ID.test(sent) ? sent : randomUUID();
     ctx.set(REQUEST_ID, ctx.state.requestId);
-    await next();
+    return next();
   });
   if (service.tracing) app.use(service.tracing.requests(name));
   app.use(requestLog(logger));
@@ -84,6 +84,7 @@ export function serviceApp(service: ServiceOptions): Koa {
     try {
       await next();
     } finally {
+      // Set afterwards: koa-send, for one, keeps a Cache-Control it finds and sets none of its own.
       for (const [name, value] of defaults) if (!ctx.response.get(name)) ctx.set(name, value);
     }
   });
@@ -112,6 +113,54 @@ function errors({ shape, logger }: ServiceOptions): Middleware {
       ctx.body = answer.body;
       if (answer.headers) ctx.set(answer.headers);
     }
+  };
+}
+
+// A client's long path must not make the log grow faster than its requests.
+const LOGGED_PATH_CHARS = 160;
+
+/** One line per request once it is answered; nothing at all when the level hides them. */
+function requestLog(logger: Logger): Middleware {
+  if (!logger.isLevelEnabled('info')) return (_ctx, next) => next();
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const { path } = ctx;
+      logger.info({
+        reqId: ctx.state.requestId,
+        method: ctx.method,
+        path: path.length > LOGGED_PATH_CHARS ? `${path.slice(0, LOGGED_PATH_CHARS)}…` : path,
+        status: ctx.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+        address: ctx.ip,
+        ...(ctx.state.userId !== undefined && { userId: ctx.state.userId }),
+      });
+    }
+  };
+}
+
+/** The client's address as trusted proxies report it, and the Host allowlist (DNS rebinding). */
+function edgeCheck({ allowedHosts, trustProxy }: Edge): Middleware {
+  const trust =
+    typeof trustProxy === 'number'
+      ? (_: string, hop: number) => hop < trustProxy
+      : trustProxy && proxyaddr.compile(trustProxy);
+  const allowed = new Set(allowedHosts);
+  // `localhost` allows `localhost` with any port; `localhost:8080`, exactly it.
+  const isAllowed = (host: string) => allowed.has(host) || allowed.has(host.replace(/:\d+$/, ''));
+  return (ctx, next) => {
+    if (trust) {
+      ctx.request.ip = proxyaddr(ctx.req, trust);
+      if (!trust(ctx.req.socket.remoteAddress ?? '', 0)) {
+        // Not from a trusted proxy: what these headers claim is the client's own word.
+        delete ctx.req.headers['x-forwarded-proto'];
+        delete ctx.req.headers['x-forwarded-host'];
+      }
+    }
+    if (allowedHosts && !isAllowed(ctx.host.toLowerCase())) throw badRequest(INVALID_HOST);
+    return next();
   };
 }
 

@@ -58,29 +58,23 @@ function readError({ status, message }: { status?: number; message?: string }): 
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const REPLACEMENT = Buffer.from('\uFFFD');
+const BOM = Buffer.from('\uFEFF');
 
 /** The body's text; bytes that are not UTF-8 make it malformed, reported where they start. */
 function decodeUtf8(bytes: Buffer): string {
   try {
     return UTF8.decode(bytes);
   } catch {
-    // The longest valid prefix (a character cut at its end aside), found by halving: a few passes.
-    const valid = (end: number) => {
-      try {
-        new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, end), { stream: true });
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    let [good, bad] = [0, bytes.length];
-    while (bad - good > 1) {
-      const middle = (good + bad) >> 1;
-      if (valid(middle)) good = middle;
-      else bad = middle;
+    // The decoder without `fatal` puts U+FFFD where the bytes stop being UTF-8.
+    let offset = bytes.subarray(0, 3).equals(BOM) ? 3 : 0;
+    let position = 0;
+    for (const char of new TextDecoder().decode(bytes)) {
+      if (char === '\uFFFD' && !bytes.subarray(offset, offset + 3).equals(REPLACEMENT)) break;
+      offset += Buffer.byteLength(char);
+      position++;
     }
-    const before = new TextDecoder('utf-8').decode(bytes.subarray(0, good), { stream: true });
-    throw new MalformedJsonError(codePoints(before, before.length), 'Invalid UTF-8');
+    throw new MalformedJsonError(position, 'Invalid UTF-8');
   }
 }
 
@@ -148,13 +142,10 @@ function locateJsonError(text: string, { message }: SyntaxError): MalformedJsonE
   return new MalformedJsonError(codePoints(text, position), reason);
 }
 
-/** The code points of `text` before its UTF-16 offset `end`. */
+const SURROGATE_PAIR = /[\ud800-\udbff][\udc00-\udfff]/g;
+
+/** The code points of `text` (decoded UTF-8: no lone surrogate) before its UTF-16 offset `end`. */
 function codePoints(text: string, end: number): number {
-  let points = 0;
-  for (let i = 0; i < end && i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < end) i++;
-    points++;
-  }
-  return points;
+  const before = text.slice(0, end);
+  return before.length - (before.match(SURROGATE_PAIR)?.length ?? 0);
 }

@@ -12,6 +12,9 @@ export class HttpError extends Error {
   }
 }
 
+/** The Host header names a host the service does not answer (its allowlist). */
+export const INVALID_HOST = 'Invalid Host header';
+
 export const badRequest = (message?: string) => new HttpError(400, message);
 export const unauthorized = (message?: string) => new HttpError(401, message);
 export const forbidden = (message?: string) => new HttpError(403, message);

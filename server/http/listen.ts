@@ -1,8 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
-import { listenVariables, type Listen } from '../config.js';
+import { listenVariables, type Config, type Listen } from '../config.js';
 import { StartupError } from './errors.js';
+import { fileLimit, RESERVED_DESCRIPTORS } from './fileDescriptors.js';
 
 export interface RunningServer {
   url: string;
@@ -26,9 +27,18 @@ const DEFAULT_LIMITS: ConnectionLimits = {
   headersTimeoutMs: 10_000,
 };
 
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use (another instance, or another program)',
+  EACCES: 'not allowed to use this port (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'no network interface of this machine has this address',
+};
+
 // Each open connection, oldest first, with its latest answer once it has had a request: Node
 // answers a connection's requests in order, so only the latest can be in flight.
 type Connections = Map<Socket, http.ServerResponse | undefined>;
+
+const inFlight = (res: http.ServerResponse | undefined): res is http.ServerResponse =>
+  res !== undefined && !res.writableFinished;
 
 /** Serves `app` with what a client may hold bounded; a request adds no listener and no timer. */
 export function listen(
@@ -86,16 +96,10 @@ export function listen(
   });
 }
 
-const inFlight = (res: http.ServerResponse | undefined): res is http.ServerResponse =>
-  res !== undefined && !res.writableFinished;
-
 /** Closes the oldest connection with no request in flight, or else the newcomer. */
 function closeOldestIdle(connections: Connections, newcomer: Socket): void {
   for (const [socket, latest] of connections) {
-    if (!inFlight(latest) && socket !== newcomer) {
-      socket.destroy();
-      return;
-    }
+    if (!inFlight(latest) && socket !== newcomer) return void socket.destroy();
   }
   newcomer.destroy();
 }
@@ -108,6 +112,9 @@ export async function listenAll(
   const results = await Promise.allSettled(
     services.map(({ app, address }) => listen(app, address, limits)),
   );
+  const servers = results.flatMap((result) =>
+    result.status === 'fulfilled' ? [result.value] : [],
+  );
   const failures = results.flatMap((result, index) => {
     if (result.status === 'fulfilled') return [];
     const { name, address } = services[index]!;
@@ -118,19 +125,25 @@ export async function listenAll(
       `${name} cannot listen on ${address.host}:${address.port} (${host}, ${port}): ${reason}`,
     ];
   });
-  const servers = results.flatMap((result) =>
-    result.status === 'fulfilled' ? [result.value] : [],
-  );
   if (failures.length === 0) return servers;
   await Promise.all(servers.map((server) => server.close(0)));
   throw new StartupError(failures.join('\n'));
 }
 
-const LISTEN_FAILURES: Record<string, string> = {
-  EADDRINUSE: 'the address is already in use (another instance, or another program)',
-  EACCES: 'not allowed to use this port (ports below 1024 need privileges)',
-  EADDRNOTAVAIL: 'no network interface of this machine has this address',
-};
+/** What each server lets its clients hold: together, the services stay under the files limit. */
+export function connectionLimits({ services, connections }: Config): ConnectionLimits {
+  const limit = fileLimit() ?? 10_000 * services.length + RESERVED_DESCRIPTORS;
+  const fits = Math.floor((limit - RESERVED_DESCRIPTORS) / services.length);
+  const { max, idleTimeoutMs, headersTimeoutMs } = connections;
+  if (max !== undefined && max > fits) {
+    throw new StartupError(
+      `MAX_CONNECTIONS=${max} is too many: ` +
+        `${services.length} services × ${max} connections and ${RESERVED_DESCRIPTORS} other ` +
+        `files do not fit in the open-files limit (${limit}); set it to at most ${fits}`,
+    );
+  }
+  return { maxConnections: max ?? fits, idleTimeoutMs, headersTimeoutMs };
+}
 
 /**
  * Closes a connection whose request waits on its client (a body that stopped coming, an answer not

@@ -38,27 +38,19 @@ export class Metrics {
     const help =
       "Connections of each service's database pool: open (total), idle among them, " +
       'and requests waiting for one';
-    const readings = this.#gauge('db_pool_connections', help, ['service', 'state']);
     for (const state of ['total', 'idle', 'waiting'] as const)
-      readings.push({ labels: { service, state }, read: () => connections()[state] });
+      this.#gauge('db_pool_connections', help, { service, state }, () => connections()[state]);
   }
 
   storage(service: string, stored: () => Promise<number>, maxBytes: number) {
-    this.#gauge(
-      'notes_stored_bytes',
-      'Bytes each notes service stores, as it counts them against NOTES_MAX_BYTES',
-      ['service'],
-    ).push({ labels: { service }, read: stored });
-    this.#gauge('notes_max_bytes', 'The most bytes each notes service stores (NOTES_MAX_BYTES)', [
-      'service',
-    ]).push({ labels: { service }, read: () => maxBytes });
+    const help = 'Bytes each notes service stores, as it counts them against NOTES_MAX_BYTES';
+    this.#gauge('notes_stored_bytes', help, { service }, stored);
+    const max = 'The most bytes each notes service stores (NOTES_MAX_BYTES)';
+    this.#gauge('notes_max_bytes', max, { service }, () => maxBytes);
   }
 
   sessions(store: string, count: () => Promise<number>) {
-    this.#gauge('auth_sessions', "Live sessions in the login service's store", ['store']).push({
-      labels: { store },
-      read: count,
-    });
+    this.#gauge('auth_sessions', "Live sessions in the login service's store", { store }, count);
   }
 
   /** The counter of login attempts by outcome, each shown from the start at 0. */
@@ -75,30 +67,30 @@ export class Metrics {
     return (outcome) => counter.inc({ outcome });
   }
 
-  /** The readings of the gauge `name`, made at the first call. */
-  #gauge(name: string, help: string, labelNames: string[]): Reading[] {
+  /** Reads `read` into the gauge `name` at each scrape, under `labels`; the gauge is made once. */
+  #gauge(name: string, help: string, labels: Labels, read: Reading['read']): void {
     const known = this.#readings.get(name);
-    if (known) return known;
-    const readings: Reading[] = [];
+    if (known) return void known.push({ labels, read });
+    const readings: Reading[] = [{ labels, read }];
     this.#readings.set(name, readings);
     const { logger } = this;
     new client.Gauge({
       name,
       help,
-      labelNames,
+      labelNames: Object.keys(labels),
       registers: [this.registry],
       async collect() {
         this.reset();
-        for (const { labels, read } of readings) {
+        for (const reading of readings) {
           try {
-            this.set(labels, await read());
+            this.set(reading.labels, await reading.read());
           } catch (error) {
-            logger.warn({ err: (error as Error).message, metric: name, labels }, 'metric not read');
+            const { message } = error as Error;
+            logger.warn({ err: message, metric: name, labels: reading.labels }, 'metric not read');
           }
         }
       },
     });
-    return readings;
   }
 
   /** `GET /metrics`; scrapes that come while one is gathered get its text (one count at a time). */

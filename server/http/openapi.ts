@@ -1,7 +1,6 @@
 import type { ServiceOptions } from './app.js';
 import { BODY_ENCODINGS, UNREADABLE_BODY } from './body.js';
-import { INVALID_HOST } from './edge.js';
-import { badRequest, HttpError, notFound, unsupportedMediaType } from './errors.js';
+import { badRequest, HttpError, INVALID_HOST, notFound, unsupportedMediaType } from './errors.js';
 import { Components, parametersOf, titleOf, yupJsonSchema } from './jsonSchema.js';
 import type { JsonSchema, Method, Outcome, Outcomes } from './route.js';
 

@@ -42,24 +42,19 @@ const SWEEP_EVERY_MS = 60_000;
 /**
  * Runs `create([client, key, fingerprint])` once per key of a client, which keeps the answer; a
  * retry with the same input gets it back byte for byte, with another input an IdempotencyConflict.
- * A key older than `ttlSeconds` counts as unused.
+ * A key older than `ttlSeconds` counts as unused, and the pool's upkeep deletes it.
  */
 export function idempotentCreates(db: Database, ttlSeconds: number) {
-  let lastSweep = 0;
+  const expired = 'created_at < now() - make_interval(secs => $1)';
+  db.every(SWEEP_EVERY_MS, () =>
+    db.query(`DELETE FROM idempotency_keys WHERE ${expired}`, [ttlSeconds]),
+  );
   return async (
     client: string,
     key: string,
     input: unknown,
     create: (keyed: unknown[]) => Promise<{ json: string }>,
   ): Promise<string> => {
-    if (Date.now() - lastSweep > SWEEP_EVERY_MS) {
-      lastSweep = Date.now();
-      // A sweep that fails is tried again a minute later; the request does not wait for it.
-      db.query(
-        'DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(secs => $1)',
-        [ttlSeconds],
-      ).catch(() => undefined);
-    }
     const fingerprint = createHash('sha256').update(JSON.stringify(input)).digest('base64url');
     for (let attempt = 0; ; attempt++) {
       try {
@@ -68,20 +63,20 @@ export function idempotentCreates(db: Database, ttlSeconds: number) {
         if ((error as { code?: string }).code !== UNIQUE_VIOLATION || attempt > 0) throw error;
       }
       const { rows } = await db.query<{ fingerprint: string; answer: string; expired: boolean }>(
-        `SELECT fingerprint, answer, created_at < now() - make_interval(secs => $3) AS expired
-         FROM idempotency_keys WHERE client = $1 AND key = $2`,
-        [client, key, ttlSeconds],
+        `SELECT fingerprint, answer, ${expired} AS expired
+         FROM idempotency_keys WHERE client = $2 AND key = $3`,
+        [ttlSeconds, client, key],
       );
       const kept = rows[0];
       if (kept && !kept.expired) {
         if (kept.fingerprint !== fingerprint) throw new IdempotencyConflict();
         return kept.answer;
       }
-      await db.query(
-        `DELETE FROM idempotency_keys
-         WHERE client = $1 AND key = $2 AND created_at < now() - make_interval(secs => $3)`,
-        [client, key, ttlSeconds],
-      );
+      await db.query(`DELETE FROM idempotency_keys WHERE ${expired} AND client = $2 AND key = $3`, [
+        ttlSeconds,
+        client,
+        key,
+      ]);
     }
   };
 }

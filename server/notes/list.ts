@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { Database } from '../db/pool.js';
 import { clientKey } from '../http/clientAddress.js';
 import { tooManyRequests } from '../http/errors.js';
-import type { NoteShape } from './table.js';
+import type { NoteSql } from './table.js';
 
 const BATCH_ROWS = 250;
 const BATCH_BYTES = 1024 * 1024;
@@ -16,12 +16,12 @@ const PIECE = 32 * 1024;
  * at most `$2` and at least one, as JSON objects joined by commas; the last id, and whether more
  * follow. The window measures the candidates, and only the rows that fit are rendered.
  */
-const batchSql = ({ textColumn, presented }: NoteShape) =>
+const batchSql = ({ textColumn, select }: NoteSql) =>
   `SELECT min(id)::float8 AS last, count(*) < max(candidates) OR max(candidates) = $2 AS more,
     string_agg(json, ',' ORDER BY id DESC) AS json
   FROM (
     SELECT id, candidates,
-      (SELECT row_to_json(note) FROM (SELECT ${presented}) AS note)::text AS json
+      (SELECT row_to_json(note) FROM (SELECT ${select}) AS note)::text AS json
     FROM (
       SELECT *, sum(octet_length(title) + octet_length(${textColumn})) OVER newest AS running,
         row_number() OVER newest AS place, count(*) OVER () AS candidates
@@ -42,9 +42,9 @@ const pageSql = `WITH page AS (SELECT id FROM notes WHERE id < $1 ORDER BY id DE
  * list longer than a batch is streamed, at most LISTS_PER_CLIENT at once per client. The first
  * batch is read before the answer starts: its failure still gets the service's error answer.
  */
-export function noteLists(db: Database, shape: NoteShape) {
-  const batch = { name: `${shape.service}.batch`, text: batchSql(shape) };
-  const page = { name: `${shape.service}.page`, text: pageSql };
+export function noteLists(db: Database, sql: NoteSql) {
+  const batch = { name: `${sql.service}.batch`, text: batchSql(sql) };
+  const page = { name: `${sql.service}.page`, text: pageSql };
   const streaming = new Map<string, number>();
 
   async function* batches({ below, from }: { below: number; from: number }) {

@@ -125,7 +125,7 @@ const isoformat = (column: string) =>
   `replace(
     to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '.000000', ''
   ) AS ${column}`;
-const PRESENTED = `id, title, content, ${isoformat('created_at')}, ${isoformat('updated_at')}`;
+const SELECTED = `id, title, content, ${isoformat('created_at')}, ${isoformat('updated_at')}`;
 // A null text keeps the stored one. The version and `updated_at` move only when the note does,
 // as SQLAlchemy sends no UPDATE for an unchanged object.
 const CHANGED = `(title::text, content) IS DISTINCT FROM
@@ -142,8 +142,8 @@ export function notes8000App(deps: NotesDeps) {
   const notes = notesService(deps, {
     service: 'notes8000',
     textColumn: 'content',
-    presented: PRESENTED,
-    changes: UPDATED,
+    select: SELECTED,
+    set: UPDATED,
   });
 
   const routes = [

@@ -130,7 +130,7 @@ function shape(error: unknown): ErrorAnswer {
 }
 
 /** `created_at` as RFC 3339 in UTC with the column's milliseconds. */
-const PRESENTED = `id, title, body,
+const SELECTED = `id, title, body,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 // The version moves only when the note does: replacing it with what it holds keeps its ETag.
 const REPLACED = `title = $2::text, body = $3::text, version = version +
@@ -141,8 +141,8 @@ export function notes8080App(deps: NotesDeps) {
   const notes = notesService(deps, {
     service: 'notes8080',
     textColumn: 'body',
-    presented: PRESENTED,
-    changes: REPLACED,
+    select: SELECTED,
+    set: REPLACED,
   });
 
   const routes = [

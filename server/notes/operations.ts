@@ -1,7 +1,7 @@
-import { STORAGE_FULL } from '../db/pool.js';
 import type { HeaderParameter, Outcome, Outcomes } from '../http/route.js';
 import { IDEMPOTENCY_KEY } from './idempotency.js';
 import { NOTE_NOT_FOUND, PAGE_LIMIT, PRECONDITION_FAILED } from './service.js';
+import { STORAGE_FULL } from './table.js';
 import { overBudget } from './writeBudget.js';
 
 const text = (description: string) => ({ description, schema: { type: 'string' } });

@@ -1,7 +1,6 @@
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { tooManyRequests } from '../http/errors.js';
 
-/** Addresses tracked at most (about 150 bytes each). */
-const MAX_ADDRESSES = 50_000;
 /** What a row takes on disk besides its text, as the storage count measures it (the migration). */
 const NOTE_ROW_BYTES = 96;
 const KEY_ROW_BYTES = 120;
@@ -10,35 +9,27 @@ const FINGERPRINT_BYTES = 43;
 
 export const overBudget = (wait: number) =>
   `This address has written its share (NOTES_WRITE_BYTES_PER_MINUTE): try again in ${wait} s`;
-const refuse = (wait: number): never => {
-  throw tooManyRequests(overBudget(wait), wait);
-};
 
 /**
- * The bytes each client address may add to the storage count per minute: a token bucket per
- * address, refilled at `bytesPerMinute`. An address whose bucket is full again is forgotten; when
- * the table is full of addresses that still owe, a newcomer is refused rather than anyone
- * forgotten early. Returns `spend`: takes a write's bytes from its client's budget, or refuses it
- * (429) saying when they will be there, taking nothing.
+ * The bytes each client address may add to the storage count per minute, kept by
+ * rate-limiter-flexible as the login limits are. A write past it is refused (429, with the seconds
+ * until the address's minute ends) and takes nothing; an address is forgotten when its minute ends.
  */
 export function writeBudget(bytesPerMinute: number) {
-  const buckets = new Map<string, { tokens: number; at: number }>(); // least recently written first
-  const perMs = bytesPerMinute / 60_000;
-  return (client: string, bytes: number): void => {
-    const now = performance.now();
-    for (const [address, { at }] of buckets) {
-      if (now - at < 60_000) break;
-      buckets.delete(address);
+  const limiter = new RateLimiterMemory({
+    keyPrefix: 'writes',
+    points: bytesPerMinute,
+    duration: 60,
+  });
+  return async (client: string, bytes: number): Promise<void> => {
+    try {
+      await limiter.consume(client, bytes);
+    } catch (refusal) {
+      if (!(refusal instanceof RateLimiterRes)) throw refusal;
+      await limiter.reward(client, bytes);
+      const wait = Math.max(1, Math.ceil(refusal.msBeforeNext / 1000));
+      throw tooManyRequests(overBudget(wait), wait);
     }
-    const known = buckets.get(client);
-    if (!known && buckets.size >= MAX_ADDRESSES) refuse(60);
-    const tokens = known
-      ? Math.min(bytesPerMinute, known.tokens + (now - known.at) * perMs)
-      : bytesPerMinute;
-    if (tokens < bytes)
-      refuse(Math.max(1, Math.ceil((Math.min(bytes, bytesPerMinute) - tokens) / perMs / 1000)));
-    buckets.delete(client);
-    buckets.set(client, { tokens: tokens - bytes, at: now });
   };
 }
 
