@@ -4,137 +4,91 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { serverCpuMs } from '../harness/processes.js';
-import { SeededIds, wrkScript, type CycledIds, type WrkOutput } from './wrkScript.js';
+import { cpuMs } from '../harness/processes.js';
 
-/**
- * The load generator every scenario goes through: wrk with one thread, in a process of its own,
- * driven by a Lua script per run (bench/wrkScript.ts). Written in C on an event loop, it takes
- * little of this small machine's cores, which the server under test and PostgreSQL need, and it
- * drives every server alike.
- */
+// wrk, one thread on 16 connections, with a Lua script for each run: written in C on an event
+// loop, it takes little of the two cores that the servers and PostgreSQL need.
+const CONNECTIONS = 16;
 
-export interface Timing {
-  warmupSeconds: number;
-  seconds: number;
-}
+/** Reads and updates cycle over a list's ids; deletes take each id once, `next` on to `last`. */
+export type Ids = { cycle: number[] } | { next: number; last: number };
 
-export interface HttpLoad {
+export interface Load {
   url: string;
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** The path, or its template (`/notes/{id}`) that `ids` fills in before each request. */
+  /** The path, or a template (`/notes/{id}`) that `ids` fills in request after request. */
   path: string;
   headers?: Record<string, string>;
   body?: string;
-  connections: number;
-  ids?: CycledIds | SeededIds;
+  ids?: Ids;
 }
 
-export interface LoadResult {
+export type Timing = { warmupSeconds: number; seconds: number };
+
+export interface Figures {
   requestsPerSecond: number;
-  /** Latencies in milliseconds. */
-  p50: number;
-  p99: number;
-  mean: number;
-  /** Connection errors, timeouts and answers whose status is not 2xx. */
-  errors: number;
-  requests: number;
-  /**
-   * CPU time per request (µs) of the server's Node processes during the measured run (with
-   * WORKERS, the primary and its workers; not PostgreSQL); NaN when not measured. Unlike req/s, it
-   * hardly moves when other work competes for the machine.
-   */
+  /** The server process's CPU time (user and system, from /proc) per request, in µs. */
   cpuUs: number;
+  /** Connection errors, timeouts, and answers of 400 and above. */
+  errors: number;
 }
 
-/**
- * Long enough for a list of the largest notes (tens of MiB) to arrive: a slower answer is an error.
- */
-const TIMEOUT_SECONDS = 10;
+/** A warm-up whose figures are thrown away, then the measured run and the CPU `pid` spent on it. */
+export async function measure(load: Load, pid: number, timing: Timing): Promise<Figures> {
+  if (timing.warmupSeconds > 0) await runWrk(load, timing.warmupSeconds);
+  const before = await cpuMs(pid);
+  const run = await runWrk(load, timing.seconds);
+  return { ...run, cpuUs: (((await cpuMs(pid)) - before) * 1000) / run.requests };
+}
 
-/**
- * wrk stops with a request in flight on each connection, which the server still answers: a login's
- * password check takes tens of milliseconds, and counts against the client's attempts at once (2 an
- * address) until then. The next run starts once they are answered, so that its first logins are
- * not refused (429) for the last run's.
- */
-const SETTLE_MS = 250;
-
-/** wrk's `-d` counts whole seconds. */
-async function runWrk(load: HttpLoad, seconds: number): Promise<LoadResult> {
-  const { url, method = 'GET', path: requestPath, headers = {}, body, connections, ids } = load;
+async function runWrk(load: Load, seconds: number) {
   const folder = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-wrk-'));
   try {
     const script = path.join(folder, 'load.lua');
-    await fs.writeFile(script, wrkScript({ method, path: requestPath, headers, body, ids }));
-    const args = [
-      '-t1',
-      `-c${connections}`,
-      `-d${Math.max(1, Math.round(seconds))}s`,
-      '--timeout',
-      `${TIMEOUT_SECONDS}s`,
-      '-s',
-      script,
-      url,
-    ];
-    const { stdout } = await promisify(execFile)('wrk', args, { maxBuffer: 1024 * 1024 });
-    const line = stdout.trim().split('\n').at(-1)!;
-    if (!line.startsWith('{'))
-      throw new Error(`wrk ${args.join(' ')} printed no result:\n${stdout}`);
-    const output = JSON.parse(line) as WrkOutput;
-    if (ids instanceof SeededIds) ids.took(output.taken);
-    return {
-      requestsPerSecond: output.requests / (output.durationUs / 1e6),
-      p50: output.p50Us / 1000,
-      p99: output.p99Us / 1000,
-      mean: output.meanUs / 1000,
-      errors:
-        output.connectErrors +
-        output.readErrors +
-        output.writeErrors +
-        output.timeouts +
-        output.non2xx,
-      requests: output.requests,
-      cpuUs: NaN,
-    };
+    await fs.writeFile(script, luaScript(load));
+    const args = ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '-s', script];
+    const { stdout } = await promisify(execFile)('wrk', [...args, load.url]);
+    const number = (pattern: RegExp) => Number(pattern.exec(stdout)?.[1] ?? 0);
+    const requests = number(/(\d+) requests in/);
+    const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/;
+    const errors =
+      number(/Non-2xx or 3xx responses: (\d+)/) +
+      (socketErrors
+        .exec(stdout)
+        ?.slice(1)
+        .reduce((sum, count) => sum + Number(count), 0) ?? 0);
+    // Each connection has a request of its own in flight when wrk stops.
+    if (load.ids && 'next' in load.ids) load.ids.next += requests + CONNECTIONS;
+    // The next run starts once the requests left in flight are answered.
+    await sleep(250);
+    return { requests, errors, requestsPerSecond: number(/Requests\/sec:\s+([\d.]+)/) };
   } finally {
     await fs.rm(folder, { recursive: true, force: true });
   }
 }
 
-async function warmedUp<T>(timing: Timing, run: (seconds: number) => Promise<T>): Promise<T> {
-  if (timing.warmupSeconds > 0) {
-    await run(timing.warmupSeconds);
-    await sleep(SETTLE_MS);
-  }
-  const measured = await run(timing.seconds);
-  await sleep(SETTLE_MS);
-  return measured;
-}
+// JSON's string literals are Lua's as long as they hold ASCII only, as the benchmark's do.
+const lua = (text: string) => JSON.stringify(text);
 
-/**
- * A warm-up whose numbers are thrown away, then the measured run and the CPU the server of
- * `serverPid` (and its workers) spent on it.
- */
-export function measureHttp(
-  load: HttpLoad,
-  timing: Timing,
-  serverPid: number,
-): Promise<LoadResult> {
-  return warmedUp(timing, async (seconds) => {
-    const cpuBefore = await serverCpuMs(serverPid);
-    const result = await runWrk(load, seconds);
-    return {
-      ...result,
-      cpuUs: (((await serverCpuMs(serverPid)) - cpuBefore) * 1000) / result.requests,
-    };
-  });
-}
-
-/**
- * Several loads at the same time (warmed up together, then measured together; the CPU of neither is
- * its own).
- */
-export function measureHttpTogether(loads: HttpLoad[], timing: Timing): Promise<LoadResult[]> {
-  return warmedUp(timing, (seconds) => Promise.all(loads.map((load) => runWrk(load, seconds))));
+function luaScript({ method = 'GET', path: template, headers = {}, body, ids }: Load): string {
+  const [before, after] = template.split('{id}').map(lua);
+  const id = !ids
+    ? undefined
+    : 'cycle' in ids
+      ? `cycle[(taken - 1) % #cycle + 1]`
+      : `math.min(${ids.next} + taken - 1, ${ids.last})`;
+  const request = [
+    `cycle = {${ids && 'cycle' in ids ? ids.cycle.join(', ') : ''}}`,
+    'taken = 0',
+    'request = function()',
+    '  taken = taken + 1',
+    `  return wrk.format(nil, ${before} .. ${id} .. ${after})`,
+    'end',
+  ];
+  return [
+    `wrk.method = ${lua(method)}`,
+    ...Object.entries(headers).map(([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`),
+    ...(body === undefined ? [] : [`wrk.body = ${lua(body)}`]),
+    ...(id ? request : [`wrk.path = ${lua(template)}`]),
+  ].join('\n');
 }

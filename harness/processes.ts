@@ -45,6 +45,10 @@ export interface ProcessOptions {
   form?: 'source' | 'compiled' | 'npm';
   /** Extra Node flags for the server process (`--cpu-prof`, say); not with `npm`. */
   nodeFlags?: string[];
+  /** A command that runs node on the entry point (`valgrind --tool=callgrind`); not with `npm`. */
+  wrapper?: string[];
+  /** How long its services may take to answer once spawned; 2 minutes unless said. */
+  readyTimeoutMs?: number;
   /** Where it runs: the repository, or a copy of it. */
   cwd?: string;
   /**
@@ -80,6 +84,7 @@ async function spawnEntryPoint({
   env = {},
   form = 'source',
   nodeFlags = [],
+  wrapper = [],
   cwd = ROOT,
   ownGroup = false,
 }: ProcessOptions): Promise<Spawned> {
@@ -108,10 +113,12 @@ async function spawnEntryPoint({
           detached: ownGroup,
         })
       : spawn(
-          process.execPath,
-          form === 'compiled'
-            ? [...nodeFlags, start.entry]
-            : [...nodeFlags, '--import', 'tsx', 'server/main.ts'],
+          wrapper[0] ?? process.execPath,
+          [
+            ...(wrapper.length > 0 ? [...wrapper.slice(1), process.execPath] : []),
+            ...nodeFlags,
+            ...(form === 'compiled' ? [start.entry] : ['--import', 'tsx', 'server/main.ts']),
+          ],
           {
             cwd,
             env: environment,
@@ -172,17 +179,18 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
   const { child, listening, output, exited, startedAt, entry } = await spawnEntryPoint(options);
   let urls: ServiceUrls;
   let metricsUrl: string | undefined;
+  const readyMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
   try {
     ({ urls, metricsUrl } = await withDeadline(
       listening,
-      READY_TIMEOUT_MS,
+      readyMs,
       () =>
         `the services did not say where they listen ` +
-        `within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`,
+        `within ${readyMs} ms:\n${output().slice(-4000)}`,
     ));
     // With WORKERS, the primary reports once every worker listens: each is then handed connections
     // in turn.
-    await waitUntilAnswering(Object.values(urls), child, output);
+    await waitUntilAnswering(Object.values(urls), child, output, readyMs);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -269,15 +277,20 @@ function signal(pid: number, name: NodeJS.Signals) {
   }
 }
 
-async function waitUntilAnswering(urls: string[], child: ChildProcess, output: () => string) {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+async function waitUntilAnswering(
+  urls: string[],
+  child: ChildProcess,
+  output: () => string,
+  readyMs: number,
+) {
+  const deadline = Date.now() + readyMs;
   const pending = new Set(urls);
   while (pending.size > 0) {
     if (child.exitCode !== null || child.signalCode !== null)
       throw new Error(`the services exited during start-up:\n${output().slice(-4000)}`);
     if (Date.now() > deadline)
       throw new Error(
-        `the services did not answer within ${READY_TIMEOUT_MS} ms:\n${output().slice(-4000)}`,
+        `the services did not answer within ${readyMs} ms:\n${output().slice(-4000)}`,
       );
     await Promise.all(
       [...pending].map(async (url) => {

@@ -2,17 +2,14 @@ import Fastify, { type FastifyError } from 'fastify';
 import pg from 'pg';
 
 /**
- * The benchmark's peer: the notes service of docs/specs/notes-service-8080.md, `GET /health` and
- * `GET /api/me` (a cookie looked up in a Map), written with Fastify 5 and `pg` the way a
- * performance-minded Node developer would: JSON-schema validation and response schemas (compiled
- * by Fastify), named prepared statements, a pool as large as the services' (DB_POOL_MAX), and the
- * same four security headers on every answer. It is what the services are measured against, side
- * by side in the same rounds (bench/sides.ts); it keeps its notes in a schema of its own.
- *
- * Run as its own process with DATABASE_URL and BENCH_TOKEN (the session cookie `/api/me` knows);
- * it prints its port and serves until killed.
+ * The Fastify peer: docs/specs/notes-service-8080.md, `GET /health` and `GET /api/me` (a cookie
+ * looked up in a Map), written with Fastify 5 and `pg` as a performance-minded Node developer
+ * would: JSON-schema validation and response schemas compiled by Fastify, named prepared
+ * statements, the four security headers on every answer. Its notes in a schema of its own.
+ * Run with DATABASE_URL, DB_POOL_MAX and BENCH_TOKEN (the session `/api/me` knows), it prints its
+ * port and serves until SIGTERM.
  */
-const SCHEMA = 'peer';
+const SCHEMA = 'fastify_peer';
 const pool = new pg.Pool({
   connectionString: process.env.DATABASE_URL,
   max: Number(process.env.DB_POOL_MAX ?? 10),
@@ -40,18 +37,16 @@ const SECURITY_HEADERS = {
 };
 
 const COLUMNS = 'id, title, body, created_at';
+const named = (name: string, text: string) => ({ name, text });
 const STATEMENTS = {
-  list: { name: 'list', text: `SELECT ${COLUMNS} FROM notes ORDER BY id DESC` },
-  find: { name: 'find', text: `SELECT ${COLUMNS} FROM notes WHERE id = $1` },
-  insert: {
-    name: 'insert',
-    text: `INSERT INTO notes (title, body) VALUES ($1, $2) RETURNING ${COLUMNS}`,
-  },
-  replace: {
-    name: 'replace',
-    text: `UPDATE notes SET title = $2, body = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
-  },
-  remove: { name: 'remove', text: 'DELETE FROM notes WHERE id = $1' },
+  list: named('list', `SELECT ${COLUMNS} FROM notes ORDER BY id DESC`),
+  find: named('find', `SELECT ${COLUMNS} FROM notes WHERE id = $1`),
+  insert: named('insert', `INSERT INTO notes (title, body) VALUES ($1, $2) RETURNING ${COLUMNS}`),
+  replace: named(
+    'replace',
+    `UPDATE notes SET title = $2, body = $3 WHERE id = $1 RETURNING ${COLUMNS}`,
+  ),
+  remove: named('remove', 'DELETE FROM notes WHERE id = $1'),
 };
 
 const Note = {
@@ -63,11 +58,6 @@ const Note = {
     created_at: { type: 'string', format: 'date-time' },
   },
   required: ['id', 'title', 'body', 'created_at'],
-} as const;
-const ErrorBody = {
-  type: 'object',
-  properties: { error: { type: 'string' } },
-  required: ['error'],
 } as const;
 const NoteInput = {
   type: 'object',
@@ -83,10 +73,7 @@ const NoteId = {
   required: ['id'],
 } as const;
 
-interface NoteBody {
-  title: string;
-  body?: string | null;
-}
+type NoteBody = { title: string; body?: string | null };
 
 const NOT_FOUND = { error: 'ノートが見つかりません' };
 
@@ -134,7 +121,7 @@ app.post<{ Body: NoteBody }>(
 
 app.get<{ Params: { id: number } }>(
   '/notes/:id',
-  { schema: { params: NoteId, response: { 200: Note, 404: ErrorBody } } },
+  { schema: { params: NoteId, response: { 200: Note } } },
   async (request, reply) => {
     const { rows } = await pool.query({ ...STATEMENTS.find, values: [request.params.id] });
     return rows[0] ?? reply.code(404).send(NOT_FOUND);
@@ -143,7 +130,7 @@ app.get<{ Params: { id: number } }>(
 
 app.put<{ Params: { id: number }; Body: NoteBody }>(
   '/notes/:id',
-  { schema: { params: NoteId, body: NoteInput, response: { 200: Note, 404: ErrorBody } } },
+  { schema: { params: NoteId, body: NoteInput, response: { 200: Note } } },
   async (request, reply) => {
     const { rows } = await pool.query({
       ...STATEMENTS.replace,
@@ -155,7 +142,7 @@ app.put<{ Params: { id: number }; Body: NoteBody }>(
 
 app.delete<{ Params: { id: number } }>(
   '/notes/:id',
-  { schema: { params: NoteId, response: { 404: ErrorBody } } },
+  { schema: { params: NoteId } },
   async (request, reply) => {
     const { rowCount } = await pool.query({ ...STATEMENTS.remove, values: [request.params.id] });
     return rowCount ? reply.code(204).send() : reply.code(404).send(NOT_FOUND);
@@ -164,11 +151,8 @@ app.delete<{ Params: { id: number } }>(
 
 await app.listen({ port: 0, host: '127.0.0.1' });
 process.stdout.write(`${(app.server.address() as { port: number }).port}\n`);
-process.on(
-  'SIGTERM',
-  () =>
-    void app
-      .close()
-      .then(() => pool.end())
-      .finally(() => process.exit(0)),
-);
+process.on('SIGTERM', async () => {
+  await app.close();
+  await pool.end();
+  process.exit(0);
+});
