@@ -1,5 +1,5 @@
 import type { Database } from '../db/pool.js';
-import { matchesHash, newPasswordHash, normalizeEmail } from './accounts.js';
+import { matchesHash, newPasswordHash, normalizeEmail, type PasswordHash } from './accounts.js';
 
 /**
  * Every session and device cookie is made with its account's credential generation, which a
@@ -14,22 +14,19 @@ export interface CredentialGenerations {
 /** A restart ends every session and device key anyway, so they start afresh with the process. */
 export class MemoryGenerations implements CredentialGenerations {
   readonly #generations = new Map<string, number>();
-
-  of(userId: string): number {
-    return this.#generations.get(userId) ?? 1;
-  }
-
-  async current(userId: string): Promise<number> {
-    return this.of(userId);
-  }
-
-  async renew(userId: string): Promise<void> {
-    this.#generations.set(userId, this.of(userId) + 1);
-  }
+  of = (userId: string) => this.#generations.get(userId) ?? 1;
+  current = async (userId: string) => this.of(userId);
+  renew = async (userId: string) => void this.#generations.set(userId, this.of(userId) + 1);
 }
 
 /** Held while an instance compares the stored credentials, so instances starting together agree. */
 const CREDENTIALS_LOCK = 0x5e57;
+
+const STORE = `INSERT INTO credentials (user_id, email, salt, password_hash, cost)
+  VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, salt = excluded.salt,
+    password_hash = excluded.password_hash, cost = excluded.cost,
+    generation = nextval('credential_generations')`;
 
 /**
  * Generations in table `credentials`, with each account's email and salted scrypt hash. Each
@@ -48,11 +45,10 @@ export class PostgresGenerations implements CredentialGenerations {
 
   /** Compares the stored credentials with this instance's, once; a failure is retried next call. */
   checked(): Promise<Map<string, Buffer>> {
-    this.#salts ??= this.#compare().catch((error: unknown) => {
+    return (this.#salts ??= this.#compare().catch((error: unknown) => {
       this.#salts = undefined;
       throw error;
-    });
-    return this.#salts;
+    }));
   }
 
   async current(userId: string): Promise<number | undefined> {
@@ -75,27 +71,19 @@ export class PostgresGenerations implements CredentialGenerations {
     return this.db.transaction(async (query) => {
       await query('SELECT pg_advisory_xact_lock($1)', [CREDENTIALS_LOCK]);
       const salts = new Map<string, Buffer>();
-      for (const { id, email, password } of this.credentials) {
-        const { rows } = await query<{ email: string; salt: Buffer; key: Buffer; cost: number }>(
+      for (const { id, password, ...account } of this.credentials) {
+        const email = normalizeEmail(account.email);
+        const { rows } = await query<PasswordHash & { email: string }>(
           'SELECT email, salt, password_hash AS key, cost FROM credentials WHERE user_id = $1',
           [id],
         );
-        const stored = rows[0];
-        if (stored?.email === normalizeEmail(email) && (await matchesHash(password, stored))) {
-          salts.set(id, stored.salt);
-          continue;
+        let stored = rows[0];
+        if (stored?.email !== email || !(await matchesHash(password, stored))) {
+          stored = { email, ...(await newPasswordHash(password, this.passwordHashCost)) };
+          await query(STORE, [id, email, stored.salt, stored.key, stored.cost]);
+          await query('DELETE FROM sessions WHERE user_id = $1', [id]);
         }
-        const { salt, key, cost } = await newPasswordHash(password, this.passwordHashCost);
-        await query(
-          `INSERT INTO credentials (user_id, email, salt, password_hash, cost)
-           VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, salt = excluded.salt,
-             password_hash = excluded.password_hash, cost = excluded.cost,
-             generation = nextval('credential_generations')`,
-          [id, normalizeEmail(email), salt, key, cost],
-        );
-        await query('DELETE FROM sessions WHERE user_id = $1', [id]);
-        salts.set(id, salt);
+        salts.set(id, stored.salt);
       }
       return salts;
     });

@@ -1,11 +1,11 @@
 import { clientKey } from '../http/clientAddress.js';
 import { tooManyRequests, unauthorized } from '../http/errors.js';
-import type { Accounts, User } from './accounts.js';
+import type { Accounts } from './accounts.js';
 import type { AuditTrail, RequestFacts } from './auditLog.js';
 import { CheckQueue } from './checkQueue.js';
 import type { DeviceTrust } from './deviceTrust.js';
 import type { CredentialGenerations } from './generations.js';
-import type { LimitKeys, LoginLimits, Outcome, Refusal } from './limits.js';
+import type { LimitKeys, LoginLimits, Refusal } from './limits.js';
 import { messages } from './messages.js';
 
 export interface LoginAttempt {
@@ -40,34 +40,24 @@ export function loginCheck(deps: {
     return tooManyRequests(messages.tooManyAttempts, refusal.retryAfterSeconds);
   };
 
-  return async function check({ request, deviceCookies, email, password }: LoginAttempt): Promise<{
-    user: User;
-    generation: number;
-    trustedDevice: boolean;
-  }> {
+  return async ({ request, deviceCookies, email, password }: LoginAttempt) => {
     const address = clientKey(request.address);
     const userId = accounts.idOf(email);
-    const device =
-      userId !== undefined && deviceCookies.length > 0
-        ? await devices.recognize(deviceCookies, userId)
-        : undefined;
-    const trustedDevice = device !== undefined;
+    const device = userId && (await devices.recognize(deviceCookies, userId));
     // A trusted device answers for itself alone.
-    const keys: LimitKeys = trustedDevice
+    const keys: LimitKeys = device
       ? { pair: `${userId}:device:${device}` }
-      : userId !== undefined
-        ? { address, pair: `${userId}:${address}`, account: userId }
-        : { address };
+      : { address, ...(userId && { pair: `${userId}:${address}`, account: userId }) };
     const early = await limits.refusal(keys);
     if (early) throw refuse(request, email, early);
-    const lane = trustedDevice ? 'trusted' : userId !== undefined ? 'account' : 'unknown';
+    const lane = device ? 'trusted' : userId ? 'account' : 'unknown';
     if (!queue.hasRoom(address, lane))
       throw refuse(request, email, { limit: 'waiting', retryAfterSeconds: 1 });
 
     return queue.run(address, lane, async () => {
       const refusal = await limits.spend(keys);
       if (refusal) throw refuse(request, email, refusal);
-      let outcome: Outcome = 'unchecked';
+      let outcome: Parameters<LoginLimits['settle']>[1] = 'unchecked';
       try {
         const [user, generation] = await Promise.all([
           accounts.authenticate(email, password),
@@ -75,16 +65,15 @@ export function loginCheck(deps: {
         ]);
         if (user && generation !== undefined) {
           outcome = 'succeeded';
-          return { user, generation, trustedDevice };
+          return { user, generation, trustedDevice: Boolean(device) };
         }
         // An instance whose credential was replaced admits no one to the account, counting nothing.
         if (!user) outcome = 'failed';
-        const reason =
-          userId === undefined
-            ? 'unknown email'
-            : !user
-              ? 'wrong password'
-              : 'credential replaced by another instance';
+        const reason = !userId
+          ? 'unknown email'
+          : !user
+            ? 'wrong password'
+            : 'credential replaced by another instance';
         audit.record('login.failed', request, { email }, { reason });
         throw unauthorized(messages.invalidCredentials);
       } finally {

@@ -2,14 +2,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type { Database } from '../db/pool.js';
 import type { User } from './accounts.js';
-import {
-  cappedSessions,
-  type Client,
-  type SessionCap,
-  type SessionInfo,
-  type SessionLimits,
-  type SessionRef,
-  type SessionStore,
+import type {
+  Capped,
+  Client,
+  SessionInfo,
+  SessionLimits,
+  SessionRef,
+  SessionStore,
 } from './sessions.js';
 
 /** Serializes logins across instances, so that the caps hold however many log in at once. */
@@ -17,12 +16,11 @@ const LOGIN_LOCK = 0x5e55;
 const SWEEP_LOCK = 0x5e56;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 const hashOf = (token: string) => createHash('sha256').update(token).digest();
-
 /** A time as toISOString writes it, as the memory store lists it. */
-export const iso = (column: string) =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const iso = (column: string, as: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${as}"`;
+const LIVE = 'JOIN credentials USING (user_id, generation) WHERE expires_at > now()';
 
 /**
  * The live sessions of a batch of token hashes, each with its place in the batch; last-seen times
@@ -33,22 +31,15 @@ const LOOKUP = {
   text: `SELECT id, user_id AS "userId", at::int,
       last_seen_at < now() - interval '1 minute' AS stale
     FROM unnest($1::bytea[]) WITH ORDINALITY AS asked (token_hash, at)
-      JOIN sessions USING (token_hash) JOIN credentials USING (user_id, generation)
-    WHERE expires_at > now()`,
+    JOIN sessions USING (token_hash) ${LIVE}`,
 };
 
-/** The migrations' function takes LOGIN_LOCK, ends the oldest past the caps and inserts. */
+/** The migration's function takes LOGIN_LOCK, ends the oldest past the caps and inserts. */
 const CREATE = {
   name: 'sessions.create',
-  text: `SELECT ended_owner AS "userId", cap
+  text: `SELECT ended_owner AS "userId", cap, ended
     FROM create_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 };
-
-const LIVE = 'sessions JOIN credentials USING (user_id, generation) WHERE expires_at > now()';
-
-const INFO = `id, user_id AS "userId", address, user_agent AS "userAgent",
-  ${iso('created_at')} AS "createdAt", ${iso('last_seen_at')} AS "lastSeenAt",
-  ${iso('expires_at')} AS "expiresAt"`;
 
 /**
  * Sessions in table `sessions`, shared by every instance, each known by its token's SHA-256.
@@ -66,40 +57,23 @@ export class PostgresSessionStore implements SessionStore {
   ) {}
 
   async create(user: User, { address, userAgent }: Client, generation: number) {
-    const token = randomUUID();
+    const [token, id] = [randomUUID(), randomUUID()];
     const { ttlSeconds, maxPerUser, max } = this.limits;
-    const { rows } = await this.db.query<{ userId: string; cap: SessionCap }>(CREATE, [
-      randomUUID(),
-      hashOf(token),
-      user.id,
-      ttlSeconds,
-      address,
-      userAgent,
-      generation,
-      maxPerUser,
-      max,
-      LOGIN_LOCK,
-    ]);
-    return { token, capped: cappedSessions(rows) };
+    const session = [id, hashOf(token), user.id, ttlSeconds, address, userAgent, generation];
+    const { rows } = await this.db.query<Capped>(CREATE, [...session, maxPerUser, max, LOGIN_LOCK]);
+    return { token, capped: rows };
   }
 
-  find(token: string): Promise<SessionRef | undefined> {
-    if (this.#credentialsChecked) return this.#lookups.load(token);
-    return this.credentialsChecked().then(() => {
-      this.#credentialsChecked = true;
-      return this.#lookups.load(token);
-    });
+  async find(token: string): Promise<SessionRef | undefined> {
+    if (!this.#credentialsChecked) await this.credentialsChecked();
+    this.#credentialsChecked = true;
+    return this.#lookups.load(token);
   }
 
-  /**
-   * The lookups of one turn of the event loop go to the database as one prepared statement: one
-   * round trip for many requests under load.
-   */
+  /** The lookups of one turn of the event loop: one prepared statement, one round trip. */
   readonly #lookups = new DataLoader<string, SessionRef | undefined>(
     async (tokens) => {
-      const { rows } = await this.db.query<SessionRef & { at: number; stale: boolean }>(LOOKUP, [
-        tokens.map(hashOf),
-      ]);
+      const { rows } = await this.db.query(LOOKUP, [tokens.map(hashOf)]);
       const found: (SessionRef | undefined)[] = tokens.map(() => undefined);
       for (const { id, userId, at } of rows) found[at - 1] = { id, userId };
       const stale = rows.filter((row) => row.stale).map(({ id }) => id);
@@ -115,9 +89,7 @@ export class PostgresSessionStore implements SessionStore {
 
   async remove(token: string): Promise<SessionRef | undefined> {
     const { rows } = await this.db.query<SessionRef>(
-      `WITH ended AS (
-        DELETE FROM sessions WHERE token_hash = $1 RETURNING id, user_id, expires_at
-      )
+      `WITH ended AS (DELETE FROM sessions WHERE token_hash = $1 RETURNING id, user_id, expires_at)
       SELECT id, user_id AS "userId" FROM ended WHERE expires_at > now()`,
       [hashOf(token)],
     );
@@ -125,15 +97,18 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async list(userId?: string): Promise<SessionInfo[]> {
-    const filter = 'AND ($1::text IS NULL OR user_id = $1) ORDER BY created_at';
-    return (
-      await this.db.query<SessionInfo>(`SELECT ${INFO} FROM ${LIVE} ${filter}`, [userId ?? null])
-    ).rows;
+    const { rows } = await this.db.query<SessionInfo>(
+      `SELECT id, user_id AS "userId", address, user_agent AS "userAgent",
+        ${iso('created_at', 'createdAt')}, ${iso('last_seen_at', 'lastSeenAt')},
+        ${iso('expires_at', 'expiresAt')}
+      FROM sessions ${LIVE} AND ($1::text IS NULL OR user_id = $1) ORDER BY created_at`,
+      [userId ?? null],
+    );
+    return rows;
   }
 
   async count(): Promise<number> {
-    return (await this.db.query<{ live: number }>(`SELECT count(*)::int AS live FROM ${LIVE}`))
-      .rows[0]!.live;
+    return (await this.db.query(`SELECT count(*)::int AS live FROM sessions ${LIVE}`)).rows[0].live;
   }
 
   async end(id: string, userId?: string): Promise<SessionRef | undefined> {
@@ -155,13 +130,10 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /** Deletes the expired rows, unless another instance is at it: how many. */
-  async sweep(): Promise<number> {
+  sweep(): Promise<number> {
     return this.db.transaction(async (query) => {
-      const { rows } = await query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_xact_lock($1) AS locked',
-        [SWEEP_LOCK],
-      );
-      if (!rows[0]!.locked) return 0;
+      const { rows } = await query('SELECT pg_try_advisory_xact_lock($1) AS locked', [SWEEP_LOCK]);
+      if (!rows[0].locked) return 0;
       return (await query('DELETE FROM sessions WHERE expires_at <= now()')).rowCount ?? 0;
     });
   }
