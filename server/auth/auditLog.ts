@@ -23,10 +23,7 @@ export const AUDIT_EVENT_TYPES: Record<AuditEventType, string> = {
   'account.unlocked': "An administrator cleared an account's login throttling",
 };
 
-/**
- * A long browser name is cut and copied: a slice would keep the whole header alive as long as the
- * session or event holding it.
- */
+/** A long browser name is cut and copied: a slice would keep the whole header alive with it. */
 export function requestFacts(ctx: Context): RequestFacts {
   const userAgent = ctx.get('user-agent');
   const cut = userAgent.length <= 256 ? userAgent : Buffer.from(userAgent.slice(0, 256)).toString();
@@ -62,13 +59,10 @@ export class AuditTrail {
     const userId =
       'userId' in subject ? subject.userId : (this.accounts.idOf(subject.email) ?? null);
     const time = new Date().toISOString();
-    const event = {
-      time,
-      type,
-      email: email === undefined ? null : storable(normalizeEmail(email)),
-    };
-    const facts = { userId, address, userAgent: storable(userAgent), requestId, detail };
-    this.#keep(this.#rate.take({ ...event, ...facts }, clientKey(address)));
+    const event = { time, type, email: email === undefined ? null : normalizeEmail(email), userId };
+    this.#keep(
+      this.#rate.take({ ...event, address, userAgent, requestId, detail }, clientKey(address)),
+    );
   }
 
   /** A page of events, and the `before` of the next page (null: none). */
@@ -93,10 +87,6 @@ export class AuditTrail {
     this.#ring.keep(events);
   }
 }
-
-/** As PostgreSQL would store it: U+0000 and halves of surrogate pairs become U+FFFD. */
-const storable = (text: string) =>
-  text.replace(/\p{Cs}/gu, '\uFFFD').replaceAll('\u0000', '\uFFFD');
 
 /** Of the email and address, so that a log line stays under 500 bytes. */
 const LOGGED_BYTES = 48;

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/pool.js';
-import type { CredentialGenerations } from './generations.js';
+import type { SessionStore } from './sessions.js';
 
 const TOKEN = /^(\d+)\.(\d+)\.(\d+)\.([\w-]+)\.([\w-]+)$/;
 
@@ -13,12 +13,13 @@ export class DeviceTrust {
   #key: Promise<Buffer> | undefined;
 
   constructor(
-    private readonly options: { trustDays: number; generations: CredentialGenerations },
+    private readonly trustDays: number,
+    private readonly sessions: Pick<SessionStore, 'generation'>,
     private readonly db?: Database,
   ) {}
 
   get maxAgeSeconds(): number {
-    return this.options.trustDays * 24 * 3600;
+    return this.trustDays * 24 * 3600;
   }
 
   async issue(userId: string, generation: number): Promise<string> {
@@ -39,7 +40,7 @@ export class DeviceTrust {
       const expected = Buffer.from(await this.#sign(token.slice(0, token.lastIndexOf('.'))));
       const given = Buffer.from(signature!);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) continue;
-      current ??= this.options.generations.current(userId);
+      current ??= this.sessions.generation(userId);
       if (Number(generation) === (await current)) return device;
     }
     return undefined;

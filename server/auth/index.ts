@@ -5,7 +5,6 @@ import type { Logger } from '../logger.js';
 import { createAccounts } from './accounts.js';
 import { AuditTrail } from './auditLog.js';
 import { DeviceTrust } from './deviceTrust.js';
-import { MemoryGenerations, PostgresGenerations } from './generations.js';
 import { LoginLimits } from './limits.js';
 import { loginCheck } from './login.js';
 import { contract, shape } from './messages.js';
@@ -28,27 +27,24 @@ export interface AuthDeps extends Hosting {
   db?: Database;
 }
 
-/** Sessions, credential generations and login limits: in this process, or in the database. */
+/** Sessions and login limits: in this process, or in the database every instance shares. */
 function storesOf({ config, db, logger }: AuthDeps) {
-  if (config.sessions.store === 'memory') {
-    const generations = new MemoryGenerations();
-    const sessions = new MemorySessionStore({ ...config.sessions, generationOf: generations.of });
-    return { sessions, generations, limits: new LoginLimits(), ready: undefined };
-  }
+  if (config.sessions.store === 'memory')
+    return { sessions: new MemorySessionStore(config.sessions), limits: new LoginLimits() };
   if (!db) throw new Error("SESSION_STORE=postgres needs the pool on the login service's schema");
   const credentials = config.accounts.map((account, at) => ({ ...account, id: String(at + 1) }));
-  const generations = new PostgresGenerations(db, credentials, config.passwordHashCost);
+  const { sessions: limits, passwordHashCost } = config;
+  const sessions = new PostgresSessionStore(db, limits, credentials, passwordHashCost);
   // Compared at once: the sessions of a changed password end at the start, not at a request.
-  generations.checked().catch((error: Error) => {
+  sessions.checked().catch((error: Error) => {
     logger.warn({ err: error.message }, 'stored credentials not compared yet; tried again later');
   });
-  const sessions = new PostgresSessionStore(db, config.sessions, () => generations.checked());
   db.every(config.sessions.sweepIntervalMs, async () => {
     const swept = await sessions.sweep();
     if (swept > 0) logger.info({ swept }, 'expired sessions deleted');
   });
-  const ready = () => Promise.all([generations.checked(), db.query('SELECT 1')]);
-  return { sessions, generations, limits: new LoginLimits(db), ready };
+  const ready = () => Promise.all([sessions.checked(), db.query('SELECT 1')]);
+  return { sessions, limits: new LoginLimits(db), ready };
 }
 
 /** What the routes are made of. */
@@ -58,7 +54,7 @@ function servicesOf(deps: AuthDeps) {
   const accounts = createAccounts(config);
   const loginOutcomes = metrics?.loginAttempts(['succeeded', 'failed', 'throttled']);
   const audit = new AuditTrail(config.audit, accounts, logger, loginOutcomes);
-  const devices = new DeviceTrust({ ...stores, trustDays: config.deviceTrustDays }, db);
+  const devices = new DeviceTrust(config.deviceTrustDays, stores.sessions, db);
   const signedIn = signedInWith(stores.sessions, accounts);
   metrics?.sessions(config.sessions.store, () => stores.sessions.count());
   return {

@@ -4,16 +4,13 @@ import type { Accounts } from './accounts.js';
 import type { AuditTrail, RequestFacts } from './auditLog.js';
 import { CheckQueue } from './checkQueue.js';
 import type { DeviceTrust } from './deviceTrust.js';
-import type { CredentialGenerations } from './generations.js';
 import type { LimitKeys, LoginLimits, Refusal } from './limits.js';
 import { messages } from './messages.js';
+import type { SessionStore } from './sessions.js';
 
-export interface LoginAttempt {
-  request: RequestFacts;
-  deviceCookies: string[];
-  email: string;
-  password: string;
-}
+type Parts = { accounts: Accounts; sessions: SessionStore; devices: DeviceTrust };
+export type LoginAttempt = { request: RequestFacts; deviceCookies: string[] } & Credentials;
+type Credentials = { email: string; password: string };
 
 /**
  * scrypt runs on libuv's 4 threads, which the database pools' connection handshakes need too: a
@@ -26,21 +23,25 @@ const CHECKS_AT_ONCE = 2;
  * are read when the attempt arrives and spent in its turn. Refusals and failures are audited here;
  * a success is the caller's to audit, once its session is made.
  */
-export function loginCheck(deps: {
-  accounts: Accounts;
-  generations: CredentialGenerations;
-  devices: DeviceTrust;
-  limits: LoginLimits;
-  audit: AuditTrail;
-}) {
-  const { accounts, generations, devices, limits, audit } = deps;
+export function loginCheck({
+  accounts,
+  sessions,
+  devices,
+  limits,
+  audit,
+}: Parts & { limits: LoginLimits; audit: AuditTrail }) {
   const queue = new CheckQueue(CHECKS_AT_ONCE);
   const refuse = (request: RequestFacts, email: string, refusal: Refusal) => {
-    audit.record('login.throttled', request, { email }, { ...refusal });
+    audit.record('login.throttled', request, { email }, refusal);
     return tooManyRequests(messages.tooManyAttempts, refusal.retryAfterSeconds);
   };
 
-  return async ({ request, deviceCookies, email, password }: LoginAttempt) => {
+  return async ({
+    request,
+    deviceCookies,
+    email,
+    password,
+  }: LoginAttempt & { password: string }) => {
     const address = clientKey(request.address);
     const userId = accounts.idOf(email);
     const device = userId && (await devices.recognize(deviceCookies, userId));
@@ -53,17 +54,16 @@ export function loginCheck(deps: {
     const lane = device ? 'trusted' : userId ? 'account' : 'unknown';
     if (!queue.hasRoom(address, lane))
       throw refuse(request, email, { limit: 'waiting', retryAfterSeconds: 1 });
-
     return queue.run(address, lane, async () => {
       const refusal = await limits.spend(keys);
       if (refusal) throw refuse(request, email, refusal);
-      let outcome: Parameters<LoginLimits['settle']>[1] = 'unchecked';
+      let outcome: 'succeeded' | 'failed' | 'unchecked' = 'unchecked';
       try {
         const [user, generation] = await Promise.all([
           accounts.authenticate(email, password),
-          userId === undefined ? undefined : generations.current(userId),
+          userId && sessions.generation(userId),
         ]);
-        if (user && generation !== undefined) {
+        if (user && typeof generation === 'number') {
           outcome = 'succeeded';
           return { user, generation, trustedDevice: Boolean(device) };
         }
@@ -82,5 +82,3 @@ export function loginCheck(deps: {
     });
   };
 }
-
-export type LoginCheck = ReturnType<typeof loginCheck>;

@@ -58,15 +58,11 @@ export const contract: Contract = {
   title: 'Session Login API',
   version: '1.0.0',
   description:
-    'Log in with an email and password, read the current user, log out. ' +
-    'The session token travels in the HttpOnly `token` cookie. ' +
-    'Every failure answers `{error: string}`.',
+    'Log in with an email and password, read the current user, log out. The session token ' +
+    'travels in the HttpOnly `token` cookie. Every failure answers `{error: string}`.',
   errorSchema: ErrorBody,
   invalidBody: {
-    400: failure(
-      'The body is not a JSON object with string `email` and `password`',
-      messages.invalidLoginBody,
-    ),
+    400: failure('Not a JSON object with string `email` and `password`', messages.invalidLoginBody),
   },
   invalidParams: {},
   invalidQuery: {

@@ -11,8 +11,9 @@ export type SessionInfo = SessionRef &
 export type Capped = { userId: string; cap: 'SESSION_MAX_PER_USER' | 'SESSION_MAX'; ended: number };
 
 /**
- * The client holds a token; lists and endings name a session by its id. Only sessions of the
- * account's current credential generation are live.
+ * The client holds a token; lists and endings name a session by its id. Every session is made with
+ * its account's credential generation, which an administrator ending every session replaces, as
+ * does a change of the account's email or password: only sessions of the current one are live.
  */
 export interface SessionStore {
   /** A new session within the caps, and how many live sessions each cap ended per account. */
@@ -28,6 +29,9 @@ export interface SessionStore {
   end(id: string, userId?: string): Promise<SessionRef | undefined>;
   endAllOf(userId: string, except?: string): Promise<number>;
   count(): Promise<number>;
+  /** Undefined when another instance replaced this one's credential for the account. */
+  generation(userId: string): Promise<number | undefined>;
+  renew(userId: string): Promise<void>;
 }
 
 /** The sessions the caps ended at one login, counted by cap and account. */
@@ -40,8 +44,8 @@ function cappedSessions(endings: Omit<Capped, 'ended'>[]): Capped[] {
   return [...counted.values()];
 }
 
-type Session = SessionRef &
-  Client & { token: string; createdAt: number; lastSeenAt: number; generation: number };
+type Session = SessionRef & Client & { token: string; generation: number } & Times;
+type Times = { createdAt: number; lastSeenAt: number; expiresAt: number };
 
 const refOf = ({ id, userId }: SessionRef): SessionRef => ({ id, userId });
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -54,34 +58,30 @@ export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, Session>();
   /** Each account's sessions, oldest first, for its own cap. */
   readonly #byUser = new Map<string, Set<Session>>();
+  /** A restart ends every session and device key anyway: generations start afresh with it. */
+  readonly #generations = new Map<string, number>();
 
-  constructor(
-    private readonly options: SessionLimits & { generationOf: (userId: string) => number },
-  ) {}
+  constructor(private readonly limits: SessionLimits) {}
 
   async create({ id: userId }: User, { address, userAgent }: Client, generation: number) {
     this.#sweep();
     const endings: Omit<Capped, 'ended'>[] = [];
     const own = this.#byUser.get(userId) ?? new Set<Session>();
     for (const oldest of own) {
-      if (own.size < this.options.maxPerUser) break;
+      if (own.size < this.limits.maxPerUser) break;
       endings.push({ userId: this.#delete(oldest).userId, cap: 'SESSION_MAX_PER_USER' });
     }
     for (const oldest of this.#sessions.values()) {
-      if (this.#sessions.size < this.options.max) break;
+      if (this.#sessions.size < this.limits.max) break;
       endings.push({ userId: this.#delete(oldest).userId, cap: 'SESSION_MAX' });
     }
     const [token, id, now] = [randomUUID(), randomUUID(), Date.now()];
-    const session = {
-      token,
-      id,
-      userId,
-      address,
-      userAgent,
-      generation,
+    const times = {
       createdAt: now,
       lastSeenAt: now,
+      expiresAt: now + this.limits.ttlSeconds * 1000,
     };
+    const session = { token, id, userId, address, userAgent, generation, ...times };
     this.#sessions.set(token, session);
     this.#byUser.set(userId, own.add(session));
     return { token, capped: cappedSessions(endings) };
@@ -102,13 +102,14 @@ export class MemorySessionStore implements SessionStore {
     this.#sweep();
     return this.#of(userId)
       .filter((session) => this.#isLive(session))
-      .map(({ createdAt, lastSeenAt, address, userAgent, ...session }) => ({
-        ...refOf(session),
+      .map(({ id, userId, address, userAgent, createdAt, lastSeenAt, expiresAt }) => ({
+        id,
+        userId,
         address,
         userAgent,
         createdAt: iso(createdAt),
         lastSeenAt: iso(lastSeenAt),
-        expiresAt: iso(this.#expiry(createdAt)),
+        expiresAt: iso(expiresAt),
       }));
   }
 
@@ -127,6 +128,16 @@ export class MemorySessionStore implements SessionStore {
     return this.#of().filter((session) => this.#isLive(session)).length;
   }
 
+  async generation(userId: string) {
+    return this.#generationOf(userId);
+  }
+
+  async renew(userId: string) {
+    this.#generations.set(userId, this.#generationOf(userId) + 1);
+  }
+
+  #generationOf = (userId: string) => this.#generations.get(userId) ?? 1;
+
   get size(): number {
     return this.#sessions.size;
   }
@@ -135,10 +146,8 @@ export class MemorySessionStore implements SessionStore {
     return [...(userId === undefined ? this.#sessions.values() : (this.#byUser.get(userId) ?? []))];
   }
 
-  #expiry = (createdAt: number) => createdAt + this.options.ttlSeconds * 1000;
-
-  #isLive({ createdAt, generation, userId }: Session): boolean {
-    return this.#expiry(createdAt) > Date.now() && generation === this.options.generationOf(userId);
+  #isLive({ expiresAt, generation, userId }: Session): boolean {
+    return expiresAt > Date.now() && generation === this.#generationOf(userId);
   }
 
   /** The token's session while it is live; one that no longer is, deleted. */
@@ -158,7 +167,7 @@ export class MemorySessionStore implements SessionStore {
 
   #sweep(): void {
     for (const session of this.#sessions.values()) {
-      if (this.#expiry(session.createdAt) > Date.now()) break;
+      if (session.expiresAt > Date.now()) break;
       this.#delete(session);
     }
   }

@@ -4,7 +4,14 @@ import { text } from '../../http/fields.js';
 import { AUDIT_EVENT_TYPES, requestFacts, type AuditEventType } from '../auditLog.js';
 import type { AuthServices } from '../index.js';
 import { messages } from '../messages.js';
-import * as views from '../presenters.js';
+import {
+  AccountsOverviewView,
+  AuditPage,
+  ok,
+  presentThrottle,
+  SettingsView,
+  Unlocked,
+} from '../presenters.js';
 import { ById, NO_USER } from './sessions.js';
 import { signedInOf } from './signedIn.js';
 
@@ -26,16 +33,16 @@ const AuditQuery = yup.object({
 });
 
 /** What administrators may read of the accounts, the audit trail and the settings; unlocking. */
-export function adminRoutes({ accounts, limits, audit, views: show, signedInRoute }: AuthServices) {
+export function adminRoutes({ accounts, limits, audit, views, signedInRoute }: AuthServices) {
   return [
     signedInRoute(
       'GET /api/admin/users',
       {
         summary: 'Every Account with Its Sessions, Throttling and Events',
-        responses: views.ok('The accounts', views.AccountsOverviewView),
+        responses: ok('The accounts', AccountsOverviewView),
       },
       async (ctx) => {
-        ctx.body = { users: await show.overview(signedInOf(ctx).sessionId) };
+        ctx.body = { users: await views.overview(signedInOf(ctx).sessionId) };
       },
     ),
     signedInRoute(
@@ -46,19 +53,14 @@ export function adminRoutes({ accounts, limits, audit, views: show, signedInRout
           "Clears the account's limit for untrusted clients on every instance; " +
           "each address's own limits are left as they are.",
         params: ById,
-        responses: { ...views.ok('Cleared', views.Unlocked), 404: NO_USER },
+        responses: { ...ok('Cleared', Unlocked), 404: NO_USER },
       },
       async (ctx, { params: { id } }) => {
         if (!accounts.byId(id)) throw notFound(messages.userNotFound);
-        const cleared = views.presentThrottle(await limits.unlock(id));
-        const detail = { adminId: signedInOf(ctx).user.id, wasBlocked: cleared.blocked };
-        const request = requestFacts(ctx);
-        audit.record(
-          'account.unlocked',
-          request,
-          { userId: id },
-          { ...detail, failures: cleared.failures },
-        );
+        const cleared = presentThrottle(await limits.unlock(id));
+        const { blocked: wasBlocked, failures } = cleared;
+        const detail = { adminId: signedInOf(ctx).user.id, wasBlocked, failures };
+        audit.record('account.unlocked', requestFacts(ctx), { userId: id }, detail);
         ctx.body = { cleared };
       },
     ),
@@ -70,7 +72,7 @@ export function adminRoutes({ accounts, limits, audit, views: show, signedInRout
           `Newest first, a page at a time; \`email\` matches whatever its letter case; ` +
           `\`limit\` is 1 to ${PER_PAGE.most} (${PER_PAGE.unless} when not given).`,
         query: AuditQuery,
-        responses: views.ok('A page of events', views.AuditPage),
+        responses: ok('A page of events', AuditPage),
       },
       async (ctx, { query: { limit = PER_PAGE.unless, ...query } }) => {
         ctx.body = await audit.list({ limit, ...query });
@@ -78,9 +80,9 @@ export function adminRoutes({ accounts, limits, audit, views: show, signedInRout
     ),
     signedInRoute(
       'GET /api/admin/settings',
-      { summary: 'Settings', responses: views.ok('The settings', views.SettingsView) },
+      { summary: 'Settings', responses: ok('The settings', SettingsView) },
       (ctx) => {
-        ctx.body = show.settings;
+        ctx.body = views.settings;
       },
     ),
   ];

@@ -20,7 +20,7 @@ const NO_SESSION = failure(
 
 /** The sessions users may see and end: their own, and an administrator anyone's. */
 export function sessionListRoutes(services: AuthServices) {
-  const { accounts, generations, sessions, audit, views, signedInRoute } = services;
+  const { accounts, sessions, audit, views, signedInRoute } = services;
   // The sessions ended, filed under their account as ended by their owner or by `admin`.
   const recordEnded = (ctx: Context, userId: string, ended: number, admin?: User) => {
     const by: Record<string, string> = admin ? { by: 'admin', adminId: admin.id } : { by: 'owner' };
@@ -98,7 +98,7 @@ export function sessionListRoutes(services: AuthServices) {
       },
       async (ctx, { params: { id } }) => {
         if (!accounts.byId(id)) throw notFound(messages.userNotFound);
-        await generations.renew(id);
+        await sessions.renew(id);
         const ended = await sessions.endAllOf(id);
         recordEnded(ctx, id, ended, signedInOf(ctx).user);
         ctx.body = { ended };
