@@ -119,7 +119,7 @@ export const presentSession = (session: SessionInfo, currentId: string): Session
 };
 
 /** What governs sessions, logins, the audit trail and the edge; never a secret. */
-function presentSettings({ sessions, audit, ...config }: AuthConfig, edge: Edge): Settings {
+export function presentSettings({ sessions, audit, ...config }: AuthConfig, edge: Edge): Settings {
   const { pair, account, address } = LOGIN_LIMITS;
   const { store, ttlSeconds, max, maxPerUser } = sessions;
   return {
@@ -151,17 +151,10 @@ function presentSettings({ sessions, audit, ...config }: AuthConfig, edge: Edge)
 /** The latest events the users page shows of each account. */
 const RECENT_EVENTS = 20;
 
+type Parts = { accounts: Accounts; sessions: SessionStore; limits: LoginLimits; audit: AuditTrail };
+
 /** What administrators see, in the admin API and in the admin pages alike. */
-export function adminViews(
-  {
-    accounts,
-    sessions,
-    limits,
-    audit,
-  }: { accounts: Accounts; sessions: SessionStore; limits: LoginLimits; audit: AuditTrail },
-  config: AuthConfig,
-  edge: Edge,
-) {
+export function adminViews({ accounts, sessions, limits, audit }: Parts, settings: Settings) {
   // Every account with its live sessions, marking the one of the session asking.
   const withSessions = async (currentSessionId: string) => {
     const live = await sessions.list();
@@ -180,5 +173,5 @@ export function adminViews(
         return { ...account, throttle: presentThrottle(state), events };
       }),
     );
-  return { accounts: withSessions, overview, settings: presentSettings(config, edge) };
+  return { accounts: withSessions, overview, settings };
 }
