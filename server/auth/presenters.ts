@@ -49,7 +49,7 @@ export const AccountSessionsView = everyAccount('AccountSessions', 'AccountWithS
 
 /** A security event: never a password, token or cookie. */
 const AuditEvent = object('AuditEvent', {
-  id: INTEGER,
+  id: { ...INTEGER, minimum: 1 },
   time: TIME,
   type: {
     enum: Object.keys(AUDIT_EVENT_TYPES),
@@ -76,8 +76,8 @@ export const AuditPage = object('AuditPage', {
 
 const Throttle = object('AccountThrottle', {
   blocked: BOOLEAN,
-  failures: INTEGER,
-  retryAfterSeconds: { ...orNull(INTEGER), description: 'null: not blocked' },
+  failures: { ...INTEGER, minimum: 0 },
+  retryAfterSeconds: { ...orNull(INTEGER), minimum: 1, description: 'null: not blocked' },
 });
 export const Unlocked = object('Unlocked', { cleared: Throttle });
 export const AccountsOverviewView = everyAccount('AccountsOverview', 'AccountOverview', {

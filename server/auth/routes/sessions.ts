@@ -12,7 +12,9 @@ import { signedInOf } from './signedIn.js';
 export const ById = yup.object({ id: yup.string().required() });
 export const NO_USER = failure('No account has this id', messages.userNotFound);
 
-const Ended = object('Ended', { ended: { type: 'integer', description: 'Sessions ended' } });
+const Ended = object('Ended', {
+  ended: { type: 'integer', minimum: 0, description: 'Sessions ended' },
+});
 const NO_SESSION = failure(
   'No live session of the user (of anyone, for an administrator) has this id',
   messages.sessionNotFound,
