@@ -7,7 +7,7 @@ import type { Context } from 'koa';
 export const SESSION = 'token';
 export const DEVICE = 'device';
 
-export type CookieOptions = { maxAgeSeconds: number; secure: boolean; path?: string };
+type CookieOptions = { maxAgeSeconds: number; secure: boolean; path?: string };
 
 /**
  * A Set-Cookie value, written by hand rather than with ctx.cookies, which would add an Expires the

@@ -9,8 +9,7 @@ import { messages } from './messages.js';
 import type { SessionStore } from './sessions.js';
 
 type Parts = { accounts: Accounts; sessions: SessionStore; devices: DeviceTrust };
-export type LoginAttempt = { request: RequestFacts; deviceCookies: string[] } & Credentials;
-type Credentials = { email: string; password: string };
+type Attempt = { request: RequestFacts; deviceCookies: string[]; email: string; password: string };
 
 /**
  * scrypt runs on libuv's 4 threads, which the database pools' connection handshakes need too: a
@@ -23,25 +22,15 @@ const CHECKS_AT_ONCE = 2;
  * are read when the attempt arrives and spent in its turn. Refusals and failures are audited here;
  * a success is the caller's to audit, once its session is made.
  */
-export function loginCheck({
-  accounts,
-  sessions,
-  devices,
-  limits,
-  audit,
-}: Parts & { limits: LoginLimits; audit: AuditTrail }) {
+export function loginCheck(parts: Parts & { limits: LoginLimits; audit: AuditTrail }) {
+  const { accounts, sessions, devices, limits, audit } = parts;
   const queue = new CheckQueue(CHECKS_AT_ONCE);
   const refuse = (request: RequestFacts, email: string, refusal: Refusal) => {
     audit.record('login.throttled', request, { email }, refusal);
     return tooManyRequests(messages.tooManyAttempts, refusal.retryAfterSeconds);
   };
 
-  return async ({
-    request,
-    deviceCookies,
-    email,
-    password,
-  }: LoginAttempt & { password: string }) => {
+  return async ({ request, deviceCookies, email, password }: Attempt) => {
     const address = clientKey(request.address);
     const userId = accounts.idOf(email);
     const device = userId && (await devices.recognize(deviceCookies, userId));
