@@ -34,18 +34,8 @@ export interface SessionStore {
   renew(userId: string): Promise<void>;
 }
 
-/** The sessions the caps ended at one login, counted by cap and account. */
-function cappedSessions(endings: Omit<Capped, 'ended'>[]): Capped[] {
-  const counted = new Map<string, Capped>();
-  for (const { userId, cap } of endings) {
-    const ended = (counted.get(`${cap} ${userId}`)?.ended ?? 0) + 1;
-    counted.set(`${cap} ${userId}`, { userId, cap, ended });
-  }
-  return [...counted.values()];
-}
-
-type Session = SessionRef & Client & { token: string; generation: number } & Times;
 type Times = { createdAt: number; lastSeenAt: number; expiresAt: number };
+type Session = SessionRef & Client & { token: string; generation: number } & Times;
 
 const refOf = ({ id, userId }: SessionRef): SessionRef => ({ id, userId });
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -65,15 +55,20 @@ export class MemorySessionStore implements SessionStore {
 
   async create({ id: userId }: User, { address, userAgent }: Client, generation: number) {
     this.#sweep();
-    const endings: Omit<Capped, 'ended'>[] = [];
+    // The sessions the caps end, counted by cap and account.
+    const capped = new Map<string, Capped>();
+    const end = (session: Session, cap: Capped['cap']) => {
+      const key = `${cap} ${this.#delete(session).userId}`;
+      capped.set(key, { userId: session.userId, cap, ended: (capped.get(key)?.ended ?? 0) + 1 });
+    };
     const own = this.#byUser.get(userId) ?? new Set<Session>();
     for (const oldest of own) {
       if (own.size < this.limits.maxPerUser) break;
-      endings.push({ userId: this.#delete(oldest).userId, cap: 'SESSION_MAX_PER_USER' });
+      end(oldest, 'SESSION_MAX_PER_USER');
     }
     for (const oldest of this.#sessions.values()) {
       if (this.#sessions.size < this.limits.max) break;
-      endings.push({ userId: this.#delete(oldest).userId, cap: 'SESSION_MAX' });
+      end(oldest, 'SESSION_MAX');
     }
     const [token, id, now] = [randomUUID(), randomUUID(), Date.now()];
     const times = {
@@ -84,7 +79,7 @@ export class MemorySessionStore implements SessionStore {
     const session = { token, id, userId, address, userAgent, generation, ...times };
     this.#sessions.set(token, session);
     this.#byUser.set(userId, own.add(session));
-    return { token, capped: cappedSessions(endings) };
+    return { token, capped: [...capped.values()] };
   }
 
   async find(token: string) {
