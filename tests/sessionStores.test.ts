@@ -2,11 +2,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { User } from '../server/auth/accounts.js';
-import {
-  MemoryGenerations,
-  PostgresGenerations,
-  type CredentialGenerations,
-} from '../server/auth/generations.js';
 import { auth } from '../server/services.js';
 import { PostgresSessionStore } from '../server/auth/postgresSessions.js';
 import {
@@ -45,12 +40,13 @@ type TestStore = Omit<SessionStore, 'create'> & {
   renew(userId: string): Promise<void>;
 };
 
-function testStore(store: SessionStore, generations: CredentialGenerations): TestStore {
+function testStore(store: SessionStore): TestStore {
   return {
     create: async (user, at) =>
-      (await store.create(user, at, (await generations.current(user.id))!)).token,
-    login: async (user, at) => store.create(user, at, (await generations.current(user.id))!),
-    renew: (userId) => generations.renew(userId),
+      (await store.create(user, at, (await store.generation(user.id))!)).token,
+    login: async (user, at) => store.create(user, at, (await store.generation(user.id))!),
+    renew: (userId) => store.renew(userId),
+    generation: (userId) => store.generation(userId),
     find: (token) => store.find(token),
     remove: (token) => store.remove(token),
     list: (userId) => store.list(userId),
@@ -61,38 +57,26 @@ function testStore(store: SessionStore, generations: CredentialGenerations): Tes
 }
 
 /**
- * The generations of the two accounts in PostgreSQL, stored as an instance stores them at its
- * start.
+ * A PostgreSQL store with the generations of the two accounts stored as an instance stores them at
+ * its start.
  */
-async function postgresGenerations(): Promise<PostgresGenerations> {
-  const generations = new PostgresGenerations(
+async function postgresStore(limits: SessionLimits = LIMITS): Promise<PostgresSessionStore> {
+  const store = new PostgresSessionStore(
     db,
+    limits,
     [alice, bob].map(({ id, email }) => ({ id, email, password: `${email} password` })),
     2,
   );
-  await generations.checked();
-  return generations;
+  await store.checked();
+  return store;
 }
 
 /** Each store, empty, with the limits a case asks for. */
 const stores: Record<string, (limits?: Partial<SessionLimits>) => Promise<TestStore>> = {
-  memory: async (limits) => {
-    const generations = new MemoryGenerations();
-    return testStore(
-      new MemorySessionStore({
-        ...LIMITS,
-        ...limits,
-        generationOf: (userId) => generations.of(userId),
-      }),
-      generations,
-    );
-  },
+  memory: async (limits) => testStore(new MemorySessionStore({ ...LIMITS, ...limits })),
   postgres: async (limits) => {
     await db.query('TRUNCATE sessions');
-    return testStore(
-      new PostgresSessionStore(db, { ...LIMITS, ...limits }, async () => undefined),
-      await postgresGenerations(),
-    );
+    return testStore(await postgresStore({ ...LIMITS, ...limits }));
   },
 };
 
@@ -336,15 +320,13 @@ describe('the PostgreSQL session store', () => {
   });
 
   it('deletes expired rows when swept, and only those', async () => {
-    const generations = await postgresGenerations();
-    const short = new PostgresSessionStore(db, { ...LIMITS, ttlSeconds: 1 }, async () => undefined);
+    const [short, long] = [
+      await postgresStore({ ...LIMITS, ttlSeconds: 1 }),
+      await postgresStore(),
+    ];
     await db.query('TRUNCATE sessions');
-    await short.create(alice, client, (await generations.current(alice.id))!);
-    const { token: live } = await new PostgresSessionStore(
-      db,
-      LIMITS,
-      async () => undefined,
-    ).create(bob, client, (await generations.current(bob.id))!);
+    await short.create(alice, client, (await short.generation(alice.id))!);
+    const { token: live } = await long.create(bob, client, (await long.generation(bob.id))!);
     await sleep(1_100);
     expect(await short.sweep()).toBe(1);
     expect(await short.sweep()).toBe(0);
@@ -357,21 +339,20 @@ describe('credential generations in PostgreSQL', () => {
   const credentials = (password: string, email = alice.email) => [
     { id: alice.id, email, password },
   ];
+  /** An instance's store, with its credentials as it starts. */
+  const instance = (own: ReturnType<typeof credentials>) =>
+    new PostgresSessionStore(db, LIMITS, own, 2);
 
   it(
     'keeps the generation across a start with the same email ' +
       'and password, in whatever letter case the email comes',
     async () => {
       await db.query('TRUNCATE credentials, sessions');
-      const first = new PostgresGenerations(db, credentials('first password'), 2);
-      const generation = await first.current(alice.id);
-      const again = new PostgresGenerations(
-        db,
-        credentials('first password', alice.email.toUpperCase()),
-        2,
-      );
-      expect(await again.current(alice.id)).toBe(generation);
-      expect(await first.current(alice.id)).toBe(generation);
+      const first = instance(credentials('first password'));
+      const generation = await first.generation(alice.id);
+      const again = instance(credentials('first password', alice.email.toUpperCase()));
+      expect(await again.generation(alice.id)).toBe(generation);
+      expect(await first.generation(alice.id)).toBe(generation);
     },
   );
 
@@ -380,39 +361,31 @@ describe('credential generations in PostgreSQL', () => {
       'ends the sessions, and leaves the older instance admitting no one',
     async () => {
       await db.query('TRUNCATE credentials, sessions');
-      const first = new PostgresGenerations(db, credentials('first password'), 2);
-      const store = new PostgresSessionStore(db, LIMITS, () => first.checked());
-      const { token } = await store.create(alice, client, (await first.current(alice.id))!);
-      const changed = new PostgresGenerations(db, credentials('second password'), 2);
-      const renewed = await changed.current(alice.id);
+      const first = instance(credentials('first password'));
+      const { token } = await first.create(alice, client, (await first.generation(alice.id))!);
+      const changed = instance(credentials('second password'));
+      const renewed = await changed.generation(alice.id);
       expect(renewed).not.toBe(undefined);
-      expect(await store.find(token)).toBeUndefined();
+      expect(await first.find(token)).toBeUndefined();
       expect((await db.query('SELECT count(*)::int AS count FROM sessions')).rows[0].count).toBe(0);
-      expect(await first.current(alice.id)).toBeUndefined();
-      const otherEmail = new PostgresGenerations(
-        db,
-        credentials('second password', 'alice@elsewhere.example'),
-        2,
-      );
-      expect(await otherEmail.current(alice.id)).toBeGreaterThan(renewed!);
+      expect(await first.generation(alice.id)).toBeUndefined();
+      const otherEmail = instance(credentials('second password', 'alice@elsewhere.example'));
+      expect(await otherEmail.generation(alice.id)).toBeGreaterThan(renewed!);
     },
   );
 
   it('instances starting together with a new password agree on one new generation', async () => {
     await db.query('TRUNCATE credentials, sessions');
-    await new PostgresGenerations(db, credentials('first password'), 2).checked();
-    const together = Array.from(
-      { length: 4 },
-      () => new PostgresGenerations(db, credentials('second password'), 2),
-    );
-    const generations = await Promise.all(together.map((instance) => instance.current(alice.id)));
+    await instance(credentials('first password')).checked();
+    const together = Array.from({ length: 4 }, () => instance(credentials('second password')));
+    const generations = await Promise.all(together.map((started) => started.generation(alice.id)));
     expect(new Set(generations).size).toBe(1);
     expect(generations[0]).toBeDefined();
   });
 
   it('keeps the password only as a salted scrypt hash', async () => {
     await db.query('TRUNCATE credentials, sessions');
-    await new PostgresGenerations(db, credentials('a password to keep'), 2).checked();
+    await instance(credentials('a password to keep')).checked();
     const { rows } = await db.query('SELECT * FROM credentials');
     expect(JSON.stringify(rows)).not.toContain('a password to keep');
     expect(rows[0]).toMatchObject({ user_id: alice.id, email: alice.email, cost: 2 });

@@ -8,37 +8,33 @@ export interface User {
   role: 'user' | 'admin';
 }
 
-export interface Accounts {
-  /** Always costs one scrypt. */
-  authenticate(email: string, password: string): Promise<User | undefined>;
-  idOf(email: string): string | undefined;
-  byId(id: string): User | undefined;
-  all(): User[];
+export interface PasswordHash {
+  salt: Buffer;
+  key: Buffer;
+  cost: number;
 }
 
 // Emails match whatever their letter case, as people type them.
 export const normalizeEmail = (email: string) => email.toLowerCase();
 
 /** The configured accounts, each password held only as a salted scrypt hash. */
-export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Accounts {
+export function createAccounts({ accounts, passwordHashCost }: AuthConfig) {
   const byEmail = new Map<string, { user: User; hash: Promise<PasswordHash> }>();
   accounts.forEach(({ email, password, role }, index) => {
     if (byEmail.has(normalizeEmail(email)))
       throw new ConfigError(`Two accounts share the email ${email}`);
-    byEmail.set(normalizeEmail(email), {
-      user: { id: String(index + 1), email, role },
-      hash: newPasswordHash(password, passwordHashCost),
-    });
+    const user = { id: String(index + 1), email, role };
+    byEmail.set(normalizeEmail(email), { user, hash: newPasswordHash(password, passwordHashCost) });
   });
   // An unknown email costs the same work as a wrong password, so timing reveals no email.
   const decoy = newPasswordHash(randomBytes(32).toString('hex'), passwordHashCost);
   const users = [...byEmail.values()].map(({ user }) => user);
-  const byId = new Map(users.map((user) => [user.id, user]));
   return {
-    idOf: (email) => byEmail.get(normalizeEmail(email))?.user.id,
-    byId: (id) => byId.get(id),
     all: () => users,
-    async authenticate(email, password) {
+    byId: (id: string) => users.find((user) => user.id === id),
+    idOf: (email: string) => byEmail.get(normalizeEmail(email))?.user.id,
+    /** Always costs one scrypt. */
+    async authenticate(email: string, password: string): Promise<User | undefined> {
       const account = byEmail.get(normalizeEmail(email));
       const matches = await matchesHash(password, await (account?.hash ?? decoy));
       return matches ? account?.user : undefined;
@@ -46,20 +42,15 @@ export function createAccounts({ accounts, passwordHashCost }: AuthConfig): Acco
   };
 }
 
-export interface PasswordHash {
-  salt: Buffer;
-  key: Buffer;
-  cost: number;
-}
+export type Accounts = ReturnType<typeof createAccounts>;
 
 export async function newPasswordHash(password: string, cost: number): Promise<PasswordHash> {
   const salt = randomBytes(16);
   return { salt, cost, key: await derive(password, salt, cost) };
 }
 
-export async function matchesHash(password: string, { salt, key, cost }: PasswordHash) {
-  return timingSafeEqual(await derive(password, salt, cost), key);
-}
+export const matchesHash = async (password: string, { salt, key, cost }: PasswordHash) =>
+  timingSafeEqual(await derive(password, salt, cost), key);
 
 /** On libuv's thread pool, so a check never blocks the event loop. */
 function derive(password: string, salt: Buffer, cost: number): Promise<Buffer> {

@@ -1,14 +1,10 @@
-import type { EventDetail, NewAuditEvent } from './auditLog.js';
+import type { NewAuditEvent } from './auditLog.js';
 
-export interface AuditRate {
-  /** Refusals of one type, account (or unknown email) and client kept one by one per window. */
-  perClient: number;
-  windowMs: number;
-  /** Clients told apart per window, type and account; the others are counted together. */
-  maxClients: number;
-}
-
-export const AUDIT_RATE: AuditRate = { perClient: 5, windowMs: 60_000, maxClients: 1_000 };
+/**
+ * Per window, the refusals of one type, account (or unknown email) and client kept one by one,
+ * and the clients told apart per type and account.
+ */
+export const AUDIT_RATE = { perClient: 5, windowMs: 60_000, maxClients: 1_000 };
 
 /** The address of the summary of the clients past `maxClients`. */
 export const MANY_ADDRESSES = '*';
@@ -16,11 +12,7 @@ export const MANY_ADDRESSES = '*';
 /** The events a stranger can make at will; every other event is kept one by one. */
 const RATED = new Set(['login.failed', 'login.throttled']);
 
-interface Tally {
-  kept: number;
-  address?: string;
-  summary?: NewAuditEvent & { detail: EventDetail & { count: number } };
-}
+type Tally = { kept: number; summary?: NewAuditEvent & { detail: { count: number } } };
 
 /**
  * In each fixed window, the first `perClient` refusals of a type, account and client are kept;
@@ -28,29 +20,31 @@ interface Tally {
  * window has ended. A summary of unknown emails names none: the first would be the attacker's.
  */
 export class EventRate {
-  #window: number | undefined;
-  readonly #tallies = new Map<string, Tally>();
-  /** Clients told apart in this window, by type and account. */
-  readonly #clients = new Map<string, number>();
+  #window = -1;
+  /** Each client's tally, by type and account. */
+  readonly #tallies = new Map<string, Map<string, Tally>>();
 
-  constructor(private readonly rate: AuditRate) {}
+  constructor(private readonly rate: typeof AUDIT_RATE) {}
 
   /** The summaries of a window that has ended, then `event` unless it is counted. */
   take(event: NewAuditEvent, client: string): NewAuditEvent[] {
     const kept = this.ended();
     if (!RATED.has(event.type)) return [...kept, event];
-    const tally = this.#tallyOf(`${event.type}\n${event.userId ?? ''}`, client);
-    if (tally.kept < this.rate.perClient) {
-      tally.kept++;
-      kept.push(event);
-    } else if (tally.summary) tally.summary.detail.count++;
-    else
-      tally.summary = {
-        ...event,
-        email: event.userId === null ? null : event.email,
-        address: tally.address ?? event.address,
-        detail: { ...event.detail, count: 1 },
-      };
+    const subject = `${event.type} ${event.userId}`;
+    const clients = this.#tallies.get(subject) ?? new Map<string, Tally>();
+    this.#tallies.set(subject, clients);
+    const many = !clients.has(client) && clients.size >= this.rate.maxClients;
+    const tally = clients.get(many ? MANY_ADDRESSES : client) ?? { kept: many ? Infinity : 0 };
+    clients.set(many ? MANY_ADDRESSES : client, tally);
+    if (tally.kept++ < this.rate.perClient) return [...kept, event];
+    const { email, address, detail } = event;
+    tally.summary ??= {
+      ...event,
+      email: event.userId === null ? null : email,
+      address: many ? MANY_ADDRESSES : address,
+      detail: { ...detail, count: 0 },
+    };
+    tally.summary.detail.count++;
     return kept;
   }
 
@@ -58,22 +52,8 @@ export class EventRate {
     const window = Math.floor(Date.now() / this.rate.windowMs);
     if (window === this.#window) return [];
     this.#window = window;
-    const summaries = [...this.#tallies.values()].flatMap(({ summary }) => summary ?? []);
+    const tallies = [...this.#tallies.values()].flatMap((clients) => [...clients.values()]);
     this.#tallies.clear();
-    this.#clients.clear();
-    return summaries;
-  }
-
-  #tallyOf(subject: string, client: string): Tally {
-    const known = this.#tallies.get(`${subject}\n${client}`);
-    if (known) return known;
-    const clients = this.#clients.get(subject) ?? 0;
-    const many = clients >= this.rate.maxClients;
-    if (!many) this.#clients.set(subject, clients + 1);
-    const key = `${subject}\n${many ? MANY_ADDRESSES : client}`;
-    const tally =
-      this.#tallies.get(key) ?? (many ? { kept: Infinity, address: MANY_ADDRESSES } : { kept: 0 });
-    this.#tallies.set(key, tally);
-    return tally;
+    return tallies.flatMap(({ summary }) => summary ?? []);
   }
 }

@@ -28,9 +28,8 @@ export class CheckQueue {
     if (this.#running < this.atOnce) this.#running++;
     else
       await new Promise<void>((start) => {
-        const waiting = this.#lanes[lane].get(address);
-        if (waiting) waiting.push(start);
-        else this.#lanes[lane].set(address, [start]);
+        const waiting = this.#lanes[lane].get(address) ?? [];
+        this.#lanes[lane].set(address, [...waiting, start]);
       });
     try {
       return await check();
@@ -42,13 +41,11 @@ export class CheckQueue {
 
   #startNext(): void {
     const lane = Object.values(this.#lanes).find((waiting) => waiting.size > 0);
-    const next = lane?.entries().next();
-    if (!lane || !next || next.done) return;
-    const [address, waiting] = next.value;
+    const [address, [start, ...others]] = lane?.entries().next().value ?? ['', []];
+    if (!lane || !start) return;
     // The address goes to the back of the line.
     lane.delete(address);
-    const start = waiting.shift()!;
-    if (waiting.length > 0) lane.set(address, waiting);
+    if (others.length > 0) lane.set(address, others);
     // Counted as running now, so that no newcomer takes its place before it resumes.
     this.#running++;
     start();

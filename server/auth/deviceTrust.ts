@@ -1,50 +1,30 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database } from '../db/pool.js';
-import type { CredentialGenerations } from './generations.js';
+import type { SessionStore } from './sessions.js';
 
-interface DeviceTrustOptions {
-  trustDays: number;
-  generations: CredentialGenerations;
-}
-
-const DAY_SECONDS = 24 * 3600;
+const TOKEN = /^(\d+)\.(\d+)\.(\d+)\.([\w-]+)\.([\w-]+)$/;
 
 /**
  * Device cookies, `<account id>.<generation>.<issued at, s>.<random>.<HMAC-SHA256>`: proof that
  * the browser logged in to the account in this generation less than `trustDays` ago. They grant
- * nothing by themselves. The key is the process's own, or shared by every instance in PostgreSQL.
+ * nothing by themselves. The key is the process's own, or with `db` one every instance shares.
  */
 export class DeviceTrust {
   #key: Promise<Buffer> | undefined;
 
-  private constructor(
-    private readonly loadKey: () => Promise<Buffer>,
-    private readonly options: DeviceTrustOptions,
+  constructor(
+    private readonly trustDays: number,
+    private readonly sessions: Pick<SessionStore, 'generation'>,
+    private readonly db?: Database,
   ) {}
 
-  static inMemory(options: DeviceTrustOptions): DeviceTrust {
-    const key = randomBytes(32);
-    return new DeviceTrust(async () => key, options);
-  }
-
-  /** Made by the first instance that needs it. */
-  static inPostgres(db: Database, options: DeviceTrustOptions): DeviceTrust {
-    return new DeviceTrust(async () => {
-      await db.query('INSERT INTO device_key (key) VALUES ($1) ON CONFLICT DO NOTHING', [
-        randomBytes(32),
-      ]);
-      return (await db.query<{ key: Buffer }>('SELECT key FROM device_key')).rows[0]!.key;
-    }, options);
-  }
-
   get maxAgeSeconds(): number {
-    return this.options.trustDays * DAY_SECONDS;
+    return this.trustDays * 24 * 3600;
   }
 
   async issue(userId: string, generation: number): Promise<string> {
-    const claims =
-      `${userId}.${generation}.${Math.floor(Date.now() / 1000)}.` +
-      randomBytes(12).toString('base64url');
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const claims = `${userId}.${generation}.${issuedAt}.${randomBytes(12).toString('base64url')}`;
     return `${claims}.${await this.#sign(claims)}`;
   }
 
@@ -55,21 +35,12 @@ export class DeviceTrust {
   async recognize(tokens: string[], userId: string): Promise<string | undefined> {
     let current: Promise<number | undefined> | undefined;
     for (const token of tokens) {
-      const parts = token.split('.');
-      const [id, generation, issuedAt, device, signature] = parts;
-      if (
-        parts.length !== 5 ||
-        id !== userId ||
-        !/^\d+$/.test(generation!) ||
-        !/^\d+$/.test(issuedAt!) ||
-        !device ||
-        Number(issuedAt) + this.maxAgeSeconds <= Date.now() / 1000
-      )
-        continue;
-      const expected = Buffer.from(await this.#sign(parts.slice(0, 4).join('.')));
+      const [, id, generation, issuedAt, device, signature] = TOKEN.exec(token) ?? [];
+      if (id !== userId || Number(issuedAt) + this.maxAgeSeconds <= Date.now() / 1000) continue;
+      const expected = Buffer.from(await this.#sign(token.slice(0, token.lastIndexOf('.'))));
       const given = Buffer.from(signature!);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) continue;
-      current ??= this.options.generations.current(userId);
+      current ??= this.sessions.generation(userId);
       if (Number(generation) === (await current)) return device;
     }
     return undefined;
@@ -77,12 +48,20 @@ export class DeviceTrust {
 
   async #sign(claims: string): Promise<string> {
     // Loaded once; a load that failed (the database away) is tried again next time.
-    this.#key ??= this.loadKey().catch((error: unknown) => {
+    this.#key ??= this.#load().catch((error: unknown) => {
       this.#key = undefined;
       throw error;
     });
     return createHmac('sha256', await this.#key)
       .update(claims)
       .digest('base64url');
+  }
+
+  /** Made by the first instance that needs it. */
+  async #load(): Promise<Buffer> {
+    if (!this.db) return randomBytes(32);
+    const made = randomBytes(32);
+    await this.db.query('INSERT INTO device_key (key) VALUES ($1) ON CONFLICT DO NOTHING', [made]);
+    return (await this.db.query<{ key: Buffer }>('SELECT key FROM device_key')).rows[0]!.key;
   }
 }

@@ -18,15 +18,13 @@ export const LOGIN_LIMITS = {
 
 type LimitName = keyof typeof LOGIN_LIMITS;
 export type LimitKeys = Partial<Record<LimitName, string>>;
-
 /** `waiting`: the address has too many checks waiting already. */
 export type Refusal = { limit: LimitName | 'waiting'; retryAfterSeconds: number };
-
-export type Outcome = 'succeeded' | 'failed' | 'unchecked';
-
 export type LimitState = { failures: number; retryAfterSeconds: number | null };
 
 const secondsOf = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+const entriesOf = (keys: LimitKeys) =>
+  Object.entries(keys).filter(([, key]) => key !== undefined) as [LimitName, string][];
 
 /**
  * In this process, or in table `login_limits` for every instance. An attempt spends a point of
@@ -34,67 +32,57 @@ const secondsOf = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
  * never pass a limit together, and a correct login costs nothing.
  */
 export class LoginLimits {
-  readonly #limiters: Record<LimitName, RateLimiterAbstract>;
+  readonly #limiters = {} as Record<LimitName, RateLimiterAbstract>;
 
   constructor(db?: Database) {
-    const limiter = (name: LimitName) => {
-      const options = { keyPrefix: name, ...LOGIN_LIMITS[name] };
-      if (!db) return new RateLimiterMemory(options);
-      const table = { tableName: 'login_limits', tableCreated: true };
-      return new RateLimiterPostgres({ ...options, ...table, storeClient: db, storeType: 'pool' });
-    };
-    this.#limiters = {
-      pair: limiter('pair'),
-      address: limiter('address'),
-      account: limiter('account'),
-    };
+    for (const [keyPrefix, limit] of Object.entries(LOGIN_LIMITS)) {
+      const table = { tableName: 'login_limits', tableCreated: true, storeType: 'pool' };
+      this.#limiters[keyPrefix as LimitName] = db
+        ? new RateLimiterPostgres({ keyPrefix, ...limit, ...table, storeClient: db })
+        : new RateLimiterMemory({ keyPrefix, ...limit });
+    }
   }
 
   /** The first limit the keys have spent, spending nothing. */
   async refusal(keys: LimitKeys): Promise<Refusal | undefined> {
-    const entries = entriesOf(keys);
-    const states = await Promise.all(entries.map(([limit, key]) => this.state(limit, key)));
-    const index = states.findIndex(({ retryAfterSeconds }) => retryAfterSeconds !== null);
-    if (index < 0) return undefined;
-    return { limit: entries[index]![0], retryAfterSeconds: states[index]!.retryAfterSeconds! };
+    const states = await Promise.all(
+      entriesOf(keys).map(async ([limit, key]) => ({ limit, ...(await this.state(limit, key)) })),
+    );
+    const spent = states.find((state) => state.retryAfterSeconds !== null);
+    return spent && { limit: spent.limit, retryAfterSeconds: spent.retryAfterSeconds! };
   }
 
   /** Spends a point of each key; when one is spent already, gives every point back: the longest. */
   async spend(keys: LimitKeys): Promise<Refusal | undefined> {
     const entries = entriesOf(keys);
     const spent = await Promise.allSettled(
-      entries.map(([limit, key]) => this.#limiters[limit].consume(key)),
+      entries.map(([name, key]) => this.#limiters[name].consume(key)),
     );
-    let longest: Refusal | undefined;
-    spent.forEach((result, index) => {
-      if (result.status === 'fulfilled') return;
+    const refusals = spent.flatMap((result, index) => {
+      if (result.status === 'fulfilled') return [];
       if (!(result.reason instanceof RateLimiterRes)) throw result.reason;
       const retryAfterSeconds = secondsOf(result.reason.msBeforeNext);
-      if (retryAfterSeconds > (longest?.retryAfterSeconds ?? 0))
-        longest = { limit: entries[index]![0], retryAfterSeconds };
+      return [{ limit: entries[index]![0], retryAfterSeconds }];
     });
-    if (longest) await this.#giveBack(entries);
-    return longest;
+    if (refusals.length > 0) await this.#giveBack(entries);
+    return refusals.sort((a, b) => b.retryAfterSeconds - a.retryAfterSeconds)[0];
   }
 
   /** What the check found: only a failure keeps its points, and a success clears its pair. */
-  async settle(keys: LimitKeys, outcome: Outcome): Promise<void> {
+  async settle(keys: LimitKeys, outcome: 'succeeded' | 'failed' | 'unchecked'): Promise<void> {
     if (outcome === 'failed') return;
-    const { pair, ...rest } = keys;
-    await Promise.all([
-      this.#giveBack(entriesOf(rest)),
-      pair !== undefined && outcome === 'succeeded' && this.#limiters.pair.delete(pair),
-      pair !== undefined && outcome === 'unchecked' && this.#limiters.pair.reward(pair),
-    ]);
+    const { pair, ...others } = keys;
+    await this.#giveBack(entriesOf(outcome === 'succeeded' ? others : keys));
+    if (pair !== undefined && outcome === 'succeeded') await this.#limiters.pair.delete(pair);
   }
 
   async state(limit: LimitName, key: string): Promise<LimitState> {
     const res = await this.#limiters[limit].get(key);
     // The memory store may hold a key past its window until its timer deletes it.
     if (res === null || res.msBeforeNext <= 0) return { failures: 0, retryAfterSeconds: null };
-    const failures = Math.min(res.consumedPoints, LOGIN_LIMITS[limit].points);
-    const blocked = failures >= LOGIN_LIMITS[limit].points;
-    return { failures, retryAfterSeconds: blocked ? secondsOf(res.msBeforeNext) : null };
+    const { points } = LOGIN_LIMITS[limit];
+    const failures = Math.min(res.consumedPoints, points);
+    return { failures, retryAfterSeconds: failures < points ? null : secondsOf(res.msBeforeNext) };
   }
 
   /** Clears the account's own limit; its pairs keep theirs, so they cannot lock it again. */
@@ -108,6 +96,3 @@ export class LoginLimits {
     await Promise.all(entries.map(([limit, key]) => this.#limiters[limit].reward(key)));
   }
 }
-
-const entriesOf = (keys: LimitKeys) =>
-  Object.entries(keys).filter(([, key]) => key !== undefined) as [LimitName, string][];

@@ -1,19 +1,15 @@
 import { clientKey } from '../http/clientAddress.js';
 import { tooManyRequests, unauthorized } from '../http/errors.js';
-import type { Accounts, User } from './accounts.js';
+import type { Accounts } from './accounts.js';
 import type { AuditTrail, RequestFacts } from './auditLog.js';
 import { CheckQueue } from './checkQueue.js';
 import type { DeviceTrust } from './deviceTrust.js';
-import type { CredentialGenerations } from './generations.js';
-import type { LimitKeys, LoginLimits, Outcome, Refusal } from './limits.js';
+import type { LimitKeys, LoginLimits, Refusal } from './limits.js';
 import { messages } from './messages.js';
+import type { SessionStore } from './sessions.js';
 
-export interface LoginAttempt {
-  request: RequestFacts;
-  deviceCookies: string[];
-  email: string;
-  password: string;
-}
+type Parts = { accounts: Accounts; sessions: SessionStore; devices: DeviceTrust };
+type Attempt = { request: RequestFacts; deviceCookies: string[]; email: string; password: string };
 
 /**
  * scrypt runs on libuv's 4 threads, which the database pools' connection handshakes need too: a
@@ -26,65 +22,47 @@ const CHECKS_AT_ONCE = 2;
  * are read when the attempt arrives and spent in its turn. Refusals and failures are audited here;
  * a success is the caller's to audit, once its session is made.
  */
-export function loginCheck(deps: {
-  accounts: Accounts;
-  generations: CredentialGenerations;
-  devices: DeviceTrust;
-  limits: LoginLimits;
-  audit: AuditTrail;
-}) {
-  const { accounts, generations, devices, limits, audit } = deps;
+export function loginCheck(parts: Parts & { limits: LoginLimits; audit: AuditTrail }) {
+  const { accounts, sessions, devices, limits, audit } = parts;
   const queue = new CheckQueue(CHECKS_AT_ONCE);
   const refuse = (request: RequestFacts, email: string, refusal: Refusal) => {
-    audit.record('login.throttled', request, { email }, { ...refusal });
+    audit.record('login.throttled', request, { email }, refusal);
     return tooManyRequests(messages.tooManyAttempts, refusal.retryAfterSeconds);
   };
 
-  return async function check({ request, deviceCookies, email, password }: LoginAttempt): Promise<{
-    user: User;
-    generation: number;
-    trustedDevice: boolean;
-  }> {
+  return async ({ request, deviceCookies, email, password }: Attempt) => {
     const address = clientKey(request.address);
     const userId = accounts.idOf(email);
-    const device =
-      userId !== undefined && deviceCookies.length > 0
-        ? await devices.recognize(deviceCookies, userId)
-        : undefined;
-    const trustedDevice = device !== undefined;
+    const device = userId && (await devices.recognize(deviceCookies, userId));
     // A trusted device answers for itself alone.
-    const keys: LimitKeys = trustedDevice
+    const keys: LimitKeys = device
       ? { pair: `${userId}:device:${device}` }
-      : userId !== undefined
-        ? { address, pair: `${userId}:${address}`, account: userId }
-        : { address };
+      : { address, ...(userId && { pair: `${userId}:${address}`, account: userId }) };
     const early = await limits.refusal(keys);
     if (early) throw refuse(request, email, early);
-    const lane = trustedDevice ? 'trusted' : userId !== undefined ? 'account' : 'unknown';
+    const lane = device ? 'trusted' : userId ? 'account' : 'unknown';
     if (!queue.hasRoom(address, lane))
       throw refuse(request, email, { limit: 'waiting', retryAfterSeconds: 1 });
-
     return queue.run(address, lane, async () => {
       const refusal = await limits.spend(keys);
       if (refusal) throw refuse(request, email, refusal);
-      let outcome: Outcome = 'unchecked';
+      let outcome: 'succeeded' | 'failed' | 'unchecked' = 'unchecked';
       try {
         const [user, generation] = await Promise.all([
           accounts.authenticate(email, password),
-          userId === undefined ? undefined : generations.current(userId),
+          userId && sessions.generation(userId),
         ]);
-        if (user && generation !== undefined) {
+        if (user && typeof generation === 'number') {
           outcome = 'succeeded';
-          return { user, generation, trustedDevice };
+          return { user, generation, trustedDevice: Boolean(device) };
         }
         // An instance whose credential was replaced admits no one to the account, counting nothing.
         if (!user) outcome = 'failed';
-        const reason =
-          userId === undefined
-            ? 'unknown email'
-            : !user
-              ? 'wrong password'
-              : 'credential replaced by another instance';
+        const reason = !userId
+          ? 'unknown email'
+          : !user
+            ? 'wrong password'
+            : 'credential replaced by another instance';
         audit.record('login.failed', request, { email }, { reason });
         throw unauthorized(messages.invalidCredentials);
       } finally {
@@ -93,5 +71,3 @@ export function loginCheck(deps: {
     });
   };
 }
-
-export type LoginCheck = ReturnType<typeof loginCheck>;

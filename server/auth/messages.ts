@@ -1,4 +1,9 @@
-import { messageOutcomes } from '../http/openapi.js';
+import Koa from 'koa';
+import type { ErrorAnswer } from '../http/app.js';
+import { UNREADABLE_BODY } from '../http/body.js';
+import { HttpError, MalformedJsonError } from '../http/errors.js';
+import { messageOutcomes, type Contract } from '../http/openapi.js';
+import { InvalidRequestError } from '../http/route.js';
 
 // What the login form may show a person is in Japanese, like the page; the spec's machine-like
 // answers stay English.
@@ -21,3 +26,47 @@ export const messages = {
 } as const;
 
 export const { schema: ErrorBody, outcome: failure } = messageOutcomes('Error', 'error');
+
+/** The service's own words for the shared failures; others keep the message thrown. */
+const WORDING: Record<string, string> = {
+  [UNREADABLE_BODY]: messages.invalidLoginBody,
+  [new HttpError(404).message]: messages.notFound,
+  [new HttpError(405).message]: messages.methodNotAllowed,
+  'Request body too large': messages.bodyTooLarge,
+};
+
+/** Every failure as `{error}`. */
+export function shape(error: unknown): ErrorAnswer {
+  const answer = (status: number, error: string, headers?: Record<string, string>) => ({
+    status,
+    body: { error },
+    headers,
+  });
+  if (error instanceof InvalidRequestError && error.query)
+    return answer(400, error.query.errors.join('; '));
+  if (error instanceof InvalidRequestError || error instanceof MalformedJsonError)
+    return answer(400, messages.invalidLoginBody);
+  if (error instanceof HttpError)
+    return answer(error.status, WORDING[error.message] ?? error.message, error.headers);
+  // Koa's and koa-send's own client errors (a malformed path, for instance).
+  if (error instanceof Koa.HttpError && error.expose && error.status < 500)
+    return answer(error.status, error.message);
+  return answer(500, messages.internalError);
+}
+
+export const contract: Contract = {
+  title: 'Session Login API',
+  version: '1.0.0',
+  description:
+    'Log in with an email and password, read the current user, log out. The session token ' +
+    'travels in the HttpOnly `token` cookie. Every failure answers `{error: string}`.',
+  errorSchema: ErrorBody,
+  invalidBody: {
+    400: failure('Not a JSON object with string `email` and `password`', messages.invalidLoginBody),
+  },
+  invalidParams: {},
+  invalidQuery: {
+    400: failure('A query parameter is not valid', 'limit must be less than or equal to 100'),
+  },
+  unmatched: { 400: failure('A file path that is not valid percent-encoding', 'failed to decode') },
+};

@@ -1,105 +1,91 @@
 import { createHash, randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type { Database } from '../db/pool.js';
-import type { User } from './accounts.js';
 import {
-  cappedSessions,
-  type Client,
-  type SessionCap,
-  type SessionInfo,
-  type SessionLimits,
-  type SessionRef,
-  type SessionStore,
+  matchesHash,
+  newPasswordHash,
+  normalizeEmail,
+  type PasswordHash,
+  type User,
+} from './accounts.js';
+import type {
+  Capped,
+  Client,
+  SessionInfo,
+  SessionLimits,
+  SessionRef,
+  SessionStore,
 } from './sessions.js';
 
-/** Serializes logins across instances, so that the caps hold however many log in at once. */
-const LOGIN_LOCK = 0x5e55;
-const SWEEP_LOCK = 0x5e56;
+/** Serialize logins (so that the caps hold), sweeps, and instances comparing credentials. */
+const [LOGIN_LOCK, SWEEP_LOCK, CREDENTIALS_LOCK] = [0x5e55, 0x5e56, 0x5e57];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 const hashOf = (token: string) => createHash('sha256').update(token).digest();
-
 /** A time as toISOString writes it, as the memory store lists it. */
-export const iso = (column: string) =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const iso = (column: string, as: string) =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${as}"`;
+const LIVE = 'JOIN credentials USING (user_id, generation) WHERE expires_at > now()';
 
-/**
- * The live sessions of a batch of token hashes, each with its place in the batch; last-seen times
- * are refreshed at most once a minute, so lookups almost never write.
- */
+/** Each token's live session, by its place in the batch; last seen refreshed once a minute. */
 const LOOKUP = {
   name: 'sessions.lookup',
   text: `SELECT id, user_id AS "userId", at::int,
       last_seen_at < now() - interval '1 minute' AS stale
     FROM unnest($1::bytea[]) WITH ORDINALITY AS asked (token_hash, at)
-      JOIN sessions USING (token_hash) JOIN credentials USING (user_id, generation)
-    WHERE expires_at > now()`,
+    JOIN sessions USING (token_hash) ${LIVE}`,
 };
 
-/** The migrations' function takes LOGIN_LOCK, ends the oldest past the caps and inserts. */
+/** The migration's function takes LOGIN_LOCK, ends the oldest past the caps and inserts. */
 const CREATE = {
   name: 'sessions.create',
-  text: `SELECT ended_owner AS "userId", cap
+  text: `SELECT ended_owner AS "userId", cap, ended
     FROM create_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 };
 
-const LIVE = 'sessions JOIN credentials USING (user_id, generation) WHERE expires_at > now()';
+const STORE_CREDENTIAL = `INSERT INTO credentials (user_id, email, salt, password_hash, cost)
+  VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, salt = excluded.salt,
+    password_hash = excluded.password_hash, cost = excluded.cost,
+    generation = nextval('credential_generations')`;
 
-const INFO = `id, user_id AS "userId", address, user_agent AS "userAgent",
-  ${iso('created_at')} AS "createdAt", ${iso('last_seen_at')} AS "lastSeenAt",
-  ${iso('expires_at')} AS "expiresAt"`;
+type Credential = { id: string; email: string; password: string };
 
 /**
- * Sessions in table `sessions`, shared by every instance, each known by its token's SHA-256.
- * Nothing is cached, so an ending holds everywhere at once. Lookups wait until this instance has
- * compared the stored credentials with its own, so a changed password's sessions are refused from
- * the first request.
+ * Sessions in table `sessions`, shared by every instance, each known by its token's SHA-256;
+ * nothing is cached, so an ending holds everywhere at once. Generations are in `credentials`, with
+ * each account's email and salted scrypt hash, which each instance compares with its own at start:
+ * different, it stores its own with a new generation (from a sequence, so none comes back) and
+ * the account's sessions end. It then knows the stored credential by its salt: once another
+ * instance replaces it, this one admits no one to the account. Lookups wait for the comparison.
  */
 export class PostgresSessionStore implements SessionStore {
-  #credentialsChecked = false;
+  #salts: Promise<Map<string, Buffer>> | undefined;
 
   constructor(
     private readonly db: Database,
     private readonly limits: SessionLimits,
-    private readonly credentialsChecked: () => Promise<unknown>,
+    private readonly credentials: Credential[],
+    private readonly passwordHashCost: number,
   ) {}
 
   async create(user: User, { address, userAgent }: Client, generation: number) {
-    const token = randomUUID();
+    const [token, id] = [randomUUID(), randomUUID()];
     const { ttlSeconds, maxPerUser, max } = this.limits;
-    const { rows } = await this.db.query<{ userId: string; cap: SessionCap }>(CREATE, [
-      randomUUID(),
-      hashOf(token),
-      user.id,
-      ttlSeconds,
-      address,
-      userAgent,
-      generation,
-      maxPerUser,
-      max,
-      LOGIN_LOCK,
-    ]);
-    return { token, capped: cappedSessions(rows) };
+    const session = [id, hashOf(token), user.id, ttlSeconds, address, userAgent, generation];
+    const { rows } = await this.db.query<Capped>(CREATE, [...session, maxPerUser, max, LOGIN_LOCK]);
+    return { token, capped: rows };
   }
 
-  find(token: string): Promise<SessionRef | undefined> {
-    if (this.#credentialsChecked) return this.#lookups.load(token);
-    return this.credentialsChecked().then(() => {
-      this.#credentialsChecked = true;
-      return this.#lookups.load(token);
-    });
+  async find(token: string): Promise<SessionRef | undefined> {
+    await this.checked();
+    return this.#lookups.load(token);
   }
 
-  /**
-   * The lookups of one turn of the event loop go to the database as one prepared statement: one
-   * round trip for many requests under load.
-   */
+  /** The lookups of one turn of the event loop: one prepared statement, one round trip. */
   readonly #lookups = new DataLoader<string, SessionRef | undefined>(
     async (tokens) => {
-      const { rows } = await this.db.query<SessionRef & { at: number; stale: boolean }>(LOOKUP, [
-        tokens.map(hashOf),
-      ]);
+      const { rows } = await this.db.query(LOOKUP, [tokens.map(hashOf)]);
       const found: (SessionRef | undefined)[] = tokens.map(() => undefined);
       for (const { id, userId, at } of rows) found[at - 1] = { id, userId };
       const stale = rows.filter((row) => row.stale).map(({ id }) => id);
@@ -115,9 +101,7 @@ export class PostgresSessionStore implements SessionStore {
 
   async remove(token: string): Promise<SessionRef | undefined> {
     const { rows } = await this.db.query<SessionRef>(
-      `WITH ended AS (
-        DELETE FROM sessions WHERE token_hash = $1 RETURNING id, user_id, expires_at
-      )
+      `WITH ended AS (DELETE FROM sessions WHERE token_hash = $1 RETURNING id, user_id, expires_at)
       SELECT id, user_id AS "userId" FROM ended WHERE expires_at > now()`,
       [hashOf(token)],
     );
@@ -125,15 +109,18 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async list(userId?: string): Promise<SessionInfo[]> {
-    const filter = 'AND ($1::text IS NULL OR user_id = $1) ORDER BY created_at';
-    return (
-      await this.db.query<SessionInfo>(`SELECT ${INFO} FROM ${LIVE} ${filter}`, [userId ?? null])
-    ).rows;
+    const { rows } = await this.db.query<SessionInfo>(
+      `SELECT id, user_id AS "userId", address, user_agent AS "userAgent",
+        ${iso('created_at', 'createdAt')}, ${iso('last_seen_at', 'lastSeenAt')},
+        ${iso('expires_at', 'expiresAt')}
+      FROM sessions ${LIVE} AND ($1::text IS NULL OR user_id = $1) ORDER BY created_at`,
+      [userId ?? null],
+    );
+    return rows;
   }
 
   async count(): Promise<number> {
-    return (await this.db.query<{ live: number }>(`SELECT count(*)::int AS live FROM ${LIVE}`))
-      .rows[0]!.live;
+    return (await this.db.query(`SELECT count(*)::int AS live FROM sessions ${LIVE}`)).rows[0].live;
   }
 
   async end(id: string, userId?: string): Promise<SessionRef | undefined> {
@@ -154,15 +141,58 @@ export class PostgresSessionStore implements SessionStore {
     return rowCount ?? 0;
   }
 
+  async generation(userId: string): Promise<number | undefined> {
+    const salt = (await this.checked()).get(userId);
+    const { rows } = await this.db.query(
+      'SELECT generation FROM credentials WHERE user_id = $1 AND salt = $2',
+      [userId, salt],
+    );
+    return rows[0]?.generation;
+  }
+
+  async renew(userId: string): Promise<void> {
+    await this.db.query(
+      "UPDATE credentials SET generation = nextval('credential_generations') WHERE user_id = $1",
+      [userId],
+    );
+  }
+
   /** Deletes the expired rows, unless another instance is at it: how many. */
-  async sweep(): Promise<number> {
+  sweep(): Promise<number> {
     return this.db.transaction(async (query) => {
-      const { rows } = await query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_xact_lock($1) AS locked',
-        [SWEEP_LOCK],
-      );
-      if (!rows[0]!.locked) return 0;
+      const { rows } = await query('SELECT pg_try_advisory_xact_lock($1) AS locked', [SWEEP_LOCK]);
+      if (!rows[0].locked) return 0;
       return (await query('DELETE FROM sessions WHERE expires_at <= now()')).rowCount ?? 0;
+    });
+  }
+
+  /** Compares the stored credentials with this instance's, once; a failure is retried next call. */
+  checked(): Promise<Map<string, Buffer>> {
+    return (this.#salts ??= this.#compare().catch((error: unknown) => {
+      this.#salts = undefined;
+      throw error;
+    }));
+  }
+
+  #compare(): Promise<Map<string, Buffer>> {
+    return this.db.transaction(async (query) => {
+      await query('SELECT pg_advisory_xact_lock($1)', [CREDENTIALS_LOCK]);
+      const salts = new Map<string, Buffer>();
+      for (const { id, password, ...account } of this.credentials) {
+        const email = normalizeEmail(account.email);
+        const { rows } = await query<PasswordHash & { email: string }>(
+          'SELECT email, salt, password_hash AS key, cost FROM credentials WHERE user_id = $1',
+          [id],
+        );
+        let stored = rows[0];
+        if (stored?.email !== email || !(await matchesHash(password, stored))) {
+          stored = { email, ...(await newPasswordHash(password, this.passwordHashCost)) };
+          await query(STORE_CREDENTIAL, [id, email, stored.salt, stored.key, stored.cost]);
+          await query('DELETE FROM sessions WHERE user_id = $1', [id]);
+        }
+        salts.set(id, stored.salt);
+      }
+      return salts;
     });
   }
 }

@@ -1,6 +1,6 @@
 import type { AuthConfig, Edge } from '../config.js';
 import type { JsonSchema } from '../http/route.js';
-import type { AccountThrottle, SessionView as Session, Settings } from '../../web/src/pageState.js';
+import type { SessionView, Settings } from '../../web/src/pageState.js';
 import type { Accounts } from './accounts.js';
 import { AUDIT_EVENT_TYPES, type AuditTrail } from './auditLog.js';
 import { AUDIT_RATE, MANY_ADDRESSES } from './auditRate.js';
@@ -11,9 +11,6 @@ import type { SessionInfo, SessionStore } from './sessions.js';
 // How the login service shows what it keeps: each JSON Schema is the OpenAPI document's, each type
 // the pages' own.
 
-/** The latest events the users page shows of each account. */
-const RECENT_EVENTS = 20;
-
 /** An object with every property required (a component of the document, unless nested). */
 export const object = (title: string, properties: Record<string, JsonSchema>): JsonSchema => ({
   type: 'object',
@@ -21,140 +18,110 @@ export const object = (title: string, properties: Record<string, JsonSchema>): J
   properties,
   required: Object.keys(properties),
 });
+export const ok = (description: string, schema: JsonSchema) => ({ 200: { description, schema } });
 
+const [TEXT, INTEGER, BOOLEAN] = [{ type: 'string' }, { type: 'integer' }, { type: 'boolean' }];
 const TIME = { type: 'string', format: 'date-time' };
-const ADDRESS = { type: 'string', examples: ['203.0.113.7'] };
-const USER_AGENT = { type: 'string', description: 'The browser (at most 256 characters)' };
-const integer = (description: string) => ({ type: 'integer', description });
-const seconds = (description: string) => ({ type: 'integer', minimum: 0, description });
-const listOf = (items: JsonSchema, description: string) => ({ type: 'array', description, items });
+const orNull = (schema: JsonSchema) => ({ ...schema, type: [schema.type, 'null'] });
+const listOf = (items: JsonSchema) => ({ type: 'array', items });
+const integers = (...names: string[]) => Object.fromEntries(names.map((name) => [name, INTEGER]));
 
-export const SessionView = object('Session', {
-  id: { type: 'string', format: 'uuid' },
-  createdAt: TIME,
-  lastSeenAt: { ...TIME, description: 'Updated at most once a minute' },
-  expiresAt: TIME,
-  address: { ...ADDRESS, description: 'The client address it was opened from' },
-  userAgent: USER_AGENT,
-  current: { type: 'boolean', description: 'Whether it is the session of this request' },
-});
-
-export const SessionList = listOf(SessionView, 'Live sessions, oldest first');
-
-const USER = {
-  id: { type: 'string' },
-  email: { type: 'string', examples: ['user@example.com'] },
-  role: { enum: ['user', 'admin'] },
-};
-export const UserView = object('User', USER);
-const WITH_SESSIONS = { ...USER, sessions: SessionList };
-
-const everyAccount = (title: string, account: JsonSchema) =>
-  object(title, { users: listOf(account, 'Every account, in the order of configuration') });
-
-export const AccountSessionsView = everyAccount(
-  'AccountSessions',
-  object('AccountWithSessions', WITH_SESSIONS),
+export const SessionList = listOf(
+  object('Session', {
+    id: { type: 'string', format: 'uuid' },
+    createdAt: TIME,
+    lastSeenAt: { ...TIME, description: 'Updated at most once a minute' },
+    expiresAt: TIME,
+    address: TEXT,
+    userAgent: TEXT,
+    current: { ...BOOLEAN, description: 'Whether it is the session of this request' },
+  }),
 );
 
+const USER = { id: TEXT, email: TEXT, role: { enum: ['user', 'admin'] } };
+export const UserView = object('User', USER);
+
+/** Every account, in the order of configuration, with its sessions and `more`. */
+const everyAccount = (title: string, item: string, more: Record<string, JsonSchema> = {}) =>
+  object(title, { users: listOf(object(item, { ...USER, sessions: SessionList, ...more })) });
+
+export const AccountSessionsView = everyAccount('AccountSessions', 'AccountWithSessions');
+
 /** A security event: never a password, token or cookie. */
-export const AuditEventView = object('AuditEvent', {
-  id: { type: 'integer', minimum: 1, description: 'Grows with each event kept' },
-  time: { ...TIME, description: 'For a summary: its first event' },
+const AuditEvent = object('AuditEvent', {
+  id: { ...INTEGER, minimum: 1 },
+  time: TIME,
   type: {
     enum: Object.keys(AUDIT_EVENT_TYPES),
     description: Object.entries(AUDIT_EVENT_TYPES)
       .map(([type, meaning]) => `\`${type}\`: ${meaning}`)
       .join('; '),
   },
-  email: { type: ['string', 'null'], description: "The email tried, or the account's, lower case" },
-  userId: { type: ['string', 'null'], description: 'The account, when it is a configured one' },
-  address: { ...ADDRESS, description: `\`${MANY_ADDRESSES}\`: a summary of many addresses` },
-  userAgent: USER_AGENT,
-  requestId: { type: 'string', description: 'The X-Request-Id of its request' },
+  email: orNull(TEXT),
+  userId: orNull(TEXT),
+  address: { ...TEXT, description: `\`${MANY_ADDRESSES}\`: a summary of many addresses` },
+  userAgent: TEXT,
+  requestId: TEXT,
   detail: {
     type: 'object',
-    description: 'What the event says of itself; `count`: how many events a summary stands for',
+    description: '`count`: how many events a summary stands for',
     additionalProperties: { type: ['string', 'number', 'boolean'] },
   },
 });
 
 export const AuditPage = object('AuditPage', {
-  events: listOf(AuditEventView, 'Newest first'),
-  next: { type: ['integer', 'null'], description: 'The `before` of the next page; null: the last' },
+  events: listOf(AuditEvent),
+  next: { ...orNull(INTEGER), description: 'The `before` of the next page; null: none' },
 });
 
-export const AccountThrottleView = {
-  ...object('AccountThrottle', {
-    blocked: { type: 'boolean' },
-    failures: { type: 'integer', minimum: 0 },
-    retryAfterSeconds: { type: ['integer', 'null'], minimum: 1, description: 'null: not blocked' },
-  }),
-  description: "The account's limit for untrusted clients, all addresses together",
-};
-
-export const AccountsOverviewView = everyAccount(
-  'AccountsOverview',
-  object('AccountOverview', {
-    ...WITH_SESSIONS,
-    throttle: AccountThrottleView,
-    events: listOf(AuditEventView, `Its latest events, newest first (at most ${RECENT_EVENTS})`),
-  }),
-);
+const Throttle = object('AccountThrottle', {
+  blocked: BOOLEAN,
+  failures: { ...INTEGER, minimum: 0 },
+  retryAfterSeconds: { ...orNull(INTEGER), minimum: 1, description: 'null: not blocked' },
+});
+export const Unlocked = object('Unlocked', { cleared: Throttle });
+export const AccountsOverviewView = everyAccount('AccountsOverview', 'AccountOverview', {
+  throttle: Throttle,
+  events: listOf(AuditEvent),
+});
 
 export const SettingsView = object('Settings', {
   sessions: object('SessionSettings', {
-    store: { enum: ['memory', 'postgres'], description: 'SESSION_STORE' },
-    ttlSeconds: seconds('SESSION_TTL_SECONDS'),
-    max: integer('SESSION_MAX'),
-    maxPerUser: integer('SESSION_MAX_PER_USER'),
+    store: { enum: ['memory', 'postgres'] },
+    ...integers('ttlSeconds', 'max', 'maxPerUser'),
   }),
-  throttling: object('ThrottlingSettings', {
-    perPair: integer('Failures of one account from one address or trusted device per window'),
-    pairWindowSeconds: seconds('The window of perPair'),
-    perAccount: integer('Failures of one account from untrusted clients per window'),
-    accountWindowSeconds: seconds('The window of perAccount'),
-    perAddress: integer('Failures from one client address (an IPv6 /64) per window'),
-    addressWindowSeconds: seconds('The window of perAddress'),
-    waitingPerAddress: integer('Password checks one client address may have waiting'),
-    deviceTrustDays: integer('DEVICE_TRUST_DAYS'),
-  }),
-  audit: object('AuditSettings', {
-    retentionDays: integer('AUDIT_RETENTION_DAYS'),
-    maxEvents: integer('AUDIT_MAX_EVENTS'),
-    perClient: integer('Events of one type and address kept one by one per window'),
-    windowSeconds: seconds('The window of perClient'),
-    maxClients: integer('Types and addresses told apart per window'),
-  }),
-  trustProxy: {
-    description: 'TRUST_PROXY; null: none',
-    oneOf: [{ type: 'integer' }, { type: 'array', items: { type: 'string' } }, { type: 'null' }],
-  },
-  allowedHosts: {
-    description: 'AUTH_ALLOWED_HOSTS; null: any host',
-    oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }],
-  },
-  production: { type: 'boolean', description: 'NODE_ENV=production' },
-  passwordHashCost: integer('PASSWORD_HASH_COST'),
+  throttling: object(
+    'ThrottlingSettings',
+    integers(
+      ...['perPair', 'pairWindowSeconds', 'perAccount', 'accountWindowSeconds', 'perAddress'],
+      ...['addressWindowSeconds', 'waitingPerAddress', 'deviceTrustDays'],
+    ),
+  ),
+  audit: object(
+    'AuditSettings',
+    integers('retentionDays', 'maxEvents', 'perClient', 'windowSeconds', 'maxClients'),
+  ),
+  trustProxy: { oneOf: [INTEGER, listOf(TEXT), { type: 'null' }] },
+  allowedHosts: { oneOf: [listOf(TEXT), { type: 'null' }] },
+  production: BOOLEAN,
+  passwordHashCost: INTEGER,
 });
 
-export function presentSession(
-  { id, createdAt, lastSeenAt, expiresAt, address, userAgent }: SessionInfo,
-  currentId: string,
-): Session {
-  return { id, createdAt, lastSeenAt, expiresAt, address, userAgent, current: id === currentId };
-}
-
-export const presentThrottle = ({ failures, retryAfterSeconds }: LimitState): AccountThrottle => ({
+export const presentThrottle = ({ failures, retryAfterSeconds }: LimitState) => ({
   blocked: retryAfterSeconds !== null,
   failures,
   retryAfterSeconds,
 });
 
+export const presentSession = (session: SessionInfo, currentId: string): SessionView => {
+  const { id, createdAt, lastSeenAt, expiresAt, address, userAgent } = session;
+  return { id, createdAt, lastSeenAt, expiresAt, address, userAgent, current: id === currentId };
+};
+
 /** What governs sessions, logins, the audit trail and the edge; never a secret. */
-export function presentSettings(config: AuthConfig, edge: Edge): Settings {
-  const { store, ttlSeconds, max, maxPerUser } = config.sessions;
+export function presentSettings({ sessions, audit, ...config }: AuthConfig, edge: Edge): Settings {
   const { pair, account, address } = LOGIN_LIMITS;
+  const { store, ttlSeconds, max, maxPerUser } = sessions;
   return {
     sessions: { store, ttlSeconds, max, maxPerUser },
     throttling: {
@@ -168,8 +135,8 @@ export function presentSettings(config: AuthConfig, edge: Edge): Settings {
       deviceTrustDays: config.deviceTrustDays,
     },
     audit: {
-      retentionDays: config.audit.retentionDays,
-      maxEvents: config.audit.maxEvents,
+      retentionDays: audit.retentionDays,
+      maxEvents: audit.maxEvents,
       perClient: AUDIT_RATE.perClient,
       windowSeconds: AUDIT_RATE.windowMs / 1000,
       maxClients: AUDIT_RATE.maxClients,
@@ -181,36 +148,30 @@ export function presentSettings(config: AuthConfig, edge: Edge): Settings {
   };
 }
 
+/** The latest events the users page shows of each account. */
+const RECENT_EVENTS = 20;
+
+type Parts = { accounts: Accounts; sessions: SessionStore; limits: LoginLimits; audit: AuditTrail };
+
 /** What administrators see, in the admin API and in the admin pages alike. */
-export function adminViews(
-  parts: { accounts: Accounts; sessions: SessionStore; limits: LoginLimits; audit: AuditTrail },
-  settings: Settings,
-) {
-  const { accounts, sessions, limits, audit } = parts;
+export function adminViews({ accounts, sessions, limits, audit }: Parts, settings: Settings) {
   // Every account with its live sessions, marking the one of the session asking.
   const withSessions = async (currentSessionId: string) => {
     const live = await sessions.list();
-    return accounts.all().map((user) => ({
-      ...user,
-      sessions: live
-        .filter((session) => session.userId === user.id)
-        .map((session) => presentSession(session, currentSessionId)),
-    }));
+    return accounts.all().map((user) => {
+      const own = live.filter((session) => session.userId === user.id);
+      return { ...user, sessions: own.map((session) => presentSession(session, currentSessionId)) };
+    });
   };
-  return {
-    accounts: withSessions,
-    overview: async (currentSessionId: string) =>
-      Promise.all(
-        (await withSessions(currentSessionId)).map(async (account) => {
-          const [state, { events }] = await Promise.all([
-            limits.state('account', account.id),
-            audit.list({ limit: RECENT_EVENTS, email: account.email }),
-          ]);
-          return { ...account, throttle: presentThrottle(state), events };
-        }),
-      ),
-    settings,
-  };
+  const overview = async (currentSessionId: string) =>
+    Promise.all(
+      (await withSessions(currentSessionId)).map(async (account) => {
+        const [state, { events }] = await Promise.all([
+          limits.state('account', account.id),
+          audit.list({ limit: RECENT_EVENTS, email: account.email }),
+        ]);
+        return { ...account, throttle: presentThrottle(state), events };
+      }),
+    );
+  return { accounts: withSessions, overview, settings };
 }
-
-export type AdminViews = ReturnType<typeof adminViews>;

@@ -1,38 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import type { Context } from 'koa';
-import { forbidden, unauthorized } from '../http/errors.js';
-import type { Accounts, User } from './accounts.js';
-import { cookie, cookieValues, type CookieOptions } from './cookies.js';
-import { messages } from './messages.js';
+import type { User } from './accounts.js';
 
 /** Past `maxPerUser` the account's own oldest session ends, past `max` the oldest of all. */
-export interface SessionLimits {
-  ttlSeconds: number;
-  max: number;
-  maxPerUser: number;
-}
-
-export interface Client {
-  address: string;
-  userAgent: string;
-}
-
+export type SessionLimits = { ttlSeconds: number; max: number; maxPerUser: number };
+export type Client = { address: string; userAgent: string };
+export type SessionRef = { id: string; userId: string };
 /** A live session as lists show it: never its token. */
-export interface SessionInfo extends Client {
-  id: string;
-  userId: string;
-  createdAt: string;
-  lastSeenAt: string;
-  expiresAt: string;
-}
-
-export type SessionRef = Pick<SessionInfo, 'id' | 'userId'>;
-export type SessionCap = 'SESSION_MAX_PER_USER' | 'SESSION_MAX';
-type Ending = { userId: string; cap: SessionCap };
+export type SessionInfo = SessionRef &
+  Client & { createdAt: string; lastSeenAt: string; expiresAt: string };
+export type Capped = { userId: string; cap: 'SESSION_MAX_PER_USER' | 'SESSION_MAX'; ended: number };
 
 /**
- * The client holds a token; lists and endings name a session by its id. Only sessions of the
- * account's current credential generation are live.
+ * The client holds a token; lists and endings name a session by its id. Every session is made with
+ * its account's credential generation, which an administrator ending every session replaces, as
+ * does a change of the account's email or password: only sessions of the current one are live.
  */
 export interface SessionStore {
   /** A new session within the caps, and how many live sessions each cap ended per account. */
@@ -40,7 +21,7 @@ export interface SessionStore {
     user: User,
     client: Client,
     generation: number,
-  ): Promise<{ token: string; capped: (Ending & { ended: number })[] }>;
+  ): Promise<{ token: string; capped: Capped[] }>;
   find(token: string): Promise<SessionRef | undefined>;
   remove(token: string): Promise<SessionRef | undefined>;
   /** Oldest first. */
@@ -48,25 +29,16 @@ export interface SessionStore {
   end(id: string, userId?: string): Promise<SessionRef | undefined>;
   endAllOf(userId: string, except?: string): Promise<number>;
   count(): Promise<number>;
+  /** Undefined when another instance replaced this one's credential for the account. */
+  generation(userId: string): Promise<number | undefined>;
+  renew(userId: string): Promise<void>;
 }
 
-export function cappedSessions(endings: Ending[]) {
-  const counted = new Map<string, Ending & { ended: number }>();
-  for (const { userId, cap } of endings) {
-    const known = counted.get(`${cap} ${userId}`);
-    if (known) known.ended++;
-    else counted.set(`${cap} ${userId}`, { userId, cap, ended: 1 });
-  }
-  return [...counted.values()];
-}
+type Times = { createdAt: number; lastSeenAt: number; expiresAt: number };
+type Session = SessionRef & Client & { token: string; generation: number } & Times;
 
 const refOf = ({ id, userId }: SessionRef): SessionRef => ({ id, userId });
-
-interface Session extends Omit<SessionInfo, 'lastSeenAt'> {
-  lastSeenAtMs: number;
-  expiresAtMs: number;
-  generation: number;
-}
+const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * token → session, in this process. Every session lives `ttlSeconds`, so the Map's insertion
@@ -74,164 +46,124 @@ interface Session extends Omit<SessionInfo, 'lastSeenAt'> {
  */
 export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, Session>();
-  /** Each account's tokens, oldest first, for its own cap. */
-  readonly #byUser = new Map<string, Set<string>>();
+  /** Each account's sessions, oldest first, for its own cap. */
+  readonly #byUser = new Map<string, Set<Session>>();
+  /** A restart ends every session and device key anyway: generations start afresh with it. */
+  readonly #generations = new Map<string, number>();
 
-  constructor(
-    private readonly options: SessionLimits & { generationOf: (userId: string) => number },
-  ) {}
+  constructor(private readonly limits: SessionLimits) {}
 
-  async create(user: User, client: Client, generation: number) {
+  async create({ id: userId }: User, { address, userAgent }: Client, generation: number) {
     this.#sweep();
-    const endings: Ending[] = [];
-    const own = this.#byUser.get(user.id) ?? new Set<string>();
+    // The sessions the caps end, counted by cap and account.
+    const capped = new Map<string, Capped>();
+    const end = (session: Session, cap: Capped['cap']) => {
+      const key = `${cap} ${this.#delete(session).userId}`;
+      capped.set(key, { userId: session.userId, cap, ended: (capped.get(key)?.ended ?? 0) + 1 });
+    };
+    const own = this.#byUser.get(userId) ?? new Set<Session>();
     for (const oldest of own) {
-      if (own.size < this.options.maxPerUser) break;
-      endings.push({ userId: this.#delete(oldest)!.userId, cap: 'SESSION_MAX_PER_USER' });
+      if (own.size < this.limits.maxPerUser) break;
+      end(oldest, 'SESSION_MAX_PER_USER');
     }
-    for (const oldest of this.#sessions.keys()) {
-      if (this.#sessions.size < this.options.max) break;
-      endings.push({ userId: this.#delete(oldest)!.userId, cap: 'SESSION_MAX' });
+    for (const oldest of this.#sessions.values()) {
+      if (this.#sessions.size < this.limits.max) break;
+      end(oldest, 'SESSION_MAX');
     }
-    const token = randomUUID();
-    const now = Date.now();
-    const expiresAtMs = now + this.options.ttlSeconds * 1000;
-    this.#sessions.set(token, {
-      id: randomUUID(),
-      userId: user.id,
-      ...client,
-      createdAt: new Date(now).toISOString(),
-      lastSeenAtMs: now,
-      expiresAt: new Date(expiresAtMs).toISOString(),
-      expiresAtMs,
-      generation,
-    });
-    this.#byUser.set(user.id, own.add(token));
-    return { token, capped: cappedSessions(endings) };
+    const [token, id, now] = [randomUUID(), randomUUID(), Date.now()];
+    const times = {
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: now + this.limits.ttlSeconds * 1000,
+    };
+    const session = { token, id, userId, address, userAgent, generation, ...times };
+    this.#sessions.set(token, session);
+    this.#byUser.set(userId, own.add(session));
+    return { token, capped: [...capped.values()] };
   }
 
   async find(token: string) {
     const session = this.#live(token);
-    if (session) session.lastSeenAtMs = Date.now();
+    if (session) session.lastSeenAt = Date.now();
     return session && refOf(session);
   }
 
   async remove(token: string) {
     const session = this.#live(token);
-    this.#delete(token);
-    return session && refOf(session);
+    return session && refOf(this.#delete(session));
   }
 
   async list(userId?: string): Promise<SessionInfo[]> {
     this.#sweep();
-    return [...this.#tokens(userId)].flatMap((token) => {
-      const session = this.#sessions.get(token)!;
-      const { expiresAtMs: _, lastSeenAtMs, generation: __, ...info } = session;
-      return this.#isLive(session)
-        ? [{ ...info, lastSeenAt: new Date(lastSeenAtMs).toISOString() }]
-        : [];
-    });
+    return this.#of(userId)
+      .filter((session) => this.#isLive(session))
+      .map(({ id, userId, address, userAgent, createdAt, lastSeenAt, expiresAt }) => ({
+        id,
+        userId,
+        address,
+        userAgent,
+        createdAt: iso(createdAt),
+        lastSeenAt: iso(lastSeenAt),
+        expiresAt: iso(expiresAt),
+      }));
   }
 
   async end(id: string, userId?: string) {
-    const token = [...this.#tokens(userId)].find((token) => this.#sessions.get(token)!.id === id);
-    const session = token === undefined ? undefined : this.#delete(token);
-    return session && refOf(session);
+    const session = this.#of(userId).find((session) => session.id === id);
+    return session && refOf(this.#delete(session));
   }
 
   async endAllOf(userId: string, except?: string) {
-    const tokens = [...this.#tokens(userId)].filter(
-      (token) => this.#sessions.get(token)!.id !== except,
-    );
-    tokens.forEach((token) => this.#delete(token));
-    return tokens.length;
+    const ended = this.#of(userId).filter((session) => session.id !== except);
+    ended.forEach((session) => this.#delete(session));
+    return ended.length;
   }
 
   async count() {
-    return [...this.#sessions.values()].filter((session) => this.#isLive(session)).length;
+    return this.#of().filter((session) => this.#isLive(session)).length;
   }
+
+  async generation(userId: string) {
+    return this.#generationOf(userId);
+  }
+
+  async renew(userId: string) {
+    this.#generations.set(userId, this.#generationOf(userId) + 1);
+  }
+
+  #generationOf = (userId: string) => this.#generations.get(userId) ?? 1;
 
   get size(): number {
     return this.#sessions.size;
   }
 
-  #tokens(userId?: string): Iterable<string> {
-    return userId === undefined ? this.#sessions.keys() : (this.#byUser.get(userId) ?? []);
+  #of(userId?: string): Session[] {
+    return [...(userId === undefined ? this.#sessions.values() : (this.#byUser.get(userId) ?? []))];
   }
 
-  #isLive({ expiresAtMs, generation, userId }: Session): boolean {
-    return expiresAtMs > Date.now() && generation === this.options.generationOf(userId);
+  #isLive({ expiresAt, generation, userId }: Session): boolean {
+    return expiresAt > Date.now() && generation === this.#generationOf(userId);
   }
 
+  /** The token's session while it is live; one that no longer is, deleted. */
   #live(token: string): Session | undefined {
     const session = this.#sessions.get(token);
     if (session && this.#isLive(session)) return session;
-    this.#delete(token);
-    return undefined;
+    if (session) this.#delete(session);
   }
 
-  #delete(token: string): Session | undefined {
-    const session = this.#sessions.get(token);
-    if (!session) return undefined;
-    this.#sessions.delete(token);
+  #delete(session: Session): Session {
+    this.#sessions.delete(session.token);
     const own = this.#byUser.get(session.userId)!;
-    own.delete(token);
+    own.delete(session);
     if (own.size === 0) this.#byUser.delete(session.userId);
     return session;
   }
 
   #sweep(): void {
-    const now = Date.now();
-    for (const [token, session] of this.#sessions) {
-      if (session.expiresAtMs > now) break;
-      this.#delete(token);
+    for (const session of this.#sessions.values()) {
+      if (session.expiresAt > Date.now()) break;
+      this.#delete(session);
     }
   }
-}
-
-const TOKEN = 'token';
-
-export const sessionCookie = (token: string, options: CookieOptions) =>
-  cookie(TOKEN, token, options);
-
-export const deletedSessionCookie = ({ secure }: Pick<CookieOptions, 'secure'>) =>
-  cookie(TOKEN, '', { maxAgeSeconds: 0, secure });
-
-export const sessionTokens = (ctx: Context) => cookieValues(ctx, TOKEN);
-
-export interface SignedIn {
-  user: User;
-  sessionId: string;
-}
-
-export type SignedInCheck = (ctx: Context) => Promise<SignedIn | undefined>;
-
-/** The first of the request's tokens that names a live session of a known account. */
-export function signedInWith(sessions: SessionStore, accounts: Accounts): SignedInCheck {
-  return async (ctx) => {
-    for (const token of sessionTokens(ctx)) {
-      const session = await sessions.find(token);
-      const user = session && accounts.byId(session.userId);
-      if (user) {
-        ctx.state.userId = user.id; // for the request's log line
-        return { user, sessionId: session.id };
-      }
-    }
-    return undefined;
-  };
-}
-
-export async function requireSignedIn(ctx: Context, signedIn: SignedInCheck): Promise<SignedIn> {
-  const found = await signedIn(ctx);
-  if (found) return found;
-  throw unauthorized(
-    sessionTokens(ctx).length === 0 ? messages.unauthenticated : messages.invalidSession,
-  );
-}
-
-/** The role is checked on the server at every request. */
-export async function requireAdmin(ctx: Context, signedIn: SignedInCheck): Promise<SignedIn> {
-  const found = await requireSignedIn(ctx, signedIn);
-  if (found.user.role !== 'admin') throw forbidden(messages.forbidden);
-  return found;
 }

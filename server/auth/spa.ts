@@ -1,6 +1,5 @@
 // The React pages (`web/`, built by Vite): built and served by the process, or under `npm run dev`
-// loaded from Vite's dev server. The app routes the pages itself, so the session check runs
-// before any HTML is sent, and asks `page` for the document.
+// loaded from Vite's dev server. The page routes run the session check before asking for a page.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
@@ -173,11 +172,7 @@ async function isBuildFresh(): Promise<boolean> {
   const built = await stat(BUILT.login).catch(() => undefined);
   if (!built) return false;
   const entries = await readdir(SOURCE_DIR, { recursive: true, withFileTypes: true });
-  const sources = entries
-    .filter((entry) => entry.isFile())
-    .map((e) => path.join(e.parentPath, e.name));
-  const times = await Promise.all(
-    [...sources, VITE_CONFIG].map(async (file) => (await stat(file)).mtimeMs),
-  );
-  return times.every((time) => time <= built.mtimeMs);
+  const sources = entries.flatMap((e) => (e.isFile() ? [path.join(e.parentPath, e.name)] : []));
+  const times = await Promise.all([...sources, VITE_CONFIG].map((file) => stat(file)));
+  return times.every(({ mtimeMs }) => mtimeMs <= built.mtimeMs);
 }

@@ -74,7 +74,6 @@ describe('sessions under pressure', () => {
       ttlSeconds: TTL_SECONDS,
       max,
       maxPerUser: max,
-      generationOf: () => GENERATION,
     });
     const heapEmpty = heapMiB();
 

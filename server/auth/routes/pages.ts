@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
-import { route } from '../../http/route.js';
 import { FixedBody, sendFixed } from '../../http/fixedBody.js';
 import { compressPages, documentHeaders } from '../../http/headers.js';
+import { route } from '../../http/route.js';
 import type { User } from '../accounts.js';
 import type { AuthServices } from '../index.js';
 import type { PageState } from '../spa.js';
@@ -19,17 +19,15 @@ export function pageRoutes({ signedIn, views, spa, production }: AuthServices) {
     ctx.type = 'html';
     ctx.body = document;
   };
-
   // helmet's headers for a document, its policy allowing what the pages load.
   const PAGE = {
     internal: true,
     use: [documentHeaders({ production, allow: spa.csp }), compressPages()],
   };
-
   // A page of a signed-in user; under /admin/, of administrators only.
   const signedInPage = (
     path: `/${string}`,
-    show: (ctx: Context, user: User, sessionId: string) => Promise<void>,
+    show: (user: User, sessionId: string) => Promise<PageState>,
   ) =>
     route(`GET ${path}`, PAGE, async (ctx) => {
       const found = await signedIn(ctx);
@@ -39,22 +37,25 @@ export function pageRoutes({ signedIn, views, spa, production }: AuthServices) {
       }
       const { id, email, role } = found.user;
       const user = { id, email, role };
-      if (path.startsWith('/admin/') && role !== 'admin') {
-        ctx.status = 403;
-        return page(ctx, { page: 'forbidden', user });
-      }
-      return show(ctx, user, found.sessionId);
+      if (!path.startsWith('/admin/') || role === 'admin')
+        return page(ctx, await show(user, found.sessionId));
+      ctx.status = 403;
+      return page(ctx, { page: 'forbidden', user });
     });
 
   return [
     route('GET /', PAGE, (ctx) => ctx.redirect('/dashboard')),
     route('GET /login', PAGE, (ctx) => page(ctx, { page: 'login' })),
-    signedInPage('/dashboard', (ctx, user) => page(ctx, { page: 'dashboard', user })),
-    signedInPage('/admin/users', async (ctx, user, sessionId) =>
-      page(ctx, { page: 'users', user, accounts: await views.overview(sessionId) }),
-    ),
-    signedInPage('/admin/settings', (ctx, user) =>
-      page(ctx, { page: 'settings', user, settings: views.settings }),
-    ),
+    signedInPage('/dashboard', async (user) => ({ page: 'dashboard', user })),
+    signedInPage('/admin/users', async (user, sessionId) => ({
+      page: 'users',
+      user,
+      accounts: await views.overview(sessionId),
+    })),
+    signedInPage('/admin/settings', async (user) => ({
+      page: 'settings',
+      user,
+      settings: views.settings,
+    })),
   ];
 }

@@ -1,18 +1,14 @@
+import type { Context } from 'koa';
 import * as yup from 'yup';
 import { forbidden } from '../../http/errors.js';
 import { route } from '../../http/route.js';
 import { requestFacts } from '../auditLog.js';
 import { WAITING_PER_ADDRESS } from '../checkQueue.js';
-import { cookie, cookieValues } from '../cookies.js';
+import * as cookies from '../cookies.js';
 import type { AuthServices } from '../index.js';
 import { failure, messages } from '../messages.js';
-import { isForeignOrigin } from '../origin.js';
-import { object, UserView } from '../presenters.js';
-import { deletedSessionCookie, sessionCookie, sessionTokens } from '../sessions.js';
-import { signedInRoutes } from './signedIn.js';
-
-/** The device cookie (see DeviceTrust): sent only to the login endpoint. */
-const DEVICE = 'device';
+import { object, ok, UserView } from '../presenters.js';
+import { signedInOf } from './signedIn.js';
 
 /** Other fields are ignored; an empty string counts as missing; an email fits RFC 5321. */
 const LoginInput = yup
@@ -21,21 +17,37 @@ const LoginInput = yup
   .label('LoginInput');
 
 const Ok = object('Ok', { ok: { const: true } });
-const OK = { ok: true };
-
-const setCookie = (description: string) => ({
-  'Set-Cookie': { description, schema: { type: 'string' } },
+const headers = (description: string, name = 'Set-Cookie', type = 'string') => ({
+  [name]: { description, schema: { type } },
 });
 
 /** Logging in and out, and the current user: the JSON API of the spec, under `/api`. */
 export function sessionRoutes(services: AuthServices) {
-  const { sessions, checkLogin, devices, audit, cookie: cookieOptions } = services;
-  const deviceCookie = (value: string) =>
-    cookie(DEVICE, value, {
-      ...cookieOptions,
-      maxAgeSeconds: devices.maxAgeSeconds,
-      path: '/api/login',
-    });
+  const { sessions, checkLogin, devices, audit, cookie: options, signedInRoute } = services;
+  const sessionCookie = (token: string) => cookies.header(cookies.SESSION, token, options);
+  const deleted = cookies.header(cookies.SESSION, '', { ...options, maxAgeSeconds: 0 });
+  const device = { ...options, maxAgeSeconds: devices.maxAgeSeconds, path: '/api/login' };
+  const deviceCookie = (token: string) => cookies.header(cookies.DEVICE, token, device);
+  // The sessions the browser's token cookies name, ended: their owners, for the audit trail.
+  const endBrowserSessions = async (ctx: Context) => {
+    const ended = await Promise.all(cookies.sessionTokens(ctx).map((t) => sessions.remove(t)));
+    return ended.flatMap((session) => session?.userId ?? []);
+  };
+  const LOGGED_IN = {
+    description: 'Logged in',
+    schema: Ok,
+    headers: headers(
+      `One header per cookie: the session, \`${sessionCookie('<session token>')}\`; and, ` +
+        `unless the request carried a device cookie still trusted for the account, ` +
+        `a new one, \`${deviceCookie('<device token>')}\`.`,
+    ),
+  };
+  const THROTTLED = failure(
+    `Too many failed logins for this email or from this address, or ` +
+      `${WAITING_PER_ADDRESS} logins from this address waiting (then \`Retry-After: 1\`)`,
+    messages.tooManyAttempts,
+  );
+
   return [
     route(
       'POST /api/login',
@@ -43,74 +55,45 @@ export function sessionRoutes(services: AuthServices) {
         summary: 'Log In',
         body: LoginInput,
         responses: {
-          200: {
-            description: 'Logged in',
-            schema: Ok,
-            headers: setCookie(
-              `One header per cookie: the session, ` +
-                `\`${sessionCookie('<session token>', cookieOptions)}\`; ` +
-                `and, unless the request carried a device cookie still trusted for the account, ` +
-                `a new one, \`${deviceCookie('<device token>')}\`.`,
-            ),
-          },
+          200: LOGGED_IN,
           401: failure('No account has this email and password', messages.invalidCredentials),
           403: failure('Sent from a page of another site (Origin header)', messages.foreignOrigin),
           429: {
-            ...failure(
-              `Too many failed logins for this email or from this address, ` +
-                `or ${WAITING_PER_ADDRESS} logins from this address waiting already ` +
-                `(then \`Retry-After: 1\`)`,
-              messages.tooManyAttempts,
-            ),
-            headers: {
-              'Retry-After': {
-                description: 'Seconds until another attempt is admitted',
-                schema: { type: 'integer' },
-              },
-            },
+            ...THROTTLED,
+            headers: headers('Seconds until another try', 'Retry-After', 'integer'),
           },
         },
       },
       async (ctx, { body }) => {
-        if (isForeignOrigin(ctx)) throw forbidden(messages.foreignOrigin);
+        if (cookies.isForeignOrigin(ctx)) throw forbidden(messages.foreignOrigin);
         const request = requestFacts(ctx);
-        const { user, generation, trustedDevice } = await checkLogin({
-          request,
-          deviceCookies: cookieValues(ctx, DEVICE),
-          ...(await body()),
-        });
+        const deviceCookies = cookies.values(ctx, cookies.DEVICE);
+        const login = await checkLogin({ request, deviceCookies, ...(await body()) });
+        const { user, generation, trustedDevice } = login;
         // The browser's previous session, which it can no longer reach: ended, not left to expire.
-        for (const previous of sessionTokens(ctx)) {
-          const ended = await sessions.remove(previous);
-          if (ended)
-            audit.record(
-              'session.ended',
-              request,
-              { userId: ended.userId },
-              { by: 'login', ended: 1 },
-            );
-        }
-        const { address, userAgent } = request;
-        const { token, capped } = await sessions.create(user, { address, userAgent }, generation);
+        for (const userId of await endBrowserSessions(ctx))
+          audit.record('session.ended', request, { userId }, { by: 'login', ended: 1 });
+        const { token, capped } = await sessions.create(user, request, generation);
         audit.record('login.succeeded', request, { userId: user.id }, { trustedDevice });
         for (const { userId, cap, ended } of capped)
           audit.record('session.ended', request, { userId }, { by: 'cap', cap, ended });
-        const cookies = [sessionCookie(token, cookieOptions)];
-        if (!trustedDevice) cookies.push(deviceCookie(await devices.issue(user.id, generation)));
-        ctx.set('Set-Cookie', cookies);
-        ctx.body = OK;
+        const set = [sessionCookie(token)];
+        if (!trustedDevice) set.push(deviceCookie(await devices.issue(user.id, generation)));
+        ctx.set('Set-Cookie', set);
+        ctx.body = { ok: true };
       },
     ),
 
-    signedInRoutes(services.signedIn)(
+    signedInRoute(
       'GET /api/me',
       {
         summary: 'Current User',
-        responses: {
-          200: { description: 'The signed-in user', schema: object('Me', { user: UserView }) },
-        },
+        responses: ok('The signed-in user', object('Me', { user: UserView })),
       },
-      async (_ctx, { user: { id, email, role } }) => ({ user: { id, email, role } }),
+      (ctx) => {
+        const { id, email, role } = signedInOf(ctx).user;
+        ctx.body = { user: { id, email, role } };
+      },
     ),
 
     route(
@@ -121,23 +104,18 @@ export function sessionRoutes(services: AuthServices) {
           200: {
             description: 'Logged out (or was not logged in)',
             schema: Ok,
-            headers: setCookie(
-              `\`${deletedSessionCookie(cookieOptions)}\`; ` +
-                `none when the request comes from a page of another site (Origin header).`,
-            ),
+            headers: headers(`\`${deleted}\`; none for a page of another site (Origin header).`),
           },
         },
       },
       async (ctx) => {
         // A page of another origin cannot log a visitor out: the same answer, but nothing ended.
-        if (!isForeignOrigin(ctx)) {
-          for (const token of sessionTokens(ctx)) {
-            const ended = await sessions.remove(token);
-            if (ended) audit.record('logout', requestFacts(ctx), { userId: ended.userId });
-          }
-          ctx.set('Set-Cookie', deletedSessionCookie(cookieOptions));
+        if (!cookies.isForeignOrigin(ctx)) {
+          for (const userId of await endBrowserSessions(ctx))
+            audit.record('logout', requestFacts(ctx), { userId });
+          ctx.set('Set-Cookie', deleted);
         }
-        ctx.body = OK;
+        ctx.body = { ok: true };
       },
     ),
   ];
