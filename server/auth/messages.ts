@@ -1,7 +1,6 @@
-import Koa from 'koa';
 import type { ErrorAnswer } from '../http/app.js';
 import { UNREADABLE_BODY } from '../http/body.js';
-import { HttpError, MalformedJsonError } from '../http/errors.js';
+import { httpError, HttpError, MalformedJsonError } from '../http/errors.js';
 import { messageOutcomes, type Contract } from '../http/openapi.js';
 import { InvalidRequestError } from '../http/route.js';
 
@@ -30,8 +29,8 @@ export const { schema: ErrorBody, outcome: failure } = messageOutcomes('Error', 
 /** The service's own words for the shared failures; others keep the message thrown. */
 const WORDING: Record<string, string> = {
   [UNREADABLE_BODY]: messages.invalidLoginBody,
-  [new HttpError(404).message]: messages.notFound,
-  [new HttpError(405).message]: messages.methodNotAllowed,
+  [httpError(404).message]: messages.notFound,
+  [httpError(405).message]: messages.methodNotAllowed,
   'Request body too large': messages.bodyTooLarge,
 };
 
@@ -46,11 +45,9 @@ export function shape(error: unknown): ErrorAnswer {
     return answer(400, error.query.errors.join('; '));
   if (error instanceof InvalidRequestError || error instanceof MalformedJsonError)
     return answer(400, messages.invalidLoginBody);
-  if (error instanceof HttpError)
+  // Ours, and koa-send's own (a malformed path, for instance).
+  if (error instanceof HttpError && error.expose)
     return answer(error.status, WORDING[error.message] ?? error.message, error.headers);
-  // Koa's and koa-send's own client errors (a malformed path, for instance).
-  if (error instanceof Koa.HttpError && error.expose && error.status < 500)
-    return answer(error.status, error.message);
   return answer(500, messages.internalError);
 }
 

@@ -6,7 +6,14 @@ import type { Edge } from '../config.js';
 import type { Logger } from '../logger.js';
 import { bodyReader } from './body.js';
 import { docsRoutes } from './docs.js';
-import { badRequest, HttpError, INVALID_HOST, isClientGone, serviceUnavailable } from './errors.js';
+import {
+  badRequest,
+  httpError,
+  HttpError,
+  INVALID_HOST,
+  isClientGone,
+  serviceUnavailable,
+} from './errors.js';
 import { API_HEADERS } from './headers.js';
 import type { Metrics } from './metrics.js';
 import { openApiDocument, type Contract } from './openapi.js';
@@ -102,10 +109,10 @@ function errors({ shape, logger }: ServiceOptions): Middleware {
     try {
       await next();
       // No route, or a route without this method (Allow is set).
-      if (ctx.body == null && ctx.status >= 400) throw new HttpError(ctx.status);
+      if (ctx.body == null && ctx.status >= 400) throw httpError(ctx.status);
     } catch (error) {
       const answer = shape(error);
-      if (answer.status >= 500 && !(error instanceof HttpError)) {
+      if (answer.status >= 500 && !(error instanceof HttpError && error.expose)) {
         const { method, path } = ctx;
         logger.error({ err: error, reqId: ctx.state.requestId, method, path }, 'request failed');
       }

@@ -1,6 +1,6 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Context } from 'koa';
-import { HttpError, MalformedJsonError, badRequest, unsupportedMediaType } from './errors.js';
+import { badRequest, httpError, MalformedJsonError, unsupportedMediaType } from './errors.js';
 
 /** The 400 of a body that could not be read (an unknown Content-Encoding, say). */
 export const UNREADABLE_BODY = 'Request body could not be read';
@@ -52,7 +52,7 @@ export function bodyReader(limitBytes: number): ReadBody {
 }
 
 function readError({ status, message }: { status?: number; message?: string }): Error {
-  if (status === 413) return new HttpError(413, 'Request body too large');
+  if (status === 413) return httpError(413, 'Request body too large');
   if (status === 415) return unsupportedMediaType(message ?? 'Unsupported content encoding');
   return badRequest(UNREADABLE_BODY);
 }

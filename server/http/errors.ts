@@ -1,28 +1,28 @@
-import { STATUS_CODES } from 'node:http';
+import createError, { HttpError } from 'http-errors';
 
-/** A refusal with its status; each service's shape may reword its message. */
-export class HttpError extends Error {
-  name = 'HttpError';
-  constructor(
-    readonly status: number,
-    message = STATUS_CODES[status] ?? 'Error',
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
+/**
+ * A refusal with its status, as Koa makes them (http-errors); each service's shape may reword its
+ * message. Ours are all shown to the client, whatever their status: it is the answer the service
+ * chose.
+ */
+export { HttpError };
+export const httpError = (status: number, message?: string, headers?: Record<string, string>) =>
+  createError(status, ...(message === undefined ? [] : [message]), {
+    expose: true,
+    ...(headers && { headers }),
+  });
 
 /** The Host header names a host the service does not answer (its allowlist). */
 export const INVALID_HOST = 'Invalid Host header';
 
-export const badRequest = (message?: string) => new HttpError(400, message);
-export const unauthorized = (message?: string) => new HttpError(401, message);
-export const forbidden = (message?: string) => new HttpError(403, message);
-export const notFound = (message?: string) => new HttpError(404, message);
-export const unsupportedMediaType = (message: string) => new HttpError(415, message);
-export const serviceUnavailable = (message?: string) => new HttpError(503, message);
+export const badRequest = (message?: string) => httpError(400, message);
+export const unauthorized = (message?: string) => httpError(401, message);
+export const forbidden = (message?: string) => httpError(403, message);
+export const notFound = (message?: string) => httpError(404, message);
+export const unsupportedMediaType = (message: string) => httpError(415, message);
+export const serviceUnavailable = (message?: string) => httpError(503, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
-  new HttpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
+  httpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
 
 /** The body was declared JSON but does not parse. `position` counts Unicode code points. */
 export class MalformedJsonError extends Error {

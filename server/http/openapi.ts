@@ -1,6 +1,6 @@
 import type { ServiceOptions } from './app.js';
 import { BODY_ENCODINGS, UNREADABLE_BODY } from './body.js';
-import { badRequest, HttpError, INVALID_HOST, notFound, unsupportedMediaType } from './errors.js';
+import { badRequest, httpError, INVALID_HOST, notFound, unsupportedMediaType } from './errors.js';
 import { Components, parametersOf, titleOf, yupJsonSchema } from './jsonSchema.js';
 import type { JsonSchema, Method, Outcome, Outcomes } from './route.js';
 
@@ -84,7 +84,7 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
         'The body could not be read (gzip, deflate or br data that does not decompress, say)',
         badRequest(UNREADABLE_BODY),
       ),
-      outcome('The body is larger than the limit', new HttpError(413, 'Request body too large')),
+      outcome('The body is larger than the limit', httpError(413, 'Request body too large')),
       outcome(
         `The body is sent with a Content-Encoding the service does not decompress ` +
           `(it reads ${BODY_ENCODINGS.join(', ')} and identity)`,
@@ -98,7 +98,7 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
     ),
     unmatched: merge(
       outcome('No such path', notFound()),
-      outcome('The path does not take this method', new HttpError(405), ALLOW),
+      outcome('The path does not take this method', httpError(405), ALLOW),
       {
         200: {
           description: 'OPTIONS: the methods the path takes, in Allow (no body)',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Database } from '../db/pool.js';
-import { HttpError } from '../http/errors.js';
+import { httpError } from '../http/errors.js';
 import type { HeaderParameter } from '../http/route.js';
 
 export const IDEMPOTENCY_KEY = {
@@ -32,7 +32,7 @@ export function idempotencyKey(ctx: Context): string | undefined {
   const key = ctx.get(IDEMPOTENCY_KEY.name);
   if (key === '') return undefined;
   if (!VALID_KEY.test(key))
-    throw new HttpError(400, `${IDEMPOTENCY_KEY.name} must be 1 to 255 visible ASCII characters`);
+    throw httpError(400, `${IDEMPOTENCY_KEY.name} must be 1 to 255 visible ASCII characters`);
   return key;
 }
 

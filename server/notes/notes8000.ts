@@ -115,7 +115,7 @@ function shape(error: unknown): ErrorAnswer {
   if (error instanceof MalformedJsonError)
     return { status: 422, body: { detail: [malformedJsonEntry(error)] } };
   if (error instanceof IdempotencyConflict) return { status: 422, body: { detail: error.message } };
-  if (error instanceof HttpError)
+  if (error instanceof HttpError && error.expose)
     return { status: error.status, body: { detail: error.message }, headers: error.headers };
   return { status: 500, body: { detail: describeServerError(error) } };
 }

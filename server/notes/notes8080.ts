@@ -125,7 +125,8 @@ function shape(error: unknown): ErrorAnswer {
       `Request body is not valid JSON: ${error.reason} (at character ${error.position})`,
     );
   if (error instanceof IdempotencyConflict) return answer(400, error.message);
-  if (error instanceof HttpError) return answer(error.status, error.message, error.headers);
+  if (error instanceof HttpError && error.expose)
+    return answer(error.status, error.message, error.headers);
   return answer(500, describeServerError(error));
 }
 

@@ -3,7 +3,7 @@ import type { Edge, NotesConfig } from '../config.js';
 import type { Database } from '../db/pool.js';
 import { serviceApp, type Hosting, type ServiceOptions } from '../http/app.js';
 import { clientKey } from '../http/clientAddress.js';
-import { HttpError, notFound } from '../http/errors.js';
+import { httpError, notFound } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import { idempotencyKey, idempotentCreates } from './idempotency.js';
 import { noteLists } from './list.js';
@@ -32,7 +32,7 @@ function storableId(id: number): number {
 
 /** No note of the version If-Match names: 412 when it named versions (deleted: changed), or 404. */
 function missing(condition: Condition | undefined): never {
-  if (Array.isArray(condition)) throw new HttpError(412, PRECONDITION_FAILED);
+  if (Array.isArray(condition)) throw httpError(412, PRECONDITION_FAILED);
   throw notFound(NOTE_NOT_FOUND);
 }
 

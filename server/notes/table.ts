@@ -1,5 +1,5 @@
 import type { Database } from '../db/pool.js';
-import { HttpError } from '../http/errors.js';
+import { httpError } from '../http/errors.js';
 import { acceptedTags, type Condition } from './preconditions.js';
 
 /** A note as an answer carries it: its JSON, rendered by PostgreSQL, and its ETag. */
@@ -62,7 +62,7 @@ export function noteTable(db: Database, { service, textColumn, select, set }: No
   const first = async (statement: { name: string; text: string }, values: unknown[]) => {
     const { rows } = await db.query<NoteJson>(statement, values).catch((error: unknown) => {
       if ((error as { code?: string }).code !== DISK_FULL) throw error;
-      throw new HttpError(507, STORAGE_FULL);
+      throw httpError(507, STORAGE_FULL);
     });
     return rows[0];
   };
