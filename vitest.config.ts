@@ -32,6 +32,9 @@ export default defineConfig({
           include: ['tests/**/*.test.ts'],
           exclude: [FAULTS],
           maxWorkers: 2,
+          // The files share each worker's modules: loading Koa, pg and the services once per worker
+          // rather than once per file. Each file still starts its own services and databases.
+          isolate: false,
         },
       },
       {
