@@ -74,14 +74,15 @@ function render(rows: StoredRow[]): string {
   return [
     '# Reliability',
     '',
-    'Faults, hostile input and load: what `npm run ' +
-      'test:faults` (the full form of `tests/faults/`) did',
-    'to the three services, what it expected and what it saw. The full run rewrites this file; the',
-    'quick form of the same tests runs inside `npm ' +
-      'test` with smaller numbers. The test files run in',
-    'parallel (one per core), so throughput figures ' +
-      'are lower than on an idle machine. SIGKILL and a',
-    'clean restart over the stale embedded database are covered by `tests/startup.test.ts`.',
+    'Faults, hostile input and load: what the full form of `tests/faults/`',
+    '(`FAULTS_FULL=1 npm run test:faults`) did to the three services, what it expected and what it',
+    'saw. The full run rewrites this file; `npm run test:faults` alone runs the same tests ' +
+      'with smaller',
+    'numbers and writes nothing. The files that measure time, memory or load run one at a time, ' +
+      'the',
+    'others two at a time, so throughput figures are lower than on an idle machine. ' +
+      'A SIGKILL and a',
+    'restart over the stale embedded database are covered by `tests/faults/npmStart.test.ts`.',
     '',
     `Machine: ${machine()}.`,
     `Last written: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} ` +

@@ -1,6 +1,6 @@
 /**
- * The suite has two sizes: the quick form that runs inside `npm test`, and the full form (`npm run
- * test:faults`, FAULTS_FULL=1) with the numbers docs/reliability.md reports, which it also writes.
+ * The suite has two sizes: the quick form `npm run test:faults` runs, and the full form
+ * (FAULTS_FULL=1) with the numbers docs/reliability.md reports, which it also writes.
  */
 export const FULL = process.env.FAULTS_FULL === '1';
 
