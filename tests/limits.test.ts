@@ -1,27 +1,21 @@
 import http from 'node:http';
 import { describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../server/config.js';
-import {
-  config,
-  NOTES_SERVICES,
-  useNotesService,
-  type NotesService,
-} from './support/notesServices.js';
+import { config, NOTES_SERVICES, statusAndBody, useNotesService } from './support/notesServices.js';
 
 // What a client can make a notes service spend: a storage cap, a write budget per client address,
 // and lists streamed at once per address.
-
-/** What the storage count holds. */
-const storedBytes = async (service: NotesService) =>
-  Number(
-    (await service.db.query<{ bytes: string }>('SELECT sum(bytes) AS bytes FROM storage_shards'))
-      .rows[0]!.bytes,
-  );
 
 describe.each(NOTES_SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', (shape) => {
   const { descriptor, note, error } = shape;
   const full = { [error]: 'Storage limit reached: delete notes to make room' };
   const capped = useNotesService(descriptor, { pool: { maxBytes: 10_000 } });
+  const cap = 60_000;
+  const poolMax = 10;
+  // Waits for a pooled connection are long here: this counts bytes, not time.
+  const pooled = useNotesService(descriptor, {
+    pool: { maxBytes: cap, poolMax, timeoutMs: 15_000 },
+  });
 
   test(
     'a create or an update that would pass it answers 507 and stores nothing; deleting makes ' +
@@ -38,13 +32,10 @@ describe.each(NOTES_SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', (shape
       const second = await post('second', 's'.repeat(4_000), 201);
       expect(await post('over', 'o'.repeat(4_000), 507)).toEqual(full);
       expect(await count('over')).toBe(0);
-      const grown = await call('PUT', `/notes/${kept.id}`, {
-        json: note('kept', 'g'.repeat(9_000)),
-      });
-      expect([grown.status, grown.json]).toEqual([507, full]);
-      expect((await call('GET', `/notes/${kept.id}`)).json).toMatchObject(
-        note('kept', 'k'.repeat(4_000)),
-      );
+      const grow = { json: note('kept', 'g'.repeat(9_000)) };
+      expect(statusAndBody(await call('PUT', `/notes/${kept.id}`, grow))).toEqual([507, full]);
+      const unchanged = note('kept', 'k'.repeat(4_000));
+      expect((await call('GET', `/notes/${kept.id}`)).json).toMatchObject(unchanged);
       expect((await call('DELETE', `/notes/${second.id}`)).status).toBeLessThan(300);
       const fits = await post('fits again', 'f'.repeat(4_000), 201);
       // A refusal the service chose is its request line alone: no error-level line, no stack.
@@ -59,84 +50,104 @@ describe.each(NOTES_SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', (shape
     },
   );
 
-  describe('with a pool of 10', () => {
-    const cap = 60_000;
-    const poolMax = 10;
-    // Waits for a pooled connection are long here: this counts bytes, not time.
-    const { call, service } = useNotesService(descriptor, {
-      pool: { maxBytes: cap, poolMax, timeoutMs: 15_000 },
-    });
-
-    const title =
-      'writes running together pass it by a body per pooled connection at most, exactly';
-    test(title, async () => {
-      // A title and text of 904 bytes, and 96 for the row: 60 notes fit.
-      const fitting = Math.floor(cap / (4 + 900 + 96));
-      const answers: number[] = [];
-      for (let wave = 0; wave < 4; wave++) {
-        const sent = Array.from({ length: 40 }, (_, i) =>
-          call('POST', '/notes', {
-            json: note(`w${String(wave * 40 + i).padStart(3, '0')}`, 'x'.repeat(900)),
-          }),
-        );
-        answers.push(...(await Promise.all(sent)).map((answer) => answer.status));
-      }
-      expect(new Set(answers), JSON.stringify(service().logs.errors())).toEqual(
-        new Set([201, 507]),
+  test('writes running together pass it by a body per pooled connection at most', async () => {
+    // A title and text of 904 bytes, and 96 for the row: 60 notes fit.
+    const fitting = Math.floor(cap / (4 + 900 + 96));
+    const answers: number[] = [];
+    for (let wave = 0; wave < 4; wave++) {
+      const titles = Array.from(
+        { length: 40 },
+        (_, i) => `w${String(wave * 40 + i).padStart(3, '0')}`,
       );
-      const stored = answers.filter((status) => status === 201).length;
-      // A write does not see the ones other connections have not committed yet (see the
-      // migration).
-      expect(stored).toBeLessThanOrEqual(fitting + poolMax - 1);
-      expect(stored).toBeGreaterThanOrEqual(fitting);
-      expect(await storedBytes(service())).toBe(stored * 1_000);
-      const over = await call('POST', '/notes', { json: note('over', 'x'.repeat(900)) });
-      expect(over.status).toBe(507);
-    });
+      const sent = titles.map((title) =>
+        pooled.call('POST', '/notes', { json: note(title, 'x'.repeat(900)) }),
+      );
+      answers.push(...(await Promise.all(sent)).map((answer) => answer.status));
+    }
+    const errors = JSON.stringify(pooled.service().logs.errors());
+    expect(new Set(answers), errors).toEqual(new Set([201, 507]));
+    const stored = answers.filter((status) => status === 201).length;
+    // A write does not see the ones other connections have not committed yet (see the migration).
+    expect(stored).toBeLessThanOrEqual(fitting + poolMax - 1);
+    expect(stored).toBeGreaterThanOrEqual(fitting);
+    // And the count stays exact.
+    const { rows } = await pooled
+      .service()
+      .db.query('SELECT sum(bytes)::int AS n FROM storage_shards');
+    expect(rows).toEqual([{ n: stored * 1_000 }]);
+    const over = { json: note('over', 'x'.repeat(900)) };
+    expect((await pooled.call('POST', '/notes', over)).status).toBe(507);
   });
 });
 
 describe.each(NOTES_SERVICES)('$name: what a client address may spend', (shape) => {
   const { descriptor, note, error, text } = shape;
-  const budget = 4 * 2 ** 20;
-  const { call, count, service } = useNotesService(descriptor, {
-    deps: { config: { ...config, writeBytesPerMinute: budget } },
+  const budget = (writeBytesPerMinute: number) => ({
+    deps: { config: { ...config, writeBytesPerMinute } },
+  });
+  const { call, count, service } = useNotesService(descriptor, budget(4 * 2 ** 20));
+  const small = useNotesService(descriptor, budget(10_000));
+
+  test('one address writing 1 MiB notes meets 429, Retry-After; another still writes', async () => {
+    const big = (title: string, localAddress = '127.0.0.2') => ({
+      json: note(title, 'x'.repeat(1_000_000)),
+      localAddress,
+    });
+    const answers: number[] = [];
+    for (let i = 0; i < 6; i++)
+      answers.push((await call('POST', '/notes', big(`flood ${i}`))).status);
+    expect(answers).toEqual([201, 201, 201, 201, 429, 429]);
+    const refused = await call('POST', '/notes', big('refused'));
+    const budgetSpent = { [error]: expect.stringContaining('NOTES_WRITE_BYTES_PER_MINUTE') };
+    expect([refused.status, refused.json]).toEqual([429, budgetSpent]);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await count('refused')).toBe(0);
+    const [newest] = (await call('GET', '/notes')).json as [{ id: number }];
+    const update = await call('PUT', `/notes/${newest.id}`, big('updated'));
+    expect(update.status).toBe(429);
+    expect(Number(update.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await call('GET', `/notes/${newest.id}`)).json).toEqual(newest);
+    expect((await call('POST', '/notes', big('another client', '127.0.0.3'))).status).toBe(201);
   });
 
   test(
-    'one address writing 1 MiB notes meets 429 with Retry-After (NOTES_WRITE_BYTES_PER_MINUTE), ' +
-      'storing nothing, while another address still writes',
+    'a create spends what it adds to the storage count, not its text alone: ' +
+      'one-letter notes (and their Idempotency-Keys) meet 429 at the computed count',
     async () => {
-      const big = (title: string, localAddress = '127.0.0.2') => ({
-        json: note(title, 'x'.repeat(1_000_000)),
-        localAddress,
-      });
-      const answers: number[] = [];
-      for (let i = 0; i < 6; i++)
-        answers.push((await call('POST', '/notes', big(`flood ${i}`))).status);
-      expect(answers).toEqual([201, 201, 201, 201, 429, 429]);
-      const refused = await call('POST', '/notes', big('refused'));
-      expect(refused.status).toBe(429);
-      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
-      expect(refused.json).toEqual({
-        [error]: expect.stringContaining('NOTES_WRITE_BYTES_PER_MINUTE'),
-      });
-      expect(await count('refused')).toBe(0);
-      const [newest] = (await call('GET', '/notes')).json as [{ id: number }];
-      const update = await call('PUT', `/notes/${newest.id}`, big('updated'));
-      expect(update.status).toBe(429);
-      expect(Number(update.headers['retry-after'])).toBeGreaterThan(0);
-      expect((await call('GET', `/notes/${newest.id}`)).json).toEqual(newest);
-      expect((await call('POST', '/notes', big('another client', '127.0.0.3'))).status).toBe(201);
+      /** How many creates answer 201 before the first 429, and the bytes refilled meanwhile. */
+      const createsUntilRefused = async (address: string, key?: (i: number) => string) => {
+        const started = performance.now();
+        for (let i = 0; ; i++) {
+          const answer = await small.call('POST', '/notes', {
+            json: note('a', 'b'),
+            headers: key ? { 'idempotency-key': key(i) } : {},
+            localAddress: address,
+          });
+          if (answer.status === 429)
+            return { created: i, refilled: ((performance.now() - started) / 60_000) * 10_000 };
+          expect(answer.status).toBe(201);
+        }
+      };
+      const expectCreates = (
+        { created, refilled }: { created: number; refilled: number },
+        each: number,
+      ) => {
+        expect(created).toBeGreaterThanOrEqual(Math.floor(10_000 / each));
+        expect(created).toBeLessThanOrEqual(Math.floor((10_000 + refilled) / each));
+      };
+      // Its texts (2 bytes) and what its row takes besides them (96).
+      expectCreates(await createsUntilRefused('127.0.0.4'), 98);
+      // With a 100-character key, its record too: the key twice, the fingerprint (43), the
+      // answer (taken as the texts) and 120.
+      const keyed = await createsUntilRefused('127.0.0.5', (i) => `${i}`.padStart(100, 'k'));
+      expectCreates(keyed, 98 + 200 + 43 + 2 + 120);
     },
   );
 
   test('two full lists stream at once; a third is 429, Retry-After; others read', async () => {
     // Ten notes of 1 MiB: far more than the sockets' buffers hold while nobody reads.
-    await service().db.query(
-      `INSERT INTO notes (title, ${text})
-        SELECT 'big', repeat('x', 1048576) FROM generate_series(1, 10)`,
-    );
+    await service().db.query(`INSERT INTO notes (title, ${text})
+      SELECT 'big', repeat('x', 1048576) FROM generate_series(1, 10)`);
     const unread = (localAddress: string) =>
       new Promise<http.IncomingMessage>((resolve, reject) =>
         http
@@ -149,11 +160,8 @@ describe.each(NOTES_SERVICES)('$name: what a client address may spend', (shape) 
       answer.pause();
     }
     const third = await call('GET', '/notes', { localAddress: '127.0.0.8' });
-    expect([third.status, third.headers['retry-after'], third.json]).toEqual([
-      429,
-      '1',
-      { [error]: 'This address reads 2 lists already: try again in 1 s' },
-    ]);
+    const busy = { [error]: 'This address reads 2 lists already: try again in 1 s' };
+    expect([third.status, third.headers['retry-after'], third.json]).toEqual([429, '1', busy]);
     expect((await call('GET', '/notes', { localAddress: '127.0.0.9' })).status).toBe(200);
     for (const answer of held) answer.destroy();
     // A client that goes away is not a fault of the service: no error line, no stack.
@@ -161,63 +169,19 @@ describe.each(NOTES_SERVICES)('$name: what a client address may spend', (shape) 
       service().logs.lines.filter((line) => line.msg === 'client went away during the answer');
     await expect.poll(() => gone().length).toBeGreaterThanOrEqual(2);
     expect(service().logs.errors()).toEqual([]);
-    const again = () => call('GET', '/notes', { localAddress: '127.0.0.8' });
-    await expect.poll(async () => (await again()).status).toBe(200);
-  });
-
-  describe('with a budget of 10,000 bytes a minute', () => {
-    const small = 10_000;
-    const { call } = useNotesService(descriptor, {
-      deps: { config: { ...config, writeBytesPerMinute: small } },
-    });
-
-    test(
-      'a create spends what it adds to the storage count, not its text alone: ' +
-        'one-letter notes (and their Idempotency-Keys) meet 429 at the computed count',
-      async () => {
-        /**
-         * How many creates from `address` answer 201 before the first 429, and how many bytes the
-         * bucket refilled meanwhile.
-         */
-        const createsUntilRefused = async (address: string, key?: (i: number) => string) => {
-          const started = performance.now();
-          for (let i = 0; ; i++) {
-            const answer = await call('POST', '/notes', {
-              json: note('a', 'b'),
-              headers: key ? { 'idempotency-key': key(i) } : {},
-              localAddress: address,
-            });
-            if (answer.status === 429)
-              return { created: i, refilled: ((performance.now() - started) / 60_000) * small };
-            expect(answer.status).toBe(201);
-          }
-        };
-        // Its texts (2 bytes) and what its row takes besides them (96).
-        const plain = await createsUntilRefused('127.0.0.4');
-        expect(plain.created).toBeGreaterThanOrEqual(Math.floor(small / 98));
-        expect(plain.created).toBeLessThanOrEqual(Math.floor((small + plain.refilled) / 98));
-        // With a 100-character key, its record too: the key twice, the fingerprint (43), the
-        // answer (taken as the texts) and 120.
-        const keyed = await createsUntilRefused('127.0.0.5', (i) => `${i}`.padStart(100, 'k'));
-        const perKeyed = 98 + 200 + 43 + 2 + 120;
-        expect(keyed.created).toBeGreaterThanOrEqual(Math.floor(small / perKeyed));
-        expect(keyed.created).toBeLessThanOrEqual(Math.floor((small + keyed.refilled) / perKeyed));
-      },
-    );
+    const again = async () => (await call('GET', '/notes', { localAddress: '127.0.0.8' })).status;
+    await expect.poll(again).toBe(200);
   });
 });
 
 test('a write budget too small for a create of the largest body stops the start, saying so', () => {
-  expect(() =>
-    loadConfig({ BODY_LIMIT_BYTES: '1000', NOTES_WRITE_BYTES_PER_MINUTE: '3000' }),
-  ).toThrow(
+  const budget = (bytes: string) =>
+    loadConfig({ BODY_LIMIT_BYTES: '1000', NOTES_WRITE_BYTES_PER_MINUTE: bytes });
+  expect(() => budget('3000')).toThrow(
     new ConfigError(
       'NOTES_WRITE_BYTES_PER_MINUTE=3000 is too small: a create of a body of ' +
-        'BODY_LIMIT_BYTES=1000 may spend 3024, and would never be written; set it to at ' +
-        'least that',
+        'BODY_LIMIT_BYTES=1000 may spend 3024, and would never be written; set it to at least that',
     ),
   );
-  expect(() =>
-    loadConfig({ BODY_LIMIT_BYTES: '1000', NOTES_WRITE_BYTES_PER_MINUTE: '3024' }),
-  ).not.toThrow();
+  expect(() => budget('3024')).not.toThrow();
 });

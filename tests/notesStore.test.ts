@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startTcpRelay } from '../harness/tcpRelay.js';
 import { notes8000, notes8080 } from '../server/services.js';
 import type { Database } from '../server/db/pool.js';
-import { config, NOTES_SERVICES, useNotesService } from './support/notesServices.js';
+import { config, NOTES_SERVICES, statusAndBody, useNotesService } from './support/notesServices.js';
 import * as store from './support/serviceDatabase.js';
 import { startTestService } from './support/services.js';
 
@@ -103,8 +103,8 @@ describe.each(NOTES_SERVICES)('$name and its store', ({ name, descriptor, note, 
     ] as const) {
       broken.logs.clear();
       const answer = await broken.request(method, path, { json });
-      const failed = { status: 500, json: { [shape.error]: 'database unavailable' } };
-      expect(answer, `${method} ${path}`).toMatchObject(failed);
+      const failed = [500, { [shape.error]: 'database unavailable' }];
+      expect(statusAndBody(answer), `${method} ${path}`).toEqual(failed);
       // Which database, the answer does not say.
       expect(answer.text).not.toContain(String(port));
       // A wait for a connection, then one for the statement: each bounded by the timeout.
@@ -159,7 +159,7 @@ describe('an existing notes table', () => {
     expect(columns.filter((column) => column.column_name !== 'tag')).toEqual(COLUMNS.notes8080);
     const created_at = expect.stringMatching(NOTES_SERVICES[0].timestamp);
     const one = { id: 1, title: 'written by hand', body: '', created_at };
-    expect(await service.request('GET', '/notes/1')).toMatchObject({ status: 200, json: one });
+    expect(statusAndBody(await service.request('GET', '/notes/1'))).toEqual([200, one]);
     expect((await service.request('GET', '/notes')).json).toEqual([one]);
     expect((await db.query(`SELECT tag FROM ${schema}.notes`)).rows).toEqual([{ tag: 'kept' }]);
     expect((await service.create({ title: 'added by the service' })).id).toBe(2);
@@ -193,10 +193,7 @@ describe('notes8080 when its database goes away', () => {
     const during = await service.request('GET', `/notes/${note.id}`);
     expect([during.status, during.json]).toEqual([500, { error: 'database unavailable' }]);
     relay.restore();
-    expect(await service.request('GET', `/notes/${note.id}`)).toMatchObject({
-      status: 200,
-      json: note,
-    });
+    expect(statusAndBody(await service.request('GET', `/notes/${note.id}`))).toEqual([200, note]);
 
     // A list the database fails midway is cut short, never left hanging, and the cut logged.
     // About 13 MB of JSON: far more than the socket buffers hold while the client waits.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NOT_FOUND, TIMESTAMP, useNotes8080, type Note } from '../support/notes8080.js';
 import { invalidBodies, invalidIds } from '../support/notes8080Invalid.js';
-import { BODY_LIMIT, JSON_TYPE, raw } from '../support/notesServices.js';
+import { BODY_LIMIT, JSON_TYPE, raw, statusAndBody } from '../support/notesServices.js';
 
 const { service, call, act, create, storedNotes } = useNotes8080();
 const read = async (id: number) => (await call('GET', `/notes/${id}`)).json as Note;
@@ -96,7 +96,7 @@ describe('notes8080 PUT /notes/{id}', () => {
       await expect.poll(blocked, { timeout: 10_000 }).toBeGreaterThan(0);
       return [update];
     });
-    expect(await update).toMatchObject({ status: 404, json: NOT_FOUND });
+    expect(statusAndBody(await update)).toEqual([404, NOT_FOUND]);
     expect(service().logs.errors()).toEqual([]);
   });
 });
@@ -139,16 +139,13 @@ describe('notes8080 GET and DELETE /notes/{id}', () => {
     expect((await storedNotes()).map((stored) => stored.id)).not.toContain(note.id);
     for (const id of [note.id, 2147483647, 424242])
       for (const method of ['GET', 'PUT', 'DELETE'])
-        expect(await act(method, id), `${method} ${id}`).toMatchObject({
-          status: 404,
-          json: NOT_FOUND,
-        });
+        expect(statusAndBody(await act(method, id)), `${method} ${id}`).toEqual([404, NOT_FOUND]);
   });
 
   it.each(invalidIds)('answers 404 to GET, PUT and DELETE of the path id %j', async (id) => {
     const before = await storedNotes();
     for (const method of ['GET', 'PUT', 'DELETE'])
-      expect(await act(method, id), method).toMatchObject({ status: 404, json: NOT_FOUND });
+      expect(statusAndBody(await act(method, id)), method).toEqual([404, NOT_FOUND]);
     expect(await storedNotes()).toEqual(before);
     expect(service().logs.errors()).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
-import type { Request } from '../../harness/http.js';
+import type { Reply, Request } from '../../harness/http.js';
 import type { StartedService, StartOptions } from '../../harness/service.js';
 import { loadConfig } from '../../server/config.js';
 import { notes8000, notes8080, type NotesDeps, type Service } from '../../server/services.js';
@@ -11,6 +11,8 @@ export type Options = Omit<Request, 'method' | 'path'>;
 export const config = loadConfig({}).notes;
 export const BODY_LIMIT = config.bodyLimitBytes;
 export const JSON_TYPE = /^application\/json/;
+/** An answer's status and body, to compare both at once, exactly. */
+export const statusAndBody = (answer: Reply) => [answer.status, answer.json];
 
 /** Text sent as it is, with `contentType` (none when null). */
 export const raw = (body: string, contentType: string | null = 'application/json'): Options => ({
