@@ -60,26 +60,19 @@ describe('notes8080 POST /notes', () => {
 });
 
 describe('notes8080 PUT /notes/{id}', () => {
-  it('replaces title and body, keeping id and created_at; the same values again', async () => {
+  it.each<[string, { title: string; body?: string | null }]>([
+    ['title and body', { title: 'after', body: 'new' }],
+    ['the title, an omitted body emptied', { title: 'only a title' }],
+    ['the title, a null body emptied', { title: 'null body', body: null }],
+  ])('replaces %s, keeping id and created_at; the same again changes nothing', async (_, json) => {
     const note = await create({ title: 'before', body: 'old' });
-    const updated = { ...note, title: 'after', body: 'new' };
+    const updated = { ...note, title: json.title, body: json.body ?? '' };
     for (let time = 0; time < 2; time++) {
-      const answer = await call('PUT', `/notes/${note.id}`, {
-        json: { title: 'after', body: 'new' },
-      });
-      expect([answer.status, answer.json]).toEqual([200, updated]);
+      const answer = await call('PUT', `/notes/${note.id}`, { json });
+      expect(statusAndBody(answer)).toEqual([200, updated]);
       expect(answer.headers['content-type']).toMatch(JSON_TYPE);
     }
     expect(await read(note.id)).toEqual(updated);
-  });
-
-  it.each([
-    ['omitted', { title: 'only a title' }],
-    ['null', { title: 'null body', body: null }],
-  ])('empties the body when it is %s', async (_, json) => {
-    const note = await create({ title: 'x', body: 'to be emptied' });
-    const answer = await call('PUT', `/notes/${note.id}`, { json });
-    expect([answer.status, answer.json]).toEqual([200, { ...note, title: json.title, body: '' }]);
   });
 
   it('answers 404 when the note is deleted while its update waits for the row', async () => {
@@ -152,20 +145,19 @@ describe('notes8080 GET and DELETE /notes/{id}', () => {
 });
 
 describe('notes8080 requests', () => {
-  // Routing is strict: `/notes/` is not `/notes`.
-  it.each(['/', '/note', '/notes/', '/notes/1/extra', '/api/notes'])(
-    'answers 404 {error} for the unknown path %s',
-    async (path) => {
-      const answer = await call('GET', path);
-      expect([answer.status, answer.json]).toEqual([404, { error: 'Not Found' }]);
-      expect(answer.headers['content-type']).toMatch(JSON_TYPE);
-    },
-  );
-
-  it('serves nothing at /notes/, not even a create', async () => {
+  // Routing is strict: `/notes/` is not `/notes`, not even for a create.
+  it.each([
+    ...['/', '/note', '/notes/', '/notes/1/extra', '/api/notes'].map((path) => ['GET', path]),
+    ['POST', '/notes/'],
+  ])('answers 404 {error} to %s %s, storing nothing', async (method, path) => {
     const before = await storedNotes();
-    const answer = await call('POST', '/notes/', { json: { title: 'slash' } });
-    expect([answer.status, answer.json]).toEqual([404, { error: 'Not Found' }]);
+    const answer = await call(
+      method!,
+      path!,
+      method === 'POST' ? { json: { title: 'slash' } } : {},
+    );
+    expect(statusAndBody(answer)).toEqual([404, { error: 'Not Found' }]);
+    expect(answer.headers['content-type']).toMatch(JSON_TYPE);
     expect(await storedNotes()).toEqual(before);
   });
 

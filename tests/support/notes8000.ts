@@ -28,18 +28,13 @@ export function useNotes8000() {
 
   /** The note's timestamps as the store holds them, in the text form the API uses. */
   async function storedTimestamps(id: number) {
-    const format = `'YYYY-MM-DD"T"HH24:MI:SS.US'`;
-    const { rows } = await notes.service().db.query<{ created_at: string; updated_at: string }>(
-      `SELECT to_char(created_at AT TIME ZONE 'UTC', ${format}) AS created_at,
-              to_char(updated_at AT TIME ZONE 'UTC', ${format}) AS updated_at
-       FROM notes WHERE id = $1`,
-      [id],
-    );
     // Python's isoformat drops a zero fraction.
-    return rows.map((row) => ({
-      created_at: row.created_at.replace(/\.000000$/, ''),
-      updated_at: row.updated_at.replace(/\.000000$/, ''),
-    }))[0];
+    const shown = (column: string) =>
+      `regexp_replace(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'),
+        '\\.000000$', '') AS ${column}`;
+    const sql = `SELECT ${shown('created_at')}, ${shown('updated_at')} FROM notes WHERE id = $1`;
+    const { rows } = await notes.service().db.query(sql, [id]);
+    return rows[0] as { created_at: string; updated_at: string } | undefined;
   }
 
   return { ...notes, createNote, storedTimestamps };

@@ -50,13 +50,10 @@ export function useNotesService(
       return answer.json as Note;
     },
     /** How many notes the store holds (with this title). */
-    count: async (title?: string) =>
-      (
-        await service.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM notes ${title === undefined ? '' : 'WHERE title = $1'}`,
-          title === undefined ? [] : [title],
-        )
-      ).rows[0]!.n,
+    count: async (title?: string) => {
+      const sql = 'SELECT count(*)::int AS n FROM notes WHERE $1::text IS NULL OR title = $1';
+      return (await service.db.query<{ n: number }>(sql, [title ?? null])).rows[0]!.n;
+    },
   };
 }
 
