@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { config, NOTES_SERVICES, useNotesService } from './support/notesServices.js';
+import { config, NOTES_SERVICES, useNotesServices } from './support/notesServices.js';
 
 // A client that did not hear the answer to a create sends it again with the same Idempotency-Key,
 // and gets the first answer instead of a second note.
@@ -7,7 +7,11 @@ import { config, NOTES_SERVICES, useNotesService } from './support/notesServices
 describe.each(NOTES_SERVICES)(
   '$name: Idempotency-Key on POST /notes',
   ({ descriptor, note, conflict, error }) => {
-    const { call, count } = useNotesService(descriptor);
+    const [{ call, count }, short] = useNotesServices(
+      descriptor,
+      {},
+      { deps: { config: { ...config, idempotencyTtlSeconds: 1 } } },
+    );
     const post = (title: string, key?: string, localAddress?: string) =>
       call('POST', '/notes', {
         json: note(title),
@@ -57,9 +61,6 @@ describe.each(NOTES_SERVICES)(
       expect(await count('bad key')).toBe(0);
     });
 
-    const short = useNotesService(descriptor, {
-      deps: { config: { ...config, idempotencyTtlSeconds: 1 } },
-    });
     test('a key is forgotten after IDEMPOTENCY_TTL_SECONDS', async () => {
       const headers = { 'idempotency-key': 'short-lived' };
       const remember = () => short.call('POST', '/notes', { json: note('remembered'), headers });

@@ -1,7 +1,12 @@
 import http from 'node:http';
 import { describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../server/config.js';
-import { config, NOTES_SERVICES, statusAndBody, useNotesService } from './support/notesServices.js';
+import {
+  config,
+  NOTES_SERVICES,
+  statusAndBody,
+  useNotesServices,
+} from './support/notesServices.js';
 
 // What a client can make a notes service spend: a storage cap, a write budget per client address,
 // and lists streamed at once per address.
@@ -9,13 +14,13 @@ import { config, NOTES_SERVICES, statusAndBody, useNotesService } from './suppor
 describe.each(NOTES_SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', (shape) => {
   const { descriptor, note, error } = shape;
   const full = { [error]: 'Storage limit reached: delete notes to make room' };
-  const capped = useNotesService(descriptor, { pool: { maxBytes: 10_000 } });
-  const cap = 60_000;
-  const poolMax = 10;
-  // Waits for a pooled connection are long here: this counts bytes, not time.
-  const pooled = useNotesService(descriptor, {
-    pool: { maxBytes: cap, poolMax, timeoutMs: 15_000 },
-  });
+  const [cap, poolMax] = [60_000, 10];
+  const [capped, pooled] = useNotesServices(
+    descriptor,
+    { pool: { maxBytes: 10_000 } },
+    // Waits for a pooled connection are long here: this counts bytes, not time.
+    { pool: { maxBytes: cap, poolMax, timeoutMs: 15_000 } },
+  );
 
   test(
     'a create or an update that would pass it answers 507 and stores nothing; deleting makes ' +
@@ -85,8 +90,8 @@ describe.each(NOTES_SERVICES)('$name: what a client address may spend', (shape) 
   const budget = (writeBytesPerMinute: number) => ({
     deps: { config: { ...config, writeBytesPerMinute } },
   });
-  const { call, count, service } = useNotesService(descriptor, budget(4 * 2 ** 20));
-  const small = useNotesService(descriptor, budget(10_000));
+  const [big, small] = useNotesServices(descriptor, budget(4 * 2 ** 20), budget(10_000));
+  const { call, count, service } = big;
 
   test('one address writing 1 MiB notes meets 429, Retry-After; another still writes', async () => {
     const big = (title: string, localAddress = '127.0.0.2') => ({

@@ -29,16 +29,34 @@ export function useNotesService(
   descriptor: Service<NotesDeps>,
   options: Partial<StartOptions<NotesDeps>> = {},
 ) {
-  let service: NotesService;
+  return useNotesServices(descriptor, options)[0];
+}
+
+/** Several of one service, each with its options, as useNotesService; started side by side. */
+export function useNotesServices<Variants extends Partial<StartOptions<NotesDeps>>[]>(
+  descriptor: Service<NotesDeps>,
+  ...variants: Variants
+): { [Index in keyof Variants]: NotesClient } {
+  const services: NotesService[] = [];
   beforeAll(async () => {
-    service = await startTestService(descriptor, { deps: { config }, ...options });
+    const starting = variants.map((options) =>
+      startTestService(descriptor, { deps: { config }, ...options }),
+    );
+    services.push(...(await Promise.all(starting)));
   });
-  afterAll(() => service?.close());
-  beforeEach(() => service?.logs.clear());
+  afterAll(() => Promise.all(services.map((service) => service.close())));
+  beforeEach(() => services.forEach((service) => service.logs.clear()));
+  return variants.map((_, index) => clientOf(() => services[index]!)) as {
+    [Index in keyof Variants]: NotesClient;
+  };
+}
+type NotesClient = ReturnType<typeof clientOf>;
+
+function clientOf(service: () => NotesService) {
   const call = (method: string, path: string, options?: Options) =>
-    service.request(method, path, options);
+    service().request(method, path, options);
   return {
-    service: () => service,
+    service,
     call,
     /** GET, PUT (of a new title) or DELETE of the note `id`. */
     act: (method: string, id: number | string) =>
@@ -52,7 +70,7 @@ export function useNotesService(
     /** How many notes the store holds (with this title). */
     count: async (title?: string) => {
       const sql = 'SELECT count(*)::int AS n FROM notes WHERE $1::text IS NULL OR title = $1';
-      return (await service.db.query<{ n: number }>(sql, [title ?? null])).rows[0]!.n;
+      return (await service().db.query<{ n: number }>(sql, [title ?? null])).rows[0]!.n;
     },
   };
 }
