@@ -3,20 +3,20 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { auth } from '../server/services.js';
-import { builtSpa, ensureSpaBuilt } from '../server/auth/spa.js';
-import { notes8000 } from '../server/services.js';
-import { notes8080 } from '../server/services.js';
-import { loadConfig } from '../server/config.js';
 import { ROOT } from '../harness/processes.js';
+import { send } from '../harness/http.js';
+import { builtSpa, ensureSpaBuilt } from '../server/auth/spa.js';
+import { loadConfig } from '../server/config.js';
+import { auth, notes8000, notes8080 } from '../server/services.js';
 import { browserAvailable, launchBrowser } from './support/browser.js';
 import { startTestService } from './support/services.js';
 
-// Every service publishes its contract at /openapi.json. The three documents must be valid
-// OpenAPI 3.1 and pass Redocly's recommended rules with no error and no warning, but for what
-// 8000 says on purpose: its trailing-slash redirect (`/notes/`) is a path of its own, with a
-// slash, whose operations answer 307 and no 2xx.
+// Every service publishes its contract at /openapi.json and shows it with Swagger UI at /docs.
+// The three documents must be valid OpenAPI 3.1 and pass Redocly's recommended rules with no
+// error and no warning, but for what 8000 says on purpose: its trailing-slash redirect (`/notes/`)
+// is a path of its own, with a slash, whose operations answer 307 and no 2xx.
 const INTENDED_PROBLEMS: Record<string, string[]> = {
   notes8000: [
     'no-path-trailing-slash at #/paths/~1notes~1',
@@ -24,213 +24,122 @@ const INTENDED_PROBLEMS: Record<string, string[]> = {
     'operation-2xx-response at #/paths/~1notes~1/post/responses',
   ],
 };
+const NAMES = ['notes8080', 'notes8000', 'auth'] as const;
 
 type Document = Record<string, any>;
 const documents = new Map<string, Document>();
 const urls = new Map<string, string>();
 const stops: (() => Promise<void>)[] = [];
+let browser: Browser | undefined;
+/** A folder of the documents' files, for the linter. */
+let dir = '';
 
 beforeAll(async () => {
   await ensureSpaBuilt();
   const config = loadConfig({ PASSWORD_HASH_COST: '1024' });
-  const started = [
-    await startTestService(notes8080, { deps: { config: config.notes } }),
-    await startTestService(notes8000, { deps: { config: config.notes } }),
-    await startTestService(auth, { deps: { config: config.auth, spa: await builtSpa() } }),
-  ];
-  for (const [name, service] of [
-    ['notes8080', started[0]],
-    ['notes8000', started[1]],
-    ['auth', started[2]],
-  ] as const) {
+  const started = await Promise.all([
+    startTestService(notes8080, { deps: { config: config.notes } }),
+    startTestService(notes8000, { deps: { config: config.notes } }),
+    startTestService(auth, { deps: { config: config.auth, spa: await builtSpa() } }),
+  ]);
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'openapi-'));
+  for (const [index, name] of NAMES.entries()) {
+    const service = started[index]!;
     stops.push(service.close);
     urls.set(name, service.url);
-    const response = await fetch(`${service.url}/openapi.json`);
-    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    documents.set(name, (await response.json()) as Document);
+    const response = await send(service.url, { method: 'GET', path: '/openapi.json' });
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    documents.set(name, response.json as Document);
+    await fs.writeFile(path.join(dir, `${name}.json`), response.text);
   }
 });
-
 afterAll(async () => {
+  await browser?.close();
   await Promise.all(stops.map((stop) => stop()));
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
+const SCHEMA_REF = /"\$ref":"#\/components\/schemas\/([^"]+)"/g;
+/** Every operation of a document, as `METHOD /path`, sorted. */
+const operations = (document: Document) =>
+  Object.entries(document.paths as Document)
+    .flatMap(([route, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
+    )
+    .sort();
+
 describe('the published OpenAPI documents', () => {
-  test.each(['notes8080', 'notes8000', 'auth'])(
-    '%s passes `redocly lint` with its recommended ' +
-      'rules: no error, no warning but the intended ones',
+  test.each(NAMES)(
+    '%s passes `redocly lint` with its recommended rules: no error, no warning but the intended',
     async (name) => {
-      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'openapi-'));
-      try {
-        const file = path.join(dir, `${name}.json`);
-        await fs.writeFile(file, JSON.stringify(documents.get(name)));
-        const cli = path.join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
-        const run = await promisify(execFile)(
-          process.execPath,
-          [cli, 'lint', '--extends=recommended', '--format=json', file],
-          { cwd: dir },
-        ).catch((failure: { stdout: string }) => failure);
-        const report = JSON.parse(run.stdout) as {
-          totals: { errors: number; warnings: number };
-          problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
-        };
-        const intended = INTENDED_PROBLEMS[name] ?? [];
-        const unintended = report.problems.filter(
-          (problem) => !intended.includes(`${problem.ruleId} at ${problem.location[0]?.pointer}`),
-        );
-        expect(
-          unintended.map(
-            (problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`,
-          ),
-        ).toEqual([]);
-        expect(report.problems).toHaveLength(intended.length);
-      } finally {
-        await fs.rm(dir, { recursive: true, force: true });
-      }
+      const cli = path.join(ROOT, 'node_modules/@redocly/cli/bin/cli.js');
+      const lint = [cli, 'lint', '--extends=recommended', '--format=json', `${name}.json`];
+      const run = await promisify(execFile)(process.execPath, lint, { cwd: dir }).catch(
+        (failure: { stdout: string }) => failure,
+      );
+      type Problem = { ruleId: string; message: string; location: { pointer: string }[] };
+      const { problems } = JSON.parse(run.stdout) as { problems: Problem[] };
+      const intended = INTENDED_PROBLEMS[name] ?? [];
+      const where = (problem: Problem) => `${problem.ruleId} at ${problem.location[0]?.pointer}`;
+      const unintended = problems.filter((problem) => !intended.includes(where(problem)));
+      expect(unintended.map((problem) => `${where(problem)}: ${problem.message}`)).toEqual([]);
+      expect(problems).toHaveLength(intended.length);
     },
     60_000,
   );
 
   test('are OpenAPI 3.1, and each service documents the operations of its spec', () => {
-    const operations = (document: Document) =>
-      Object.entries(document.paths as Document).flatMap(([route, methods]) =>
-        Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
-      );
     for (const document of documents.values()) expect(document.openapi).toBe('3.1.0');
-    expect(operations(documents.get('notes8080')!).sort()).toEqual(
-      [
-        'GET /notes',
-        'POST /notes',
-        'GET /notes/{id}',
-        'PUT /notes/{id}',
-        'DELETE /notes/{id}',
-        'GET /ready',
-        'GET /live',
-      ].sort(),
+    const listed = (text: string) => text.split(/,\s*/).sort();
+    expect(operations(documents.get('notes8080')!)).toEqual(
+      listed(`GET /notes, POST /notes, GET /notes/{id}, PUT /notes/{id}, DELETE /notes/{id},
+        GET /ready, GET /live`),
     );
-    expect(operations(documents.get('notes8000')!).sort()).toEqual(
-      [
-        ...[
-          'GET /health',
-          'GET /notes',
-          'POST /notes',
-          'GET /notes/{note_id}',
-          'PUT /notes/{note_id}',
-          'DELETE /notes/{note_id}',
-          'GET /ready',
-          'GET /live',
-        ],
-        ...['GET /notes/', 'POST /notes/'],
-      ].sort(),
+    expect(operations(documents.get('notes8000')!)).toEqual(
+      listed(`GET /health, GET /notes, POST /notes, GET /notes/{note_id}, PUT /notes/{note_id},
+        DELETE /notes/{note_id}, GET /ready, GET /live, GET /notes/, POST /notes/`),
     );
-    expect(operations(documents.get('auth')!).sort()).toEqual(
-      [
-        ...['POST /api/login', 'GET /api/me', 'POST /api/logout', 'GET /ready', 'GET /live'],
-        ...['GET /api/sessions', 'DELETE /api/sessions', 'DELETE /api/sessions/{id}'],
-        ...[
-          'GET /api/admin/sessions',
-          'DELETE /api/admin/sessions/{id}',
-          'DELETE /api/admin/users/{id}/sessions',
-          'GET /api/admin/settings',
-        ],
-        ...[
-          'GET /api/admin/users',
-          'DELETE /api/admin/users/{id}/throttle',
-          'GET /api/admin/audit',
-        ],
-      ].sort(),
+    expect(operations(documents.get('auth')!)).toEqual(
+      listed(`POST /api/login, GET /api/me, POST /api/logout, GET /ready, GET /live,
+        GET /api/sessions, DELETE /api/sessions, DELETE /api/sessions/{id},
+        GET /api/admin/sessions, DELETE /api/admin/sessions/{id},
+        DELETE /api/admin/users/{id}/sessions, GET /api/admin/settings, GET /api/admin/users,
+        DELETE /api/admin/users/{id}/throttle, GET /api/admin/audit`),
     );
   });
-
-  test('the login service documents its cookie as the security scheme of GET /api/me', () => {
-    const document = documents.get('auth')!;
-    expect(document.components.securitySchemes.sessionCookie).toMatchObject({
-      type: 'apiKey',
-      in: 'cookie',
-      name: 'token',
-    });
-    expect(document.paths['/api/me'].get.security).toEqual([{ sessionCookie: [] }]);
-    expect(document.paths['/api/login'].post.security).toEqual([]);
-  });
-
-  test(
-    'timestamps are declared as they are sent: RFC 3339 ' +
-      'on 8080, naive ISO 8601 with a pattern on 8000',
-    () => {
-      const note8080 = documents.get('notes8080')!.components.schemas.Note.properties.created_at;
-      expect(note8080).toMatchObject({ type: 'string', format: 'date-time' });
-      for (const field of ['created_at', 'updated_at']) {
-        const note8000 = documents.get('notes8000')!.components.schemas.Note.properties[field];
-        expect(note8000.format).toBeUndefined();
-        expect(new RegExp(note8000.pattern).test('2026-11-22T10:11:49.123456')).toBe(true);
-        expect(new RegExp(note8000.pattern).test('2026-11-22T10:11:49.123456Z')).toBe(false);
-      }
-    },
-  );
 
   test('every status a route can answer is documented, shared machinery included', () => {
-    const statuses = (document: Document, route: string, method: string) =>
-      Object.keys(document.paths[route][method].responses).sort();
-    expect(statuses(documents.get('notes8080')!, '/notes/{id}', 'put')).toEqual([
-      '200',
-      '400',
-      '404',
-      '412',
-      '413',
-      '415',
-      '429',
-      '431',
-      '500',
-      '507',
-    ]);
-    expect(statuses(documents.get('notes8000')!, '/notes', 'post')).toEqual([
-      '201',
-      '400',
-      '413',
-      '415',
-      '422',
-      '429',
-      '431',
-      '500',
-      '507',
-    ]);
-    expect(statuses(documents.get('auth')!, '/api/login', 'post')).toEqual([
-      '200',
-      '400',
-      '401',
-      '403',
-      '413',
-      '415',
-      '429',
-      '431',
-      '500',
-    ]);
-    for (const document of documents.values()) {
+    const statuses = (name: string, route: string, method: string) =>
+      Object.keys(documents.get(name)!.paths[route][method].responses).sort().join(' ');
+    const put = statuses('notes8080', '/notes/{id}', 'put');
+    expect(put).toBe('200 400 404 412 413 415 429 431 500 507');
+    expect(statuses('notes8000', '/notes', 'post')).toBe('201 400 413 415 422 429 431 500 507');
+    expect(statuses('auth', '/api/login', 'post')).toBe('200 400 401 403 413 415 429 431 500');
+    for (const document of documents.values())
       expect(Object.keys(document['x-unmatched'])).toEqual(expect.arrayContaining(['404', '405']));
-    }
   });
 
-  test("every failure answer has its body schema, but Node's 431, which has no body", () => {
+  test("every failure answer has its body schema, but Node's 431; every $ref resolves", () => {
     for (const [name, document] of documents) {
       const untyped = Object.entries(document.paths as Document).flatMap(([route, methods]) =>
         Object.entries(methods as Document).flatMap(([method, operation]) =>
           Object.entries(operation.responses as Document)
-            .filter(
-              ([status, response]) =>
-                Number(status) >= 400 &&
-                status !== '431' &&
-                !response.content?.['application/json']?.schema,
-            )
+            .filter(([status]) => Number(status) >= 400 && status !== '431')
+            .filter(([, response]) => !response.content?.['application/json']?.schema)
             .map(([status]) => `${name} ${method} ${route} ${status}`),
         ),
       );
       expect(untyped).toEqual([]);
+      const refs = [...JSON.stringify(document).matchAll(SCHEMA_REF)];
+      expect(refs.length).toBeGreaterThan(0);
+      for (const [, schema] of refs)
+        expect(document.components.schemas, name).toHaveProperty(schema!);
     }
   });
 
   test(
     'an unknown Content-Encoding is documented as the ' +
-      '415 of every operation with a body, on every service',
+      '415 of every operation with a body, on every service, and so answered',
     async () => {
       for (const [name, document] of documents) {
         const withBody = Object.values(document.paths as Document)
@@ -241,59 +150,53 @@ describe('the published OpenAPI documents', () => {
           expect(responses['415'].description).toMatch(/Content-Encoding/);
           expect(responses['400'].description).not.toMatch(/unknown Content-Encoding/);
         }
-      }
-      // As each service answers it.
-      for (const [name, path] of [
-        ['notes8080', '/notes'],
-        ['notes8000', '/notes'],
-        ['auth', '/api/login'],
-      ] as const) {
-        const response = await fetch(`${urls.get(name)}${path}`, {
+        const answer = await send(urls.get(name)!, {
           method: 'POST',
+          path: name === 'auth' ? '/api/login' : '/notes',
           headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' },
           body: '{}',
         });
-        expect(response.status, name).toBe(415);
-        expect(JSON.stringify(await response.json())).toContain(
-          'Unsupported Content-Encoding: zstd',
-        );
+        expect(answer.status, name).toBe(415);
+        expect(answer.text).toContain('Unsupported Content-Encoding: zstd');
       }
     },
   );
 
-  test(
-    'the login service documents the cookies its answers set: ' +
-      'the session and device cookies, and the deletion on logout',
-    () => {
-      const { paths } = documents.get('auth')!;
-      const setCookie = (route: string) =>
-        paths[route].post.responses['200'].headers['Set-Cookie'].description as string;
-      expect(setCookie('/api/login')).toContain(
-        '`token=<session token>; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax`',
-      );
-      expect(setCookie('/api/login')).toContain(
-        '`device=<device token>; Max-Age=7776000; Path=/api/login; HttpOnly; SameSite=Lax`',
-      );
-      expect(setCookie('/api/logout')).toContain(
-        '`token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax`',
-      );
-    },
-  );
+  test('notes8080 declares its timestamps as it sends them: RFC 3339 date-times', () => {
+    const { created_at } = documents.get('notes8080')!.components.schemas.Note.properties;
+    expect(created_at).toMatchObject({ type: 'string', format: 'date-time' });
+  });
+
+  test('the login service documents its cookies: the security scheme, and what answers set', () => {
+    const { components, paths } = documents.get('auth')!;
+    const { sessionCookie } = components.securitySchemes;
+    expect(sessionCookie).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'token' });
+    expect(paths['/api/me'].get.security).toEqual([{ sessionCookie: [] }]);
+    expect(paths['/api/login'].post.security).toEqual([]);
+    const setCookie = (route: string) =>
+      paths[route].post.responses['200'].headers['Set-Cookie'].description as string;
+    const cookie = (text: string) => `\`${text}; HttpOnly; SameSite=Lax\``;
+    const login = setCookie('/api/login');
+    expect(login).toContain(cookie('token=<session token>; Max-Age=3600; Path=/'));
+    expect(login).toContain(cookie('device=<device token>; Max-Age=7776000; Path=/api/login'));
+    expect(setCookie('/api/logout')).toContain(cookie('token=; Max-Age=0; Path=/'));
+  });
 });
 
-describe.skipIf(!browserAvailable)('Swagger UI at /docs', () => {
-  test.each(['notes8080', 'notes8000', 'auth'])(
+describe('Swagger UI at /docs', () => {
+  test.skipIf(!browserAvailable).each(NAMES)(
     '%s: lists every operation of its document, from its own files only',
     async (name) => {
-      const browser = await launchBrowser();
+      browser ??= await launchBrowser();
+      const page = await browser.newPage();
+      const url = urls.get(name)!;
+      const foreign: string[] = [];
+      page.on('request', (request) => {
+        if (!request.url().startsWith(url) && !request.url().startsWith('data:'))
+          foreign.push(request.url());
+      });
       try {
-        const page = await browser.newPage();
-        const foreign: string[] = [];
-        page.on('request', (request) => {
-          if (!request.url().startsWith(urls.get(name)!) && !request.url().startsWith('data:'))
-            foreign.push(request.url());
-        });
-        await page.goto(`${urls.get(name)}/docs`);
+        await page.goto(`${url}/docs`);
         await page.locator('.opblock').first().waitFor();
         const listed = await page
           .locator('.opblock')
@@ -304,15 +207,34 @@ describe.skipIf(!browserAvailable)('Swagger UI at /docs', () => {
                 block.querySelector('.opblock-summary-path')?.getAttribute('data-path'),
             ),
           );
-        const documented = Object.entries(documents.get(name)!.paths as Document).flatMap(
-          ([route, methods]) =>
-            Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
-        );
-        expect(listed.sort()).toEqual(documented.sort());
+        expect(listed.sort()).toEqual(operations(documents.get(name)!));
+        if (name === 'notes8000') await tryItOut(page, url);
         expect(foreign).toEqual([]);
       } finally {
-        await browser.close();
+        await page.close();
       }
     },
   );
 });
+
+/** "Try it out" on POST /notes of the 8000 docs page: the note is created (201), and listed. */
+async function tryItOut(page: Awaited<ReturnType<Browser['newPage']>>, url: string) {
+  const create = page
+    .locator('.opblock-post')
+    .filter({ has: page.locator('.opblock-summary-path[data-path="/notes"]') });
+  await create.locator('.opblock-summary').click();
+  await create.getByRole('button', { name: 'Try it out' }).click();
+  await create
+    .locator('textarea.body-param__text')
+    .fill(JSON.stringify({ title: 'from the docs', content: 'tried out' }));
+  await create.getByRole('button', { name: 'Execute' }).click();
+  const status = create.locator('.live-responses-table .response .response-col_status').first();
+  await expect.poll(() => status.textContent(), { timeout: 10_000 }).toContain('201');
+  await expect
+    .poll(() => create.locator('.live-responses-table .microlight').first().textContent())
+    .toContain('from the docs');
+  const listed = (await send(url, { method: 'GET', path: '/notes' })).json as object[];
+  expect(listed).toEqual([
+    expect.objectContaining({ title: 'from the docs', content: 'tried out' }),
+  ]);
+}

@@ -1,21 +1,13 @@
-// A client of the login service as its users write one: types generated from the running
-// service's /openapi.json by openapi-typescript, calls made with openapi-fetch. Compiled with
-// `strict` against those types, then run against the service: it throws at the first answer
-// that is not the one expected. Argument: JSON `{baseUrl, admin, user}`, the accounts being
+// A client of the login service, as its users write one (see generatedClients.test.ts): it throws
+// at the first answer it did not expect. Argument: JSON `{baseUrl, admin, user}`, accounts being
 // `{email, password}`.
 import assert from 'node:assert/strict';
 import createClient from 'openapi-fetch';
 import type { paths } from './auth.api.js';
 
-interface Account {
-  email: string;
-  password: string;
-}
-const { baseUrl, admin, user } = JSON.parse(process.argv[2] ?? '') as {
-  baseUrl: string;
-  admin: Account;
-  user: Account;
-};
+type Account = { email: string; password: string };
+type Given = { baseUrl: string; admin: Account; user: Account };
+const { baseUrl, admin, user } = JSON.parse(process.argv[2] ?? '') as Given;
 const client = createClient<paths>({ baseUrl });
 
 /** The value of the cookie `name` an answer sets, if it sets one. */
@@ -40,15 +32,12 @@ async function logIn(account: Account) {
 assert.deepEqual((await client.GET('/live')).data, { status: 'live' });
 assert.deepEqual((await client.GET('/ready')).data, { status: 'ready' });
 
-const refused = await client.POST('/api/login', {
-  body: { email: user.email, password: `not ${user.password}` },
-});
+const wrong = { email: user.email, password: `not ${user.password}` };
+const refused = await client.POST('/api/login', { body: wrong });
 assert.equal(refused.response.status, 401);
 assert.equal(typeof refused.error?.error, 'string');
-const encoded = await client.POST('/api/login', {
-  body: admin,
-  headers: { 'Content-Encoding': 'zstd' },
-});
+const zstd = { 'Content-Encoding': 'zstd' };
+const encoded = await client.POST('/api/login', { body: admin, headers: zstd });
 assert.equal(encoded.response.status, 415);
 assert.deepEqual(encoded.error, { error: 'Unsupported Content-Encoding: zstd' });
 
@@ -57,21 +46,17 @@ const first = await logIn(admin);
 assert.ok(cookieOf(first.response, 'device'));
 const second = await logIn(admin);
 const session = withSession(first.token);
+/** The administrator's request naming `id` in its path. */
+const naming = <Id>(id: Id) => ({ ...session, params: { path: { id } } });
 
 const me = await client.GET('/api/me', session);
 assert.equal(me.data?.user.email, admin.email);
 assert.equal(me.data.user.role, 'admin');
 
 const mine = await client.GET('/api/sessions', session);
-assert.deepEqual(
-  mine.data?.sessions.map(({ current }) => current),
-  [true, false],
-);
+assert.deepEqual(mine.data?.sessions.map(({ current }) => current).join(), 'true,false');
 const other = mine.data.sessions[1];
-const endedOne = await client.DELETE('/api/sessions/{id}', {
-  ...session,
-  params: { path: { id: other.id } },
-});
+const endedOne = await client.DELETE('/api/sessions/{id}', naming(other.id));
 assert.deepEqual(endedOne.data, { ended: 1 });
 const signedOut = await client.GET('/api/me', withSession(second.token));
 assert.equal(signedOut.response.status, 401);
@@ -88,16 +73,11 @@ assert.equal(typeof forbidden.error?.error, 'string');
 const everyone = await client.GET('/api/admin/sessions', session);
 const account = everyone.data?.users.find(({ email }) => email === user.email);
 assert.equal(account?.sessions.length, 1);
-const endedByAdmin = await client.DELETE('/api/admin/sessions/{id}', {
-  ...session,
-  params: { path: { id: account.sessions[0].id } },
-});
+const { id: sessionId } = account.sessions[0];
+const endedByAdmin = await client.DELETE('/api/admin/sessions/{id}', naming(sessionId));
 assert.deepEqual(endedByAdmin.data, { ended: 1 });
 await logIn(user);
-const endedAll = await client.DELETE('/api/admin/users/{id}/sessions', {
-  ...session,
-  params: { path: { id: account.id } },
-});
+const endedAll = await client.DELETE('/api/admin/users/{id}/sessions', naming(account.id));
 assert.deepEqual(endedAll.data, { ended: 1 });
 
 // The wrong password, in the account's throttling and in the audit trail.
@@ -105,10 +85,7 @@ const overview = await client.GET('/api/admin/users', session);
 const throttled = overview.data?.users.find(({ id }) => id === account.id);
 assert.equal(throttled?.throttle.failures, 1);
 assert.ok(throttled.events.some(({ type }) => type === 'login.failed'));
-const unlocked = await client.DELETE('/api/admin/users/{id}/throttle', {
-  ...session,
-  params: { path: { id: account.id } },
-});
+const unlocked = await client.DELETE('/api/admin/users/{id}/throttle', naming(account.id));
 assert.deepEqual(unlocked.data?.cleared, throttled.throttle);
 const audit = await client.GET('/api/admin/audit', {
   ...session,
