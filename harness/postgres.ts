@@ -1,9 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../server/db/embeddedPostgres.js';
+import { runMigrations } from '../server/db/migrations.js';
 import { createLogger } from '../server/logger.js';
 
 export interface ScratchDatabase {
@@ -12,13 +13,18 @@ export interface ScratchDatabase {
   drop(): Promise<void>;
 }
 
-/** A new, empty database named `<prefix>_<random>` on the server of `adminUrl`. */
+/**
+ * A new database named `<prefix>_<random>` on the server of `adminUrl`: empty, or a copy of
+ * `template`.
+ */
 export async function createScratchDatabase(
   adminUrl: string,
   prefix: string,
+  template?: string,
 ): Promise<ScratchDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  const copy = template ? ` TEMPLATE ${template} STRATEGY FILE_COPY` : '';
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}${copy}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
@@ -28,6 +34,46 @@ export async function createScratchDatabase(
         client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
       )),
   };
+}
+
+/** Migrated templates made by this process, by server, schema and migrations. */
+const templates = new Map<string, Promise<string>>();
+
+/**
+ * A new database with `schema` at its latest migration: a file copy of a template migrated once
+ * per server (PostgreSQL's CREATE DATABASE … TEMPLATE), much quicker than migrating each one.
+ * Test processes sharing the server take turns on an advisory lock to make the template.
+ */
+export async function createMigratedDatabase(
+  adminUrl: string,
+  prefix: string,
+  { schema, migrations }: { schema: string; migrations: string },
+): Promise<ScratchDatabase> {
+  const files = (await fs.readdir(migrations)).sort();
+  const contents = await Promise.all(files.map((file) => fs.readFile(path.join(migrations, file))));
+  const hash = createHash('sha256').update(files.join('/')).update(Buffer.concat(contents));
+  const template = `template_${schema}_${hash.digest('hex').slice(0, 12)}`;
+  const key = `${adminUrl} ${template}`;
+  if (!templates.has(key))
+    templates.set(
+      key,
+      withClient(adminUrl, async (client) => {
+        await client.query('SELECT pg_advisory_lock(hashtext($1))', [template]);
+        const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
+          template,
+        ]);
+        if (found.rowCount === 0) {
+          const built = await createScratchDatabase(adminUrl, `building_${schema}`);
+          const logger = createLogger('silent');
+          await runMigrations({ url: built.url, schema, directory: migrations, logger });
+          await client.query(
+            `ALTER DATABASE ${new URL(built.url).pathname.slice(1)} RENAME TO ${template}`,
+          );
+        }
+        return template;
+      }),
+    );
+  return createScratchDatabase(adminUrl, prefix, await templates.get(key)!);
 }
 
 export async function withClient<T>(

@@ -1,13 +1,12 @@
 import type { Edge } from '../server/config.js';
 import { createDatabase, type Database } from '../server/db/pool.js';
 import type { Logger } from '../server/logger.js';
-import { runMigrations } from '../server/db/migrations.js';
 import { listen, type ConnectionLimits } from '../server/http/listen.js';
 import type { Service } from '../server/services.js';
 import { contractChecker } from './contract.js';
 import { send, type Reply, type Request } from './http.js';
 import { captureLogs, type LogCapture } from './logs.js';
-import { createScratchDatabase } from './postgres.js';
+import { createMigratedDatabase } from './postgres.js';
 
 type DatabaseOf<Deps> = Deps extends { db: infer D } ? D : undefined;
 
@@ -57,10 +56,13 @@ export async function startService<Deps extends { logger: Logger; edge: Edge; co
   if (!db && descriptor.usesDatabase(options.deps.config)) {
     if (!options.postgresUrl)
       throw new Error(`${descriptor.name} keeps its tables in PostgreSQL: give a postgresUrl`);
-    const scratch = await createScratchDatabase(options.postgresUrl, descriptor.name);
+    const { schema } = descriptor.database;
+    const scratch = await createMigratedDatabase(
+      options.postgresUrl,
+      descriptor.name,
+      descriptor.database,
+    );
     cleanups.push(scratch.drop);
-    const { schema, migrations } = descriptor.database;
-    await runMigrations({ url: scratch.url, schema, directory: migrations, logger: logs.logger });
     db = createDatabase({
       url: scratch.url,
       schema,

@@ -1,7 +1,5 @@
-import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../harness/http.js';
 import { logLines } from '../harness/logs.js';
@@ -182,46 +180,6 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       'app.service': 'notes8080',
     });
   });
-
-  test(
-    'unset, the tracing SDK is not even loaded: the process ' +
-      'imports none of it (set, the same process imports it)',
-    async () => {
-      const hook = new URL('./support/loadedModules.mjs', import.meta.url).href;
-      const database = await createTestDatabase();
-      cleanups.push(database.drop);
-      const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-      const loaded: Record<string, boolean> = {};
-      for (const traced of [false, true]) {
-        const dataDir = await temporaryDataDir();
-        cleanups.push(() => removeDataDir(dataDir));
-        const file = path.join(dataDir, 'loaded-modules.txt');
-        const env = {
-          DATABASE_URL: database.url,
-          LOADED_MODULES_FILE: file,
-          SERVICES: 'notes8080',
-          ...(traced && {
-            OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-            OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-          }),
-        };
-        const started = await startProcess({
-          form: 'compiled',
-          dataDir,
-          env,
-          nodeFlags: ['--import', hook],
-        });
-        expect((await send(started.urls.notes8080, { method: 'GET', path: '/notes' })).status).toBe(
-          200,
-        );
-        await started.stop(5_000);
-        const modules = await fs.readFile(file, 'utf8');
-        expect(modules).toContain('/server/start.js');
-        loaded[String(traced)] = modules.includes('/node_modules/@opentelemetry/');
-      }
-      expect(loaded).toEqual({ false: false, true: true });
-    },
-  );
 
   test(
     "OTEL_SERVICE_NAME names the traces' service; an " +

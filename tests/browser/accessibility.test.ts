@@ -86,9 +86,9 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
 
   it('has no axe-core violation and one h1 in every state of the dashboard', async () => {
     const { page, gateway } = pages;
-    await pages.logIn(USER);
+    await pages.signIn(USER);
     await expectAccessible(page, 'dashboard of a user');
-    await pages.logIn(ADMIN);
+    await pages.signIn(ADMIN);
     await expectAccessible(page, 'dashboard of an admin');
     gateway.mode = 'hold';
     await page.getByRole('button', { name: 'ログアウト' }).click();
@@ -97,7 +97,7 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
     gateway.mode = 'forward';
     gateway.release();
     await page.waitForURL(pages.url('/login'));
-    await pages.logIn(ADMIN);
+    await pages.signIn(ADMIN);
     gateway.mode = 'badGateway';
     await page.getByRole('button', { name: 'ログアウト' }).click();
     await status().filter({ hasText: 'ログアウトに失敗しました' }).waitFor();
@@ -109,7 +109,7 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
     'has no axe-core violation and one h1 on the ' + "administrators' pages and the forbidden page",
     async () => {
       const { page } = pages;
-      await pages.logIn(ADMIN);
+      await pages.signIn(ADMIN);
       await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
       // Earlier tests of this file may have left the admin signed in elsewhere.
       await status()
@@ -137,7 +137,7 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
       await expectAccessible(page, 'users, the account unblocked');
       await page.goto(pages.url('/admin/settings'));
       await expectAccessible(page, 'settings');
-      await pages.logIn(USER);
+      await pages.signIn(USER);
       await page.goto(pages.url('/admin/users'));
       await expectAccessible(page, 'forbidden');
     },
@@ -207,7 +207,7 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
         page.getByLabel('パスワード'),
         submitButton(),
       ]);
-      await pages.logIn(ADMIN);
+      await pages.signIn(ADMIN);
       await page.keyboard.press('Tab');
       await check([page.getByRole('button', { name: 'ログアウト' })]);
     },

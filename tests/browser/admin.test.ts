@@ -13,7 +13,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
   async function otherBrowser(credentials = USER) {
     const context = await pages.browser.newContext();
     const page = await pages.watchedPage(context);
-    await pages.logIn(credentials, page);
+    await pages.signIn(credentials, page);
     return { context, page };
   }
 
@@ -27,7 +27,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
 
   it("shows a user the administrators' pages as forbidden (403), with the way back", async () => {
     const { page } = pages;
-    await pages.logIn(USER);
+    await pages.signIn(USER);
     for (const path of ['/admin/users', '/admin/settings']) {
       const response = await page.goto(url(path));
       expect(response?.status()).toBe(403);
@@ -47,7 +47,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
       const { page } = pages;
       const other = await otherBrowser(USER);
       try {
-        await pages.logIn(ADMIN);
+        await pages.signIn(ADMIN);
         await page.getByRole('link', { name: 'ユーザ管理' }).click();
         await page.waitForURL(url('/admin/users'));
         expect(await page.title()).toBe('ユーザ管理');
@@ -83,7 +83,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     const { page } = pages;
     const [first, second] = [await otherBrowser(USER), await otherBrowser(USER)];
     try {
-      await pages.logIn(ADMIN);
+      await pages.signIn(ADMIN);
       await page.goto(url('/admin/users'));
       const account = page.locator('section', {
         has: page.getByRole('heading', { name: USER.email }),
@@ -109,7 +109,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
 
   it('shows the admin the effective settings, read-only', async () => {
     const { page } = pages;
-    await pages.logIn(ADMIN);
+    await pages.signIn(ADMIN);
     await page.getByRole('link', { name: 'システム設定' }).click();
     await page.waitForURL(url('/admin/settings'));
     const value = (name: string) =>
@@ -140,7 +140,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     async () => {
       const { page } = pages;
       await pages.lock(USER);
-      await pages.logIn(ADMIN);
+      await pages.signIn(ADMIN);
       await page.goto(url('/admin/users'));
       const account = page.locator('section', {
         has: page.getByRole('heading', { name: USER.email }),
@@ -176,7 +176,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     const { page } = pages;
     const other = await otherBrowser(USER);
     try {
-      await pages.logIn(USER);
+      await pages.signIn(USER);
       await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
       await page
         .getByRole('status')

@@ -150,7 +150,7 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
 
   it('logs out to /login; Back and a direct visit to /dashboard both end on /login', async () => {
     const { page, context } = pages;
-    await pages.logIn(ADMIN);
+    await pages.signIn(ADMIN);
     await page.getByRole('button', { name: 'ログアウト' }).click();
     await page.waitForURL(url('/login'));
     // The session cookie is gone; the device cookie of the login throttling stays, as it should.
@@ -168,7 +168,7 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
 
   it('logs out every open tab when one logs out', async () => {
     const { page, context } = pages;
-    await pages.logIn(ADMIN);
+    await pages.signIn(ADMIN);
     const other = await pages.watchedPage(context);
     await other.goto(url('/dashboard'));
     await other.getByRole('heading', { name: '管理メニュー' }).waitFor();
@@ -195,7 +195,7 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     const dashboard = page.waitForRequest(
       (request) => new URL(request.url()).pathname === '/dashboard',
     );
-    await pages.logIn(USER);
+    await pages.signIn(USER);
     expect(await (await dashboard).headerValue('cookie')).toMatch(
       /^token=planted; token=[0-9a-f-]{36}$/,
     );
@@ -223,7 +223,7 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     'goes to /login when the tab is %s and /api/me answers 401 (session expired)',
     async (_, comeBack) => {
       const { page } = pages;
-      await pages.logIn(USER);
+      await pages.signIn(USER);
       pages.advance(3600 * 1000);
       try {
         await page.evaluate(comeBack);
