@@ -10,6 +10,7 @@ const FAULTS = 'tests/faults/**/*.test.ts';
 const ALONE = [
   'tests/faults/development.test.ts',
   'tests/faults/loginFloodFairness.test.ts',
+  'tests/faults/lighthouse.test.ts',
   'tests/faults/load.test.ts',
   'tests/faults/shutdown.test.ts',
   'tests/faults/timing.test.ts',

@@ -8,6 +8,10 @@ import { send, type Reply, type Request } from './http.js';
 import { captureLogs, type LogCapture } from './logs.js';
 import { createMigratedDatabase } from './postgres.js';
 
+type ContractDocument = Parameters<typeof contractChecker>[0];
+/** A checker per document the services publish: compiling its schemas is what costs. */
+const checkers = new Map<string, ReturnType<typeof contractChecker>>();
+
 type DatabaseOf<Deps> = Deps extends { db: infer D } ? D : undefined;
 
 export interface StartedService<Deps> {
@@ -91,7 +95,9 @@ export async function startService<Deps extends { logger: Logger; edge: Edge; co
     path: '/openapi.json',
     headers: host ? { host } : {},
   });
-  const check = contractChecker(document.json as Parameters<typeof contractChecker>[0]);
+  if (!checkers.has(document.text))
+    checkers.set(document.text, contractChecker(JSON.parse(document.text) as ContractDocument));
+  const check = checkers.get(document.text)!;
 
   return {
     url: server.url,
