@@ -188,6 +188,9 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
         `the services did not say where they listen ` +
         `within ${readyMs} ms:\n${output().slice(-4000)}`,
     ));
+    // Started is serving, as a client would first find it: each port answers HTTP (and by then
+    // the process has written what it logged while starting).
+    await waitUntilAnswering(Object.values(urls), child, output, readyMs);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -271,6 +274,35 @@ function signal(pid: number, name: NodeJS.Signals) {
     process.kill(pid, name);
   } catch {
     // already gone
+  }
+}
+
+async function waitUntilAnswering(
+  urls: string[],
+  child: ChildProcess,
+  output: () => string,
+  readyMs: number,
+) {
+  const deadline = Date.now() + readyMs;
+  const pending = new Set(urls);
+  while (pending.size > 0) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the services exited during start-up:\n${output().slice(-4000)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the services did not answer within ${readyMs} ms:\n${output().slice(-4000)}`,
+      );
+    await Promise.all(
+      [...pending].map(async (url) => {
+        // Any HTTP answer counts: the port is served.
+        const answered = await fetch(url, { signal: AbortSignal.timeout(1_000) }).then(
+          async (response) => (await response.arrayBuffer(), true),
+          () => false,
+        );
+        if (answered) pending.delete(url);
+      }),
+    );
+    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
