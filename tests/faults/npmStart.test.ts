@@ -1,10 +1,5 @@
-import { execFile } from 'node:child_process';
-import fs from 'node:fs/promises';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { afterEach, describe, expect, test } from 'vitest';
 import { send } from '../../harness/http.js';
 import { logLines } from '../../harness/logs.js';
@@ -14,8 +9,6 @@ import {
   listeningPorts,
   postgresProcessesFor,
   removeDataDir,
-  ROOT,
-  rssBytes,
   runUntilExit,
   startProcess,
   temporaryDataDir,
@@ -257,35 +250,6 @@ describe('what a start runs', () => {
         expect(server.output()).not.toMatch(/^\{/m);
       } finally {
         await database.drop();
-      }
-    },
-  );
-
-  test(
-    'a first start builds the pages outside the server ' +
-      'process, which then holds what a warm start holds',
-    async () => {
-      // A copy of the repository without built pages, so that this start has to build them.
-      await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
-      const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'first-start-'));
-      try {
-        // dist/server is a relative link into dist/builds, where the compiled migrations sit too.
-        for (const entry of ['package.json', 'vite.config.ts', 'web', 'dist/builds', 'dist/server'])
-          await fs.cp(path.join(ROOT, entry), path.join(copy, entry), {
-            recursive: true,
-            verbatimSymlinks: true,
-          });
-        await fs.symlink(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
-        const dir = await dataDir();
-        const first = await start(dir, { cwd: copy });
-        await fs.access(path.join(copy, 'dist', 'web', 'index.html'));
-        expect(await fs.readFile(`/proc/${first.pid}/maps`, 'utf8')).not.toMatch(/rollup/);
-        const firstRss = await rssBytes(first.pid);
-        await first.stop();
-        const warm = await start(dir, { cwd: copy });
-        expect(firstRss).toBeLessThan((await rssBytes(warm.pid)) + 30 * 1024 * 1024);
-      } finally {
-        await fs.rm(copy, { recursive: true, force: true });
       }
     },
   );

@@ -1,0 +1,59 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect, test } from 'vitest';
+import {
+  removeDataDir,
+  ROOT,
+  rssBytes,
+  startProcess,
+  temporaryDataDir,
+  type RunningProcess,
+} from '../../harness/processes.js';
+
+// The memory of a first start against a warm one: alone, since memory read beside other files
+// moves with their load.
+
+test(
+  'a first start builds the pages outside the server ' +
+    'process, which then holds what a warm start holds',
+  async () => {
+    // A copy of the repository without built pages, so that this start has to build them.
+    await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
+    const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'first-start-'));
+    const dataDir = await temporaryDataDir();
+    const started: RunningProcess[] = [];
+    const start = async () => {
+      const server = await startProcess({
+        form: 'compiled',
+        dataDir,
+        cwd: copy,
+        env: { DATABASE_URL: '' },
+      });
+      started.push(server);
+      return server;
+    };
+    try {
+      // dist/server is a relative link into dist/builds, where the compiled migrations sit too.
+      for (const entry of ['package.json', 'vite.config.ts', 'web', 'dist/builds', 'dist/server'])
+        await fs.cp(path.join(ROOT, entry), path.join(copy, entry), {
+          recursive: true,
+          verbatimSymlinks: true,
+        });
+      await fs.symlink(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+      const first = await start();
+      await fs.access(path.join(copy, 'dist', 'web', 'index.html'));
+      expect(await fs.readFile(`/proc/${first.pid}/maps`, 'utf8')).not.toMatch(/rollup/);
+      const firstRss = await rssBytes(first.pid);
+      await first.stop();
+      const warm = await start();
+      expect(firstRss).toBeLessThan((await rssBytes(warm.pid)) + 30 * 1024 * 1024);
+    } finally {
+      for (const server of started) await server.stop(5_000);
+      await removeDataDir(dataDir);
+      await fs.rm(copy, { recursive: true, force: true });
+    }
+  },
+);
