@@ -260,7 +260,8 @@ export function endDescendants(graceMs = 5_000): void {
   for (const pid of ending) signal(pid, 'SIGKILL');
 }
 
-const isAlive = (pid: number) => {
+/** Whether process `pid` still exists. */
+export const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

@@ -8,6 +8,7 @@ import { send } from '../../harness/http.js';
 import { withClient, type ScratchDatabase } from '../../harness/postgres.js';
 import {
   descendants,
+  isAlive,
   postgresProcessesFor,
   removeDataDir,
   ROOT,
@@ -199,14 +200,6 @@ describe('npm test', () => {
       (text) => text.replaceAll('\0', ' '),
       () => '',
     );
-  const isAlive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
 
   test('stopped by SIGTERM mid-run, leaves no process of it behind', async () => {
     const run = npmTest(['tests/metrics.test.ts'], { TEST_DB: 'embedded' });

@@ -6,6 +6,7 @@ import { logLines } from '../../harness/logs.js';
 import { withClient } from '../../harness/postgres.js';
 import {
   descendants,
+  isAlive,
   listeningPorts,
   postgresProcessesFor,
   removeDataDir,
@@ -62,15 +63,6 @@ async function create(server: RunningProcess, title: string): Promise<number> {
 async function allGone(pids: number[], ms: number): Promise<void> {
   await expect.poll(() => pids.filter(isAlive), { timeout: ms, interval: 100 }).toEqual([]);
 }
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** The processes of a run: what was spawned, what it started, and its data folder's PostgreSQL. */
 const processesOf = async (server: RunningProcess, dir: string) => [
