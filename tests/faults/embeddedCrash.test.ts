@@ -11,7 +11,7 @@ import {
   RECOVER_WITHIN_MS,
   trafficFlow,
 } from '../support/trafficFlow.js';
-import { expectChecks } from './report.js';
+import { expectChecks } from '../support/checks.js';
 
 describe('the embedded database crashes', () => {
   const dataDir = useTemporaryDataDir();

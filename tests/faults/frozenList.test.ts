@@ -9,7 +9,7 @@ import { startProcess } from '../../harness/processes.js';
 import { NOTES_SERVICES, TEXT_FIELD } from '../support/hostileLoad.js';
 import { useTemporaryDataDir } from '../support/services.js';
 import { databaseProcesses, RECOVER_WITHIN_MS } from '../support/trafficFlow.js';
-import { expectChecks } from './report.js';
+import { expectChecks } from '../support/checks.js';
 
 interface ListRead {
   status?: number;
@@ -77,7 +77,8 @@ describe('the database freezes in the middle of a long list', () => {
       for (const service of NOTES_SERVICES)
         for (let i = 0; i < count; i++)
           await client.query(
-            `INSERT INTO ${service}.notes (title, ${TEXT_FIELD[service]}) VALUES ($1, repeat('x', $2))`,
+            `INSERT INTO ${service}.notes (title, ${TEXT_FIELD[service]})
+              VALUES ($1, repeat('x', $2))`,
             [`long ${i}`, chars],
           );
     });

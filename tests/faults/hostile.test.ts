@@ -9,16 +9,14 @@ import { send, type Reply } from '../../harness/http.js';
 import type { StartedService } from '../../harness/service.js';
 import { startTestService } from '../support/services.js';
 import { catalogue, hostileRequest, type HostileRequest, type Service } from './hostileRequests.js';
-import { expectChecks, passed, report } from './report.js';
-import { FULL, scale } from './scale.js';
+import { expectChecks } from '../support/checks.js';
 import { advanceClock } from '../support/clock.js';
 
 // Generated hostile requests against every endpoint of the three services, each on its own
 // port as the process serves it. Every answer must be below 500, and every 4xx must be in the
 // service's own error shape.
 
-const RUNS_PER_SERVICE = scale(150, 3_400);
-const SERVICE_NAMES = { notes8080: 'notes 8080', notes8000: 'notes 8000', auth: 'login service' };
+const RUNS_PER_SERVICE = 150;
 /** Node's HTTP parser refuses header blocks over this size before any app code runs. */
 const NODE_MAX_HEADER_BYTES = 16 * 1024;
 
@@ -35,14 +33,12 @@ const polluted = () =>
 
 interface Tally {
   requests: number;
-  byStatus: Map<number, number>;
   refusedByParser: number;
   problems: Problem[];
 }
 
 const newTally = (): Tally => ({
   requests: 0,
-  byStatus: new Map(),
   refusedByParser: 0,
   problems: [],
 });
@@ -181,7 +177,6 @@ describe('hostile input', () => {
     tally.requests++;
     try {
       const response = await send(started(service).url, { ...request, headers, timeoutMs: 10_000 });
-      tally.byStatus.set(response.status, (tally.byStatus.get(response.status) ?? 0) + 1);
       return response;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
@@ -230,7 +225,7 @@ describe('hostile input', () => {
         // Examples count towards numRuns: the generated requests come on top.
         const result = await fc.check(property, {
           numRuns: RUNS_PER_SERVICE + examples.length,
-          seed: FULL ? undefined : 42,
+          seed: 42,
           examples,
         });
         const alive = await started(service).request(
@@ -246,39 +241,6 @@ describe('hostile input', () => {
           'no prototype polluted': !polluted(),
           'still answering afterwards': alive.status === (service === 'auth' ? 401 : 200),
         };
-        const statuses = [...tally.byStatus.entries()]
-          .sort(([a], [b]) => a - b)
-          .map(([status, count]) => `${status}×${count}`)
-          .join(', ');
-        report({
-          key: `3${{ notes8080: 'a', notes8000: 'b', auth: 'c' }[service]}`,
-          case: `3. Hostile input: ${SERVICE_NAMES[service]}`,
-          done:
-            `${tally.requests} requests: ${examples.length} catalogued, the rest generated ` +
-            `(fast-check, seed ${result.seed}); every endpoint and unknown paths, all ` +
-            `methods; bodies with deep nesting (to 300,000 levels), huge numbers, lone ` +
-            `surrogates, NUL, duplicate keys, __proto__/constructor keys, invalid UTF-8, ` +
-            `oversized; 26 content types incl. charset variants and none; content encodings; ` +
-            `path ids negative, zero, float, huge, unicode digits, encoded slashes, bad ` +
-            `percent-encoding; cookies oversized, many, malformed, "__proto__" tokens.`,
-          expected:
-            `Never a 5xx, never a crash or hang; every 4xx in the service's shape ` +
-            `(${service === 'notes8000' ? '{detail}' : '{error}'}` +
-            (service === 'auth' ? ', pages and files included' : '') +
-            `); ` +
-            `Object.prototype unchanged.`,
-          observed:
-            `Statuses: ${statuses} (431: Node's 16 KiB header limit, before the ` +
-            `app; ${tally.refusedByParser} more such requests ended by a reset). Session ` +
-            `tokens planted in cookies: ${planted.size}, found in the ` +
-            `log: ${leaked.length}. ` +
-            (tally.problems.length
-              ? `${tally.problems.length} problem(s), e.g.: ` +
-                distinct(tally.problems).slice(0, 4).join(' ‖ ')
-              : 'No problem found.') +
-            (result.failed ? ` Property error: ${String(result.errorInstance)}` : ''),
-          pass: passed(checks),
-        });
         if (tally.problems.length || result.failed)
           console.error(
             `${service} problems:\n${distinct(tally.problems).slice(0, 10).join('\n')}\n` +
@@ -398,24 +360,6 @@ describe('hostile input', () => {
         'served as if the key were absent, or refused saying why (not "malformed JSON")':
           wrongAnswers.length === 0,
       };
-      report({
-        key: '3d',
-        case: '3. Prototype pollution',
-        done:
-          'Bodies with "__proto__" and "constructor.prototype" keys (polluted, role: admin) ' +
-          'sent to create and update of both notes services and to login; tokens "__proto__", ' +
-          '"constructor", "toString", "hasOwnProperty", "valueOf" sent to /api/me and ' +
-          '/dashboard. Also part of every generated request above, with a check after each.',
-        expected:
-          'Each request is served as if the keys were absent (notes carry only their own fields; ' +
-          'the login keeps role "user"), or refused with a 4xx that says why — the JSON ' +
-          'itself is valid; the odd tokens are unknown sessions; ' +
-          '({}).polluted stays undefined.',
-        observed:
-          `${seen.join('; ')}; odd tokens: 401 invalid session and a ` +
-          `redirect to /login each; prototypes unchanged: ${!polluted()}.`,
-        pass: passed(checks),
-      });
       if (wrongAnswers.length)
         console.error(`answers to __proto__/constructor keys:\n${wrongAnswers.join('\n')}`);
       expectChecks(checks);

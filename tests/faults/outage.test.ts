@@ -14,7 +14,7 @@ import {
   RECOVER_WITHIN_MS,
   trafficFlow,
 } from '../support/trafficFlow.js';
-import { expectChecks } from './report.js';
+import { expectChecks } from '../support/checks.js';
 
 // The database goes away under the running process. The suite's shared PostgreSQL must not be
 // stopped, so this file runs its own embedded server, started again on the port its first start
@@ -101,7 +101,7 @@ describe('database outage', () => {
 
   // Beyond a stop: a database that accepts nothing and answers nothing (a frozen host or a
   // network partition), where only the services' own timeouts can end a request.
-  test('requests while the database is frozen answer 500 within 5 s; the services recover', async () => {
+  test('requests while the database is frozen answer 500 within 5 s; they recover', async () => {
     const services = await startServices({
       dataDir: dataDir(),
       env: { DATABASE_URL: database!.url },

@@ -8,8 +8,7 @@ import { send } from '../../harness/http.js';
 import type { StartedService } from '../../harness/service.js';
 import { startTestService } from '../support/services.js';
 import { heapMiB } from './heap.js';
-import { expectChecks, passed, report } from './report.js';
-import { scale } from './scale.js';
+import { expectChecks } from '../support/checks.js';
 import { advanceClock, setClock } from '../support/clock.js';
 
 // The in-memory session table under pressure, first through the store the login service uses,
@@ -63,7 +62,7 @@ const client = {
 };
 
 describe('sessions under pressure', () => {
-  const max = scale(20_000, 100_000);
+  const max = 20_000;
   test(`${max} sessions: the cap evicts oldest first, others resolve, expired go`, async () => {
     const step = max / 2;
     const steps = 4;
@@ -78,12 +77,10 @@ describe('sessions under pressure', () => {
     const heapEmpty = heapMiB();
 
     const tokens = new TokenList(max + overflow);
-    const started = performance.now();
     for (let i = 0; i < max; i++) {
       tokens.push((await store.create(user, client, GENERATION)).token);
       advanceClock(0.001);
     }
-    const createMs = performance.now() - started;
     const heapFull = heapMiB();
     const allResolve = await tokens.every(
       0,
@@ -150,36 +147,11 @@ describe('sessions under pressure', () => {
         heapSwept - heapEmpty < 0.2 * (heapFull - heapEmpty),
       'a new session after the sweep resolves': freshResolves,
     };
-    report({
-      key: '5a',
-      case: `5. Session table: ${max.toLocaleString('en')} sessions`,
-      done:
-        `${(max + overflow).toLocaleString('en')} sessions created in the login ` +
-        `service's SessionStore (cap SESSION_MAX=${max}, TTL ${TTL_SECONDS} s, ` +
-        `test clock); 1,000 logged out; clock moved past the TTL; one more login.`,
-      expected:
-        'The cap holds memory flat and evicts the oldest first; every ' +
-        'session not evicted resolves; logged-out and expired tokens ' +
-        'are refused; expired sessions are swept so memory returns.',
-      observed:
-        `${max.toLocaleString('en')} created in ${Math.round(createMs)} ms. Heap (after ` +
-        `GC) above empty: ${(heapFull - heapEmpty).toFixed(1)} MiB ` +
-        `at ${max.toLocaleString('en')}, ` +
-        heapPastCap.map((heap) => (heap - heapEmpty).toFixed(1)).join(', ') +
-        ` ` +
-        `MiB after each ${step.toLocaleString('en')} more (peak ` +
-        `×${growthOverCap.toFixed(2)}; without a cap ×${1 + overflow / max} ` +
-        `expected), ${(heapSwept - heapEmpty).toFixed(1)} MiB after the sweep. ` +
-        `Oldest ${overflow.toLocaleString('en')} refused: ${evictedGone}; ` +
-        `newest ${max.toLocaleString('en')} resolve: ${keptResolve}; logout ` +
-        `refused: ${logoutRefused}; expired refused: ${expiredRefused}.`,
-      pass: passed(checks),
-    });
     expectChecks(checks);
   }, 120_000);
 
   describe('through the login API', () => {
-    const sessionMax = scale(100, 1_000);
+    const sessionMax = 100;
     let service: StartedService<AuthDeps>;
 
     beforeAll(async () => {
@@ -269,26 +241,6 @@ describe('sessions under pressure', () => {
           expiredDashboard,
         ].every((answer) => answer === '302 /login'),
       };
-      report({
-        key: '5b',
-        case: '5. Sessions through the login API',
-        done:
-          `${sessionMax + evictions} logins over HTTP with SESSION_MAX=${sessionMax} ` +
-          `(PASSWORD_HASH_COST=4); a login sending the last token as ` +
-          `its cookie; a logout; the app's clock moved by the TTL.`,
-        expected:
-          'The 10 oldest tokens are refused, all others resolve; a login ' +
-          'holding a cookie gets a new token and the old one stops working; ' +
-          'logged-out and expired tokens are refused by /api/me and /dashboard.',
-        observed:
-          `Evicted refused: ${evictedRefused} (dashboard: ${evictedDashboard}); others ` +
-          `resolve: ${kept.filter((answer) => answer.status === 200).length}/${kept.length}; ` +
-          `fresh token on login with cookie: ${renewed !== held}, old one ` +
-          `refused: ${fixationRefused}; logout refused: ${logoutRefused} ` +
-          `(dashboard: ${loggedOutDashboard}); expired refused: ${expiredRefused} ` +
-          `(dashboard: ${expiredDashboard}).`,
-        pass: passed(checks),
-      });
       expectChecks(checks);
     }, 120_000);
   });

@@ -8,8 +8,7 @@ import { send } from '../../harness/http.js';
 import { withClient } from '../../harness/postgres.js';
 import { postgresProcessesFor, startProcess } from '../../harness/processes.js';
 import { useTemporaryDataDir } from '../support/services.js';
-import { expectChecks, passed, report } from './report.js';
-import { scale } from './scale.js';
+import { expectChecks } from '../support/checks.js';
 
 // SIGTERM while requests flow. What was accepted completes and is kept; new connections are
 // refused; the process and its embedded PostgreSQL end within 10 s.
@@ -123,19 +122,17 @@ describe('shutdown under load', () => {
         Array.from({ length: CLIENTS_PER_SERVICE }, (_, worker) => client(service, worker)),
       );
 
-      await sleep(scale(1_500, 5_000));
+      await sleep(1_500);
       const inFlight = (['notes8080', 'notes8000'] as const).map((service) => ({
         service,
         ...halfSentCreate(urls[service], service, `${service}-in-flight`),
       }));
       await sleep(200);
-      const answeredBeforeSignal = attempts.filter((attempt) => attempt.outcome === 201).length;
       const signalledAt = performance.now();
       // SIGTERM now; SIGKILL only well past the promised 10 s, which the exit code then shows.
       const stopped = services.stop(EXIT_WITHIN_MS + 5_000);
 
       // New connections: refused while the half-sent requests are still open.
-      let refusedAfterMs = Infinity;
       let refusedWhileRunning = false;
       while (performance.now() - signalledAt < 2_000) {
         const refused = await Promise.all([
@@ -143,7 +140,6 @@ describe('shutdown under load', () => {
           connectionRefused(urls.notes8000),
         ]);
         if (refused.every(Boolean)) {
-          refusedAfterMs = performance.now() - signalledAt;
           refusedWhileRunning = !exited;
           break;
         }
@@ -175,7 +171,6 @@ describe('shutdown under load', () => {
         ...inFlight.map((request) => request.title),
       ].filter((title) => !stored.has(title));
       const lostAnswers = unanswered.filter((attempt) => stored.has(attempt.title));
-      const errorCodes = [...new Set(unanswered.map((attempt) => attempt.outcome))];
 
       const checks = {
         'every answer was 201 (nothing failed while stopping)': otherStatuses.length === 0,
@@ -188,30 +183,7 @@ describe('shutdown under load', () => {
         'every 201 is in the table': lostWrites.length === 0,
         'no note stored whose request got no answer': lostAnswers.length === 0,
       };
-      report({
-        key: '2',
-        case: '2. Shutdown under load',
-        done:
-          `The process started as \`npm start\` does (embedded ` +
-          `PostgreSQL); ${CLIENTS_PER_SERVICE * 2} keep-alive clients creating notes on ` +
-          `8080 and 8000; one create per service left half-sent; SIGTERM; the half-sent ` +
-          `bodies finished 300 ms later; afterwards the tables read from the stopped cluster.`,
-        expected:
-          'Accepted requests complete (201, and kept); new connections refused; the pool ' +
-          'and the embedded PostgreSQL stop; exit code 0 within 10 s; no process left behind.',
-        observed:
-          `${attempts.length} creates (${answeredBeforeSignal} answered before the ` +
-          `signal, ${created.length - answeredBeforeSignal} 201s after it): ${created.length} ` +
-          `answered 201, ${otherStatuses.length} other statuses, ${unanswered.length} without ` +
-          `an answer (${errorCodes.join(', ') || 'none'}; ${lostAnswers.length} of these ` +
-          `stored all the same: answers lost). Half-sent requests ` +
-          `answered ${inFlightAnswers.join(', ')}. New connections ` +
-          `refused ${Math.round(refusedAfterMs)} ms after SIGTERM, process still running ` +
-          `then: ${refusedWhileRunning}. Exit code ${code} after ${Math.round(exitMs)} ms; ` +
-          `PostgreSQL processes left: ${leftover.length}. Lost writes: ${lostWrites.length}.`,
-        pass: passed(checks),
-      });
-      if (!passed(checks))
+      if (Object.values(checks).includes(false))
         console.error({
           otherStatuses: otherStatuses.slice(0, 5),
           lostWrites: lostWrites.slice(0, 5),

@@ -6,20 +6,15 @@ import { loadConfig } from '../../server/config.js';
 import { percentile } from '../../harness/http.js';
 import type { StartedService } from '../../harness/service.js';
 import { startTestService } from '../support/services.js';
-import { expectChecks, passed, report } from './report.js';
-import { scale } from './scale.js';
+import { expectChecks } from '../support/checks.js';
 import { advanceClock } from '../support/clock.js';
 
-// Does the login answer reveal whether an email exists? Measured and reported; the only
-// assertions are on what the answers say, never on their timing.
+// Does the login answer reveal whether an email exists? Its words must not, and its time must
+// not by much: an unknown email is checked against a decoy hash at the same cost. The bound is
+// loose, for a busy machine; without the decoy the unknown email answers many times faster.
 
-const TRIES = scale(10, 200);
-
-const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
-const variance = (values: number[]) => {
-  const m = mean(values);
-  return values.reduce((sum, value) => sum + (value - m) ** 2, 0) / (values.length - 1);
-};
+const TRIES = 10;
+const MEDIANS_RATIO_LIMIT = 2;
 
 describe('login timing', () => {
   let service: StartedService<AuthDeps>;
@@ -68,34 +63,12 @@ describe('login timing', () => {
     }
 
     const medians = { unknown: percentile(times.unknown, 50), wrong: percentile(times.wrong, 50) };
-    const difference = medians.unknown - medians.wrong;
-    const welchT =
-      (mean(times.unknown) - mean(times.wrong)) /
-      Math.sqrt(variance(times.unknown) / TRIES + variance(times.wrong) / TRIES);
-    const summary = (values: number[]) =>
-      `median ${percentile(values, 50).toFixed(1)} ms, ` +
-      `mean ${mean(values).toFixed(1)} ms, p10 ${percentile(values, 10).toFixed(1)} ` +
-      `ms, p90 ${percentile(values, 90).toFixed(1)} ms`;
-
     const checks = {
       'both answer the same 401 body': answers.size === 1 && [...answers][0].startsWith('401 '),
+      [`their median times are within ${MEDIANS_RATIO_LIMIT}× of each other`]:
+        Math.max(medians.unknown, medians.wrong) <
+        MEDIANS_RATIO_LIMIT * Math.min(medians.unknown, medians.wrong),
     };
-    report({
-      key: '6',
-      case: '6. Login timing: unknown email vs wrong password',
-      done:
-        `${TRIES} logins with an unknown email and ${TRIES} with a known ` +
-        `email and a wrong password, alternating, over HTTP to the login app ` +
-        `at the default scrypt cost (PASSWORD_HASH_COST=16384), one at a time.`,
-      expected: 'Same answer, and the same time within noise (a report, not an assertion on time).',
-      observed:
-        `Unknown email: ${summary(times.unknown)}. Wrong password: ${summary(times.wrong)}. ` +
-        `Difference of medians ${difference.toFixed(1)} ms ` +
-        `(${((100 * difference) / medians.wrong).toFixed(1)}%), Welch t ` +
-        `= ${welchT.toFixed(2)} (|t| < 2: no difference detectable). ` +
-        `Answers: ${[...answers].join(' | ')}.`,
-      pass: passed(checks),
-    });
     expectChecks(checks);
   }, 300_000);
 });
