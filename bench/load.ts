@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { cpuMs } from '../harness/processes.js';
+import { cpuMs } from '../harness/procfs.js';
 
 // wrk, one thread on 16 connections, with a Lua script for each run: written in C on an event
 // loop, it takes little of the two cores that the servers and PostgreSQL need.

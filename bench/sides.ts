@@ -5,13 +5,8 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { send } from '../harness/http.js';
 import { createScratchDatabase } from '../harness/postgres.js';
-import {
-  removeDataDir,
-  ROOT,
-  startProcess,
-  temporaryDataDir,
-  type ServiceUrls,
-} from '../harness/processes.js';
+import { ROOT, startProcess, type ServiceUrls } from '../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../harness/postgres.js';
 import { loadConfig } from '../server/config.js';
 import { embeddedPostgresUrl } from '../server/db/embeddedPostgres.js';
 

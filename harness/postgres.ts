@@ -6,6 +6,7 @@ import pg from 'pg';
 import { startEmbeddedPostgres } from '../server/db/embeddedPostgres.js';
 import { runMigrations } from '../server/db/migrations.js';
 import { createLogger } from '../server/logger.js';
+import { postgresProcessesFor, signal } from './procfs.js';
 
 export interface ScratchDatabase {
   /** URL of a database of its own, empty when created. */
@@ -184,4 +185,17 @@ async function containerRuntimeAnswers(): Promise<boolean> {
     ),
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
   ]);
+}
+
+/** A data folder the embedded PostgreSQL's user can reach; the caller removes it. */
+export async function temporaryDataDir(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'services-data-'));
+  await fs.chmod(dir, 0o755);
+  return dir;
+}
+
+/** Removes a data folder, killing any PostgreSQL server still running on it. */
+export async function removeDataDir(dir: string): Promise<void> {
+  for (const pid of await postgresProcessesFor(dir)) signal(pid, 'SIGKILL');
+  await fs.rm(dir, { recursive: true, force: true });
 }

@@ -1,11 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { SERVICE_NAMES, type ServiceName } from '../server/config.js';
 import { isListening } from '../server/lifecycle.js';
+import { commandLine, descendants, signal } from './procfs.js';
 
 /** The repository's root folder. */
 export const ROOT = path.resolve(import.meta.dirname, '..');
@@ -245,39 +244,6 @@ function withDeadline<T>(promise: Promise<T>, ms: number, message: () => string)
   ]).finally(() => clearTimeout(timer));
 }
 
-/**
- * Ends every process below this one, as an interrupted test run must, before it exits: SIGTERM to
- * each (a server drains and stops its database), and SIGKILL to those left after `graceMs`.
- * Synchronous: Vitest exits a millisecond after the signal, whatever else listens to it.
- */
-export function endDescendants(graceMs = 5_000): void {
-  const deadline = performance.now() + graceMs;
-  // All of them at once: a worker that ends leaves its servers to init, outside this tree.
-  const ending = descendants(process.pid);
-  for (const pid of ending) signal(pid, 'SIGTERM');
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  while (ending.some(isAlive) && performance.now() < deadline) Atomics.wait(pause, 0, 0, 100);
-  for (const pid of ending) signal(pid, 'SIGKILL');
-}
-
-/** Whether process `pid` still exists. */
-export const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-function signal(pid: number, name: NodeJS.Signals) {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // already gone
-  }
-}
-
 async function waitUntilAnswering(
   urls: string[],
   child: ChildProcess,
@@ -329,148 +295,4 @@ async function serverProcessBelow(root: number, entry: string): Promise<number> 
   if (candidates.length === 0) throw new Error('could not find the server process under npm start');
   // Descendants come parent first, so the last match is the innermost.
   return candidates.at(-1)!;
-}
-
-/** A data folder the embedded PostgreSQL's user can reach; the caller removes it. */
-export async function temporaryDataDir(): Promise<string> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'services-data-'));
-  await fs.chmod(dir, 0o755);
-  return dir;
-}
-
-/** Removes a data folder, killing any PostgreSQL server still running on it. */
-export async function removeDataDir(dir: string): Promise<void> {
-  for (const pid of await postgresProcessesFor(dir)) signal(pid, 'SIGKILL');
-  await fs.rm(dir, { recursive: true, force: true });
-}
-
-// Linux process facts, read from /proc.
-
-/** Process ids of PostgreSQL servers whose command line names `dataDir`. */
-export async function postgresProcessesFor(dataDir: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const pid of allProcesses()) {
-    const command = (await commandLine(pid)).join(' ');
-    if (command.includes('postgres') && command.includes(dataDir)) pids.push(pid);
-  }
-  return pids;
-}
-
-/** Resident set size of `pid` in bytes (VmRSS), or NaN once the process is gone. */
-export async function rssBytes(pid: number): Promise<number> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
-  return match ? Number(match[1]) * 1024 : Number.NaN;
-}
-
-/** Samples the RSS of `pid` every `intervalMs` until stopped; `stop()` gives the highest seen. */
-export function sampleRss(pid: number, intervalMs = 50): { stop(): Promise<number> } {
-  let peak = 0;
-  let sampling = Promise.resolve();
-  const take = () => {
-    sampling = rssBytes(pid).then((rss) => {
-      if (rss > peak) peak = rss;
-    });
-  };
-  take();
-  const timer = setInterval(take, intervalMs);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await sampling;
-      take();
-      await sampling;
-      return peak;
-    },
-  };
-}
-
-/** CPU time (user + system) `pid` has used so far, in milliseconds; NaN once it is gone. */
-export async function cpuMs(pid: number): Promise<number> {
-  const fields = statFields(pid);
-  // utime and stime are fields 14 and 15 of stat, counted in clock ticks (USER_HZ, 100 on Linux).
-  return fields.length > 12 ? ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 : Number.NaN;
-}
-
-/**
- * The Node processes of a server: `pid`, then the node:cluster workers below it (descendants whose
- * command line runs the same script; Node gives a worker its absolute path), not the embedded
- * PostgreSQL's processes nor any other child.
- */
-export async function serverProcesses(pid: number): Promise<number[]> {
-  const script = (await commandLine(pid)).at(-1);
-  const workers: number[] = [];
-  for (const below of script ? descendants(pid) : []) {
-    const last = (await commandLine(below)).at(-1);
-    if (last === script || last?.endsWith(`/${script}`)) workers.push(below);
-  }
-  return [pid, ...workers];
-}
-
-/**
- * CPU time (ms) of a server's own Node processes (serverProcesses); of a server without workers,
- * what cpuMs gives.
- */
-export async function serverCpuMs(pid: number): Promise<number> {
-  const times = await Promise.all((await serverProcesses(pid)).map(cpuMs));
-  return times.reduce((sum, time) => sum + time, 0);
-}
-
-export async function commandLine(pid: number): Promise<string[]> {
-  const raw = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  return raw.split('\0').filter(Boolean);
-}
-
-/** Every live process below `root` in the process tree, parents before their children. */
-export function descendants(root: number): number[] {
-  const parents = new Map<number, number>();
-  for (const pid of allProcesses()) {
-    const parent = Number(statFields(pid)[1]);
-    if (Number.isInteger(parent)) parents.set(pid, parent);
-  }
-  const below = (pid: number): number[] =>
-    [...parents]
-      .filter(([, parent]) => parent === pid)
-      .flatMap(([child]) => [child, ...below(child)]);
-  return below(root);
-}
-
-/** The TCP ports `pid` itself listens on (its sockets in LISTEN state), from /proc. */
-export async function listeningPorts(pid: number): Promise<number[]> {
-  const fds = await fs.readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
-  const targets = await Promise.all(
-    fds.map((fd) => fs.readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')),
-  );
-  const own = new Set(targets.flatMap((target) => /^socket:\[(\d+)\]$/.exec(target)?.[1] ?? []));
-  const ports = new Set<number>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of (await fs.readFile(table, 'utf8').catch(() => '')).split('\n').slice(1)) {
-      // sl, local address (`ADDRESS:PORT` in hex), remote address, state (0A: listening), queues,
-      // timers, retransmits, uid, timeout, inode.
-      const fields = line.trim().split(/\s+/);
-      if (fields[3] === '0A' && own.has(fields[9]!))
-        ports.add(parseInt(fields[1]!.split(':')[1]!, 16));
-    }
-  }
-  return [...ports].sort((a, b) => a - b);
-}
-
-function allProcesses(): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number);
-}
-
-/**
- * The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses):
- * state, ppid, …
- */
-function statFields(pid: number): string[] {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return [];
-  }
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }

@@ -1,13 +1,8 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { send, type Reply } from '../harness/http.js';
-import {
-  listeningPorts,
-  removeDataDir,
-  startProcess,
-  temporaryDataDir,
-  type ProcessOptions,
-  type RunningProcess,
-} from '../harness/processes.js';
+import { startProcess, type ProcessOptions, type RunningProcess } from '../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../harness/postgres.js';
+import { listeningPorts } from '../harness/procfs.js';
 import { ConfigError, loadConfig } from '../server/config.js';
 import { createTestDatabase } from './support/services.js';
 

@@ -3,12 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../harness/http.js';
 import { logLines } from '../harness/logs.js';
-import {
-  removeDataDir,
-  startProcess,
-  temporaryDataDir,
-  type RunningProcess,
-} from '../harness/processes.js';
+import { startProcess, type RunningProcess } from '../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../harness/postgres.js';
 import { loadConfig } from '../server/config.js';
 import { createTestDatabase } from './support/services.js';
 

@@ -6,15 +6,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../../harness/http.js';
 import { withClient, type ScratchDatabase } from '../../harness/postgres.js';
-import {
-  descendants,
-  isAlive,
-  postgresProcessesFor,
-  removeDataDir,
-  ROOT,
-  startProcess,
-  temporaryDataDir,
-} from '../../harness/processes.js';
+import { ROOT, startProcess } from '../../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
+import { isAlive } from '../../harness/procfs.js';
+import { descendants, postgresProcessesFor } from '../../harness/procfs.js';
 import { createTestDatabase } from '../support/services.js';
 
 // The commands besides `npm start`: the migrations by hand, a new migration, the image's health

@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../harness/browser.js';
-import { postgresProcessesFor, ROOT } from '../../harness/processes.js';
+import { ROOT } from '../../harness/processes.js';
+import { postgresProcessesFor } from '../../harness/procfs.js';
 import { browserAvailable } from '../support/browser.js';
 
 /**

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { send } from '../../harness/http.js';
 import { logLines } from '../../harness/logs.js';
-import { postgresProcessesFor, startProcess } from '../../harness/processes.js';
+import { startProcess } from '../../harness/processes.js';
+import { postgresProcessesFor } from '../../harness/procfs.js';
 import { useTemporaryDataDir } from '../support/services.js';
 import {
   ANSWER_WITHIN_MS,

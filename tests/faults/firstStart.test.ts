@@ -4,14 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
-import {
-  removeDataDir,
-  ROOT,
-  rssBytes,
-  startProcess,
-  temporaryDataDir,
-  type RunningProcess,
-} from '../../harness/processes.js';
+import { ROOT, startProcess, type RunningProcess } from '../../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
+import { rssBytes } from '../../harness/procfs.js';
 
 // The memory of a first start against a warm one: alone, since memory read beside other files
 // moves with their load.

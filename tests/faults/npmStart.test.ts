@@ -5,17 +5,14 @@ import { send } from '../../harness/http.js';
 import { logLines } from '../../harness/logs.js';
 import { withClient } from '../../harness/postgres.js';
 import {
-  descendants,
-  isAlive,
-  listeningPorts,
-  postgresProcessesFor,
-  removeDataDir,
   runUntilExit,
   startProcess,
-  temporaryDataDir,
   type ProcessOptions,
   type RunningProcess,
 } from '../../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
+import { isAlive } from '../../harness/procfs.js';
+import { descendants, listeningPorts, postgresProcessesFor } from '../../harness/procfs.js';
 import { createTestDatabase } from '../support/services.js';
 
 // `npm start` as a newcomer and an operator run it: the embedded PostgreSQL of one data folder,

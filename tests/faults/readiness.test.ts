@@ -1,12 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, test } from 'vitest';
 import { send } from '../../harness/http.js';
-import {
-  removeDataDir,
-  startProcess,
-  temporaryDataDir,
-  type RunningProcess,
-} from '../../harness/processes.js';
+import { startProcess, type RunningProcess } from '../../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
 import { startTcpRelay } from '../../harness/tcpRelay.js';
 import { createTestDatabase } from '../support/services.js';
 

@@ -6,7 +6,8 @@ import { startEmbeddedPostgres } from '../../server/db/embeddedPostgres.js';
 import { createLogger } from '../../server/logger.js';
 import { send } from '../../harness/http.js';
 import { withClient } from '../../harness/postgres.js';
-import { postgresProcessesFor, startProcess } from '../../harness/processes.js';
+import { startProcess } from '../../harness/processes.js';
+import { postgresProcessesFor } from '../../harness/procfs.js';
 import { useTemporaryDataDir } from '../support/services.js';
 import { expectChecks } from '../support/checks.js';
 

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { listenOnFreePort } from '../../harness/http.js';
-import { removeDataDir, ROOT, runUntilExit, temporaryDataDir } from '../../harness/processes.js';
+import { ROOT, runUntilExit } from '../../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
 import { postgresUrl } from '../support/services.js';
 
 // A start that cannot work ends at once with exit 1 and one line a person can act on: what is

@@ -3,7 +3,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { expect, onTestFinished, test } from 'vitest';
 import { listenOnFreePort, send } from '../../harness/http.js';
-import { removeDataDir, startProcess, temporaryDataDir } from '../../harness/processes.js';
+import { startProcess } from '../../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
 import { createTestDatabase } from '../support/services.js';
 
 // What a start costs without traces: two whole processes, each watched for the modules it loads.

@@ -1,6 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { postgresVersion, throwawayPostgres } from '../../harness/postgres.js';
-import { endDescendants } from '../../harness/processes.js';
+import { endDescendants } from '../../harness/procfs.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

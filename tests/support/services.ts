@@ -2,7 +2,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import type { Edge } from '../../server/config.js';
 import type { Logger } from '../../server/logger.js';
 import type { Service } from '../../server/services.js';
-import { removeDataDir, temporaryDataDir } from '../../harness/processes.js';
+import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
 import { createScratchDatabase, type ScratchDatabase } from '../../harness/postgres.js';
 import { startService, type StartedService, type StartOptions } from '../../harness/service.js';
 

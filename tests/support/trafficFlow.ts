@@ -1,7 +1,8 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { send, type Request } from '../../harness/http.js';
-import { descendants, postgresProcessesFor, type ServiceUrls } from '../../harness/processes.js';
+import { type ServiceUrls } from '../../harness/processes.js';
+import { descendants, postgresProcessesFor } from '../../harness/procfs.js';
 
 // Clients that keep every service of a process busy while a test breaks its database.
 

@@ -4,7 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
 import { send } from '../../../harness/http.js';
 import { withClient } from '../../../harness/postgres.js';
-import { rssBytes, sampleRss, type RunningProcess } from '../../../harness/processes.js';
+import { type RunningProcess } from '../../../harness/processes.js';
+import { rssBytes, sampleRss } from '../../../harness/procfs.js';
 import { watchUntilClosed } from '../../../harness/tcpTable.js';
 import {
   NOTES_SERVICES,

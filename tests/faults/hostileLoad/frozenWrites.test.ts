@@ -4,11 +4,8 @@ import { startEmbeddedPostgres } from '../../../server/db/embeddedPostgres.js';
 import { createLogger } from '../../../server/logger.js';
 import { send, type Reply } from '../../../harness/http.js';
 import { withClient } from '../../../harness/postgres.js';
-import {
-  descendants,
-  postgresProcessesFor,
-  type RunningProcess,
-} from '../../../harness/processes.js';
+import { type RunningProcess } from '../../../harness/processes.js';
+import { descendants, postgresProcessesFor } from '../../../harness/procfs.js';
 import {
   NOTES_SERVICES,
   range,
