@@ -1,6 +1,6 @@
 import type { ServiceOptions } from './app.js';
 import { BODY_ENCODINGS, UNREADABLE_BODY } from './body.js';
-import { badRequest, httpError, INVALID_HOST, notFound, unsupportedMediaType } from './errors.js';
+import { httpError, INVALID_HOST } from './errors.js';
 import { Components, parametersOf, titleOf, yupJsonSchema } from './jsonSchema.js';
 import type { JsonSchema, Method, Outcome, Outcomes } from './route.js';
 
@@ -67,7 +67,7 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
     everyOperation: {
       ...outcome(
         'The Host header names a host this service does not answer (its <NAME>_ALLOWED_HOSTS)',
-        badRequest(INVALID_HOST),
+        httpError(400, INVALID_HOST),
       ),
       ...outcome(
         'An unexpected failure, or the store failed (for example, the database is unreachable)',
@@ -82,22 +82,22 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
     withBody: merge(
       outcome(
         'The body could not be read (gzip, deflate or br data that does not decompress, say)',
-        badRequest(UNREADABLE_BODY),
+        httpError(400, UNREADABLE_BODY),
       ),
       outcome('The body is larger than the limit', httpError(413, 'Request body too large')),
       outcome(
         `The body is sent with a Content-Encoding the service does not decompress ` +
           `(it reads ${BODY_ENCODINGS.join(', ')} and identity)`,
-        unsupportedMediaType('Unsupported Content-Encoding: zstd'),
+        httpError(415, 'Unsupported Content-Encoding: zstd'),
       ),
       outcome(
         'The body declares a charset other than UTF-8',
-        unsupportedMediaType('Unsupported charset "latin1"'),
+        httpError(415, 'Unsupported charset "latin1"'),
       ),
       contract.invalidBody,
     ),
     unmatched: merge(
-      outcome('No such path', notFound()),
+      outcome('No such path', httpError(404)),
       outcome('The path does not take this method', httpError(405), ALLOW),
       {
         200: {

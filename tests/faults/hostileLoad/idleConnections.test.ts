@@ -5,7 +5,7 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
 import { loadConfig } from '../../../server/config.js';
-import { RESERVED_DESCRIPTORS } from '../../../server/http/fileDescriptors.js';
+import { RESERVED_DESCRIPTORS } from '../../../server/http/listen.js';
 import { percentile, send } from '../../../harness/http.js';
 import type { RunningProcess } from '../../../harness/processes.js';
 import { range, scratchDatabase, seconds, startServices } from '../../support/hostileLoad.js';
