@@ -19,11 +19,6 @@ export interface Contract {
   unmatched?: Outcomes;
 }
 
-type DocumentedService = Pick<
-  ServiceOptions,
-  'contract' | 'routes' | 'shape' | 'redirectTrailingSlash'
->;
-
 const SESSION_SCHEME = 'sessionCookie';
 const ALLOW = { Allow: { description: 'The methods the path takes', schema: { type: 'string' } } };
 const TRAILING_SLASH_REDIRECT: Outcomes = {
@@ -57,7 +52,7 @@ export function messageOutcomes(title: string, key: string) {
 }
 
 /** What the shared machinery answers, documented with what the service's `shape` makes of it. */
-function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedService) {
+function sharedOutcomes({ contract, shape, redirectTrailingSlash }: ServiceOptions) {
   const outcome = (description: string, error: unknown, headers?: Outcome['headers']): Outcomes => {
     const { status, body } = shape(error);
     const documented = { description, schema: contract.errorSchema, example: body };
@@ -144,7 +139,7 @@ const json = (schema: JsonSchema, example?: unknown) => ({
 });
 
 /** The OpenAPI 3.1 document of a service, its schemas made from the yup schemas that validate. */
-export function openApiDocument(service: DocumentedService) {
+export function openApiDocument(service: ServiceOptions) {
   const { contract } = service;
   const shared = sharedOutcomes(service);
   const components = new Components();
