@@ -16,8 +16,6 @@ import {
 import { MAX_NOTE_ID } from './table.js';
 import { textBytes } from './writeBudget.js';
 
-export type { NotesDeps } from './service.js';
-
 const TITLE_MAX_CHARS = 200;
 
 const { schema: ErrorBody, outcome: failure } = messageOutcomes('Error', 'error');
