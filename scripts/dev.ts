@@ -3,9 +3,8 @@ import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { createServer, type ViteDevServer } from 'vite';
 import { listenVariables, loadConfig, type Config } from '../server/config.js';
-import { startEmbeddedPostgres } from '../server/db/embeddedPostgres.js';
+import { lockDataDir, startEmbeddedPostgres } from '../server/db/embeddedPostgres.js';
 import { exitOnStartupError, StartupError } from '../server/http/errors.js';
-import { lockDataDir } from '../server/db/instanceLock.js';
 import { createLogger } from '../server/logger.js';
 import { isListening } from '../server/lifecycle.js';
 

@@ -17,7 +17,7 @@ export class Lifecycle {
 
   constructor(
     private readonly logger: Logger,
-    private readonly drainMs = 0,
+    private readonly drainMs: number,
   ) {
     // `on`, not `once`: Ctrl-C can deliver SIGINT twice (the terminal's, and npm's copy).
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)

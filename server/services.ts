@@ -3,7 +3,8 @@ import type Koa from 'koa';
 import { authApp, type AuthDeps } from './auth/index.js';
 import type { ServiceName } from './config.js';
 import { notes8000App } from './notes/notes8000.js';
-import { notes8080App, type NotesDeps } from './notes/notes8080.js';
+import { notes8080App } from './notes/notes8080.js';
+import type { NotesDeps } from './notes/service.js';
 
 /** A service: its name, its schema and migrations, and its Koa app (which never listens). */
 export interface Service<Deps extends { config: unknown }> {

@@ -20,16 +20,14 @@ export interface Database {
   close(): Promise<void>;
 }
 
-interface DatabaseOptions extends Pick<DatabaseConfig, 'poolMax' | 'timeoutMs'> {
-  url: string;
-  schema: string;
-  /** The storage cap the schema's triggers enforce (NOTES_MAX_BYTES). */
-  maxBytes?: number;
-  logger: Logger;
-}
-
-/** Every wait is bounded, so that a lost database answers an error, never a hang. */
-export function createDatabase(options: DatabaseOptions): Database {
+/**
+ * Every wait is bounded, so that a lost database answers an error, never a hang. `maxBytes` is the
+ * storage cap the schema's triggers enforce (NOTES_MAX_BYTES).
+ */
+export function createDatabase(
+  options: Pick<DatabaseConfig, 'poolMax' | 'timeoutMs'> &
+    Record<'url' | 'schema', string> & { maxBytes?: number; logger: Logger },
+): Database {
   const { url, schema, timeoutMs, maxBytes, logger } = options;
   const pool = new pg.Pool({
     connectionString: url,

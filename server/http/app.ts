@@ -6,14 +6,7 @@ import type { Edge } from '../config.js';
 import type { Logger } from '../logger.js';
 import { bodyReader } from './body.js';
 import { docsRoutes } from './docs.js';
-import {
-  badRequest,
-  httpError,
-  HttpError,
-  INVALID_HOST,
-  isClientGone,
-  serviceUnavailable,
-} from './errors.js';
+import { httpError, HttpError, INVALID_HOST, isClientGone } from './errors.js';
 import { API_HEADERS } from './headers.js';
 import type { Metrics } from './metrics.js';
 import { openApiDocument, type Contract } from './openapi.js';
@@ -166,7 +159,7 @@ function edgeCheck({ allowedHosts, trustProxy }: Edge): Middleware {
         delete ctx.req.headers['x-forwarded-host'];
       }
     }
-    if (allowedHosts && !isAllowed(ctx.host.toLowerCase())) throw badRequest(INVALID_HOST);
+    if (allowedHosts && !isAllowed(ctx.host.toLowerCase())) throw httpError(400, INVALID_HOST);
     return next();
   };
 }
@@ -205,14 +198,14 @@ function readyRoute({ ready, stopping, contract, shape }: ServiceOptions): Route
           description:
             'Not ready: a dependency (the database) does not answer, or the process is stopping',
           schema: contract.errorSchema,
-          example: shape(serviceUnavailable('database unavailable')).body,
+          example: shape(httpError(503, 'database unavailable')).body,
         },
       },
     },
     async (ctx) => {
-      if (stopping?.()) throw serviceUnavailable('shutting down');
+      if (stopping?.()) throw httpError(503, 'shutting down');
       await ready?.().catch(() => {
-        throw serviceUnavailable('database unavailable');
+        throw httpError(503, 'database unavailable');
       });
       ctx.body = { status: 'ready' };
     },

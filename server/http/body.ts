@@ -1,6 +1,6 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Context } from 'koa';
-import { badRequest, httpError, MalformedJsonError, unsupportedMediaType } from './errors.js';
+import { httpError, MalformedJsonError } from './errors.js';
 
 /** The 400 of a body that could not be read (an unknown Content-Encoding, say). */
 export const UNREADABLE_BODY = 'Request body could not be read';
@@ -35,7 +35,7 @@ export function bodyReader(limitBytes: number): ReadBody {
     const json = hasBody && Boolean(ctx.request.is('json'));
     const charset = hasBody ? ctx.request.charset : '';
     if (json && charset && !/^utf-?8$/i.test(charset))
-      throw unsupportedMediaType(`Unsupported charset "${charset}": JSON is UTF-8`);
+      throw httpError(415, `Unsupported charset "${charset}": JSON is UTF-8`);
     try {
       await read(ctx, async () => undefined);
     } catch (error) {
@@ -53,8 +53,8 @@ export function bodyReader(limitBytes: number): ReadBody {
 
 function readError({ status, message }: { status?: number; message?: string }): Error {
   if (status === 413) return httpError(413, 'Request body too large');
-  if (status === 415) return unsupportedMediaType(message ?? 'Unsupported content encoding');
-  return badRequest(UNREADABLE_BODY);
+  if (status === 415) return httpError(415, message ?? 'Unsupported content encoding');
+  return httpError(400, UNREADABLE_BODY);
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

@@ -15,12 +15,9 @@ export const httpError = (status: number, message?: string, headers?: Record<str
 /** The Host header names a host the service does not answer (its allowlist). */
 export const INVALID_HOST = 'Invalid Host header';
 
-export const badRequest = (message?: string) => httpError(400, message);
 export const unauthorized = (message?: string) => httpError(401, message);
 export const forbidden = (message?: string) => httpError(403, message);
 export const notFound = (message?: string) => httpError(404, message);
-export const unsupportedMediaType = (message: string) => httpError(415, message);
-export const serviceUnavailable = (message?: string) => httpError(503, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   httpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
 

@@ -1,11 +1,14 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import { listenVariables, type Config, type Listen } from '../config.js';
 import { StartupError } from './errors.js';
-import { fileLimit, RESERVED_DESCRIPTORS } from './fileDescriptors.js';
 
-export interface RunningServer {
+/** Descriptors kept for everything but client connections: pools, files, PostgreSQL's pipes. */
+export const RESERVED_DESCRIPTORS = 1_024;
+
+interface RunningServer {
   url: string;
   /** Stops accepting, lets requests in flight finish (up to `graceMs`), then closes the rest. */
   close(graceMs?: number): Promise<void>;
@@ -143,6 +146,17 @@ export function connectionLimits({ services, connections }: Config): ConnectionL
     );
   }
   return { maxConnections: max ?? fits, idleTimeoutMs, headersTimeoutMs };
+}
+
+/** This process's limit on open files (Node raised it to the hard one), or undefined. */
+function fileLimit(): number | undefined {
+  try {
+    const soft = /^Max open files\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    if (soft === undefined) return undefined;
+    return soft === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(soft);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ServiceOptions } from './app.js';
 import { BODY_ENCODINGS, UNREADABLE_BODY } from './body.js';
-import { badRequest, httpError, INVALID_HOST, notFound, unsupportedMediaType } from './errors.js';
+import { httpError, INVALID_HOST } from './errors.js';
 import { Components, parametersOf, titleOf, yupJsonSchema } from './jsonSchema.js';
 import type { JsonSchema, Method, Outcome, Outcomes } from './route.js';
 
@@ -18,11 +18,6 @@ export interface Contract {
   /** Answers to requests no operation takes, beyond the shared 404 and 405. */
   unmatched?: Outcomes;
 }
-
-type DocumentedService = Pick<
-  ServiceOptions,
-  'contract' | 'routes' | 'shape' | 'redirectTrailingSlash'
->;
 
 const SESSION_SCHEME = 'sessionCookie';
 const ALLOW = { Allow: { description: 'The methods the path takes', schema: { type: 'string' } } };
@@ -57,7 +52,7 @@ export function messageOutcomes(title: string, key: string) {
 }
 
 /** What the shared machinery answers, documented with what the service's `shape` makes of it. */
-function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedService) {
+function sharedOutcomes({ contract, shape, redirectTrailingSlash }: ServiceOptions) {
   const outcome = (description: string, error: unknown, headers?: Outcome['headers']): Outcomes => {
     const { status, body } = shape(error);
     const documented = { description, schema: contract.errorSchema, example: body };
@@ -67,7 +62,7 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
     everyOperation: {
       ...outcome(
         'The Host header names a host this service does not answer (its <NAME>_ALLOWED_HOSTS)',
-        badRequest(INVALID_HOST),
+        httpError(400, INVALID_HOST),
       ),
       ...outcome(
         'An unexpected failure, or the store failed (for example, the database is unreachable)',
@@ -82,22 +77,22 @@ function sharedOutcomes({ contract, shape, redirectTrailingSlash }: DocumentedSe
     withBody: merge(
       outcome(
         'The body could not be read (gzip, deflate or br data that does not decompress, say)',
-        badRequest(UNREADABLE_BODY),
+        httpError(400, UNREADABLE_BODY),
       ),
       outcome('The body is larger than the limit', httpError(413, 'Request body too large')),
       outcome(
         `The body is sent with a Content-Encoding the service does not decompress ` +
           `(it reads ${BODY_ENCODINGS.join(', ')} and identity)`,
-        unsupportedMediaType('Unsupported Content-Encoding: zstd'),
+        httpError(415, 'Unsupported Content-Encoding: zstd'),
       ),
       outcome(
         'The body declares a charset other than UTF-8',
-        unsupportedMediaType('Unsupported charset "latin1"'),
+        httpError(415, 'Unsupported charset "latin1"'),
       ),
       contract.invalidBody,
     ),
     unmatched: merge(
-      outcome('No such path', notFound()),
+      outcome('No such path', httpError(404)),
       outcome('The path does not take this method', httpError(405), ALLOW),
       {
         200: {
@@ -144,7 +139,7 @@ const json = (schema: JsonSchema, example?: unknown) => ({
 });
 
 /** The OpenAPI 3.1 document of a service, its schemas made from the yup schemas that validate. */
-export function openApiDocument(service: DocumentedService) {
+export function openApiDocument(service: ServiceOptions) {
   const { contract } = service;
   const shared = sharedOutcomes(service);
   const components = new Components();

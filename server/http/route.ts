@@ -77,7 +77,7 @@ export function route<
 }
 
 /** The body failed its schema (`validation`), or was not sent as JSON. */
-export interface BodyFailure {
+interface BodyFailure {
   received: RequestBody;
   validation?: yup.ValidationError;
 }

@@ -1,25 +1,15 @@
 import * as yup from 'yup';
-import type { ErrorAnswer } from '../http/app.js';
-import { describeServerError, HttpError, MalformedJsonError } from '../http/errors.js';
 import { maxChars, text } from '../http/fields.js';
-import { messageOutcomes, type Contract } from '../http/openapi.js';
-import { InvalidRequestError, route, type JsonSchema } from '../http/route.js';
+import type { Contract } from '../http/openapi.js';
+import { route, type JsonSchema } from '../http/route.js';
 import { IdempotencyConflict } from './idempotency.js';
-import { noteOperations, withETag } from './operations.js';
-import {
-  HTTPValidationError,
-  laxInteger,
-  malformedJsonEntry,
-  validationEntries,
-} from './pydantic.js';
-import { notesService, PAGE_LIMIT, type NotesDeps } from './service.js';
+import { HTTPError, HTTPValidationError, laxInteger, message, shape } from './pydantic.js';
+import { noteOperations, notesService, PAGE_LIMIT, withETag, type NotesDeps } from './service.js';
 import { MAX_NOTE_ID } from './table.js';
 import { textBytes } from './writeBudget.js';
 
 const NOTE_DELETED = 'ノートを削除しました';
 const TITLE_MAX_CHARS = 100;
-
-const { schema: HTTPError, outcome: message } = messageOutcomes('HTTPError', 'detail');
 
 /** The body of a create; other fields are ignored. An empty text is valid, as in Pydantic. */
 const NoteCreate = yup
@@ -107,18 +97,6 @@ const contract: Contract = {
   invalidParams: invalid,
   invalidQuery: invalid,
 };
-
-/** Every failure as `{detail}`: validation failures as Pydantic's entries, others as a message. */
-function shape(error: unknown): ErrorAnswer {
-  if (error instanceof InvalidRequestError)
-    return { status: 422, body: { detail: validationEntries(error) } };
-  if (error instanceof MalformedJsonError)
-    return { status: 422, body: { detail: [malformedJsonEntry(error)] } };
-  if (error instanceof IdempotencyConflict) return { status: 422, body: { detail: error.message } };
-  if (error instanceof HttpError && error.expose)
-    return { status: error.status, body: { detail: error.message }, headers: error.headers };
-  return { status: 500, body: { detail: describeServerError(error) } };
-}
 
 /** Python's `isoformat()` of the naive UTC timestamp: microseconds, left out when zero. */
 const isoformat = (column: string) =>

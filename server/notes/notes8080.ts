@@ -5,12 +5,16 @@ import { maxChars, text } from '../http/fields.js';
 import { messageOutcomes, type Contract } from '../http/openapi.js';
 import { InvalidRequestError, route, type JsonSchema } from '../http/route.js';
 import { IdempotencyConflict } from './idempotency.js';
-import { noteOperations, withETag } from './operations.js';
-import { NOTE_NOT_FOUND, notesService, PAGE_LIMIT, type NotesDeps } from './service.js';
+import {
+  NOTE_NOT_FOUND,
+  noteOperations,
+  notesService,
+  PAGE_LIMIT,
+  withETag,
+  type NotesDeps,
+} from './service.js';
 import { MAX_NOTE_ID } from './table.js';
 import { textBytes } from './writeBudget.js';
-
-export type { NotesDeps } from './service.js';
 
 const TITLE_MAX_CHARS = 200;
 

@@ -1,6 +1,13 @@
 import * as yup from 'yup';
-import type { MalformedJsonError } from '../http/errors.js';
-import type { InvalidRequestError, JsonSchema } from '../http/route.js';
+import type { ErrorAnswer } from '../http/app.js';
+import { describeServerError, HttpError, MalformedJsonError } from '../http/errors.js';
+import { messageOutcomes } from '../http/openapi.js';
+import { InvalidRequestError, type JsonSchema } from '../http/route.js';
+import { IdempotencyConflict } from './idempotency.js';
+
+// FastAPI's answers to a failure: `{detail}`, a message or Pydantic v2's validation entries.
+
+export const { schema: HTTPError, outcome: message } = messageOutcomes('HTTPError', 'detail');
 
 /** An entry of FastAPI's 422 `{detail: [...]}`, as Pydantic v2 words it: `input` is at `loc`. */
 interface ErrorEntry {
@@ -45,7 +52,7 @@ function parseLaxInteger(raw: string): number {
   return digits === undefined ? Number.NaN : Number(digits);
 }
 
-export const malformedJsonEntry = (error: MalformedJsonError): ErrorEntry => ({
+const malformedJsonEntry = (error: MalformedJsonError): ErrorEntry => ({
   type: 'json_invalid',
   loc: ['body', error.position],
   msg: 'JSON decode error',
@@ -79,7 +86,7 @@ function parameterEntries(location: 'path' | 'query', failed?: yup.ValidationErr
 }
 
 /** The entries of a request that failed validation: the path's, the query's, the body's. */
-export function validationEntries({ params, query, body }: InvalidRequestError): ErrorEntry[] {
+function validationEntries({ params, query, body }: InvalidRequestError): ErrorEntry[] {
   const entries = [...parameterEntries('path', params), ...parameterEntries('query', query)];
   if (!body) return entries;
   const { received, validation } = body;
@@ -177,3 +184,15 @@ export const HTTPValidationError: JsonSchema = {
   },
   required: ['detail'],
 };
+
+/** Every failure as `{detail}`: validation failures as Pydantic's entries, others as a message. */
+export function shape(error: unknown): ErrorAnswer {
+  if (error instanceof InvalidRequestError)
+    return { status: 422, body: { detail: validationEntries(error) } };
+  if (error instanceof MalformedJsonError)
+    return { status: 422, body: { detail: [malformedJsonEntry(error)] } };
+  if (error instanceof IdempotencyConflict) return { status: 422, body: { detail: error.message } };
+  if (error instanceof HttpError && error.expose)
+    return { status: error.status, body: { detail: error.message }, headers: error.headers };
+  return { status: 500, body: { detail: describeServerError(error) } };
+}

@@ -1,6 +1,12 @@
 import type { Database } from '../db/pool.js';
 import { httpError } from '../http/errors.js';
-import { acceptedTags, type Condition } from './preconditions.js';
+
+/** What a precondition header asks: any current note (`*`), or one of these entity tags. */
+export type Condition = 'any' | string[];
+
+/** The tags a write accepts: null for none to check (no If-Match, or `*`: the note exists). */
+const acceptedTags = (wanted: Condition | undefined) =>
+  wanted === undefined || wanted === 'any' ? null : wanted;
 
 /** A note as an answer carries it: its JSON, rendered by PostgreSQL, and its ETag. */
 export interface NoteJson {
