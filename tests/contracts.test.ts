@@ -183,9 +183,11 @@ describe('the published OpenAPI documents', () => {
   });
 });
 
+// The other services' pages are the same Swagger UI on their own documents: the faults pass opens
+// them (tests/faults/swaggerUi.test.ts).
 describe('Swagger UI at /docs', () => {
-  test.skipIf(!browserAvailable).each(NAMES)(
-    '%s: lists every operation of its document, from its own files only',
+  test.skipIf(!browserAvailable).each(['notes8000'])(
+    '%s: lists every operation of its document, from its own files only; a request tried out',
     async (name) => {
       browser ??= await launchBrowser();
       const page = await browser.newPage();
@@ -208,7 +210,7 @@ describe('Swagger UI at /docs', () => {
             ),
           );
         expect(listed.sort()).toEqual(operations(documents.get(name)!));
-        if (name === 'notes8000') await tryItOut(page, url);
+        await tryItOut(page, url);
         expect(foreign).toEqual([]);
       } finally {
         await page.close();

@@ -1,0 +1,71 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { send } from '../../harness/http.js';
+import type { StartedService } from '../../harness/service.js';
+import { builtSpa, ensureSpaBuilt } from '../../server/auth/spa.js';
+import { loadConfig } from '../../server/config.js';
+import { auth, notes8080 } from '../../server/services.js';
+import { launchBrowser } from '../support/browser.js';
+import { startTestService } from '../support/services.js';
+
+// Swagger UI at /docs of the services whose specs do not ask for it (notes8000's, which does, is
+// opened by `npm test`): the page shows every operation of the service's document, and loads
+// nothing from another origin.
+
+describe('Swagger UI at /docs', () => {
+  const services = new Map<string, Omit<StartedService<unknown>, 'db'>>();
+  let browser: Browser;
+  beforeAll(async () => {
+    await ensureSpaBuilt();
+    const config = loadConfig({ PASSWORD_HASH_COST: '1024' });
+    services.set(
+      'notes8080',
+      await startTestService(notes8080, { deps: { config: config.notes } }),
+    );
+    services.set(
+      'auth',
+      await startTestService(auth, { deps: { config: config.auth, spa: await builtSpa() } }),
+    );
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all([...services.values()].map((service) => service.close()));
+  });
+
+  test.each(['notes8080', 'auth'])(
+    '%s: lists every operation of its document, from its own files only',
+    async (name) => {
+      const { url } = services.get(name)!;
+      const document = (await send(url, { method: 'GET', path: '/openapi.json' })).json as {
+        paths: Record<string, object>;
+      };
+      const operations = Object.entries(document.paths).flatMap(([route, methods]) =>
+        Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
+      );
+      const page = await browser.newPage();
+      const foreign: string[] = [];
+      page.on('request', (request) => {
+        if (!request.url().startsWith(url) && !request.url().startsWith('data:'))
+          foreign.push(request.url());
+      });
+      try {
+        await page.goto(`${url}/docs`);
+        await page.locator('.opblock').first().waitFor();
+        const listed = await page
+          .locator('.opblock')
+          .evaluateAll((blocks) =>
+            blocks.map(
+              (block) =>
+                `${block.querySelector('.opblock-summary-method')?.textContent} ` +
+                block.querySelector('.opblock-summary-path')?.getAttribute('data-path'),
+            ),
+          );
+        expect(listed.sort()).toEqual(operations.sort());
+        expect(foreign).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    },
+  );
+});
