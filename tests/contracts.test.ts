@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../harness/processes.js';
 import { send } from '../harness/http.js';
@@ -12,6 +12,7 @@ import { loadConfig } from '../server/config.js';
 import { auth, notes8000, notes8080 } from '../server/services.js';
 import { browserAvailable, launchBrowser } from './support/browser.js';
 import { startTestService } from './support/services.js';
+import { openSwaggerUi, operationsOf } from './support/swaggerUi.js';
 
 // Every service publishes its contract at /openapi.json and shows it with Swagger UI at /docs.
 // The three documents must be valid OpenAPI 3.1 and pass Redocly's recommended rules with no
@@ -60,14 +61,6 @@ afterAll(async () => {
 });
 
 const SCHEMA_REF = /"\$ref":"#\/components\/schemas\/([^"]+)"/g;
-/** Every operation of a document, as `METHOD /path`, sorted. */
-const operations = (document: Document) =>
-  Object.entries(document.paths as Document)
-    .flatMap(([route, methods]) =>
-      Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
-    )
-    .sort();
-
 describe('the published OpenAPI documents', () => {
   test.each(NAMES)(
     '%s passes `redocly lint` with its recommended rules: no error, no warning but the intended',
@@ -91,15 +84,15 @@ describe('the published OpenAPI documents', () => {
   test('are OpenAPI 3.1, and each service documents the operations of its spec', () => {
     for (const document of documents.values()) expect(document.openapi).toBe('3.1.0');
     const listed = (text: string) => text.split(/,\s*/).sort();
-    expect(operations(documents.get('notes8080')!)).toEqual(
+    expect(operationsOf(documents.get('notes8080')!)).toEqual(
       listed(`GET /notes, POST /notes, GET /notes/{id}, PUT /notes/{id}, DELETE /notes/{id},
         GET /ready, GET /live`),
     );
-    expect(operations(documents.get('notes8000')!)).toEqual(
+    expect(operationsOf(documents.get('notes8000')!)).toEqual(
       listed(`GET /health, GET /notes, POST /notes, GET /notes/{note_id}, PUT /notes/{note_id},
         DELETE /notes/{note_id}, GET /ready, GET /live, GET /notes/, POST /notes/`),
     );
-    expect(operations(documents.get('auth')!)).toEqual(
+    expect(operationsOf(documents.get('auth')!)).toEqual(
       listed(`POST /api/login, GET /api/me, POST /api/logout, GET /ready, GET /live,
         GET /api/sessions, DELETE /api/sessions, DELETE /api/sessions/{id},
         GET /api/admin/sessions, DELETE /api/admin/sessions/{id},
@@ -190,26 +183,10 @@ describe('Swagger UI at /docs', () => {
     '%s: lists every operation of its document, from its own files only; a request tried out',
     async (name) => {
       browser ??= await launchBrowser();
-      const page = await browser.newPage();
       const url = urls.get(name)!;
-      const foreign: string[] = [];
-      page.on('request', (request) => {
-        if (!request.url().startsWith(url) && !request.url().startsWith('data:'))
-          foreign.push(request.url());
-      });
+      const { page, listed, foreign } = await openSwaggerUi(browser, url);
       try {
-        await page.goto(`${url}/docs`);
-        await page.locator('.opblock').first().waitFor();
-        const listed = await page
-          .locator('.opblock')
-          .evaluateAll((blocks) =>
-            blocks.map(
-              (block) =>
-                `${block.querySelector('.opblock-summary-method')?.textContent} ` +
-                block.querySelector('.opblock-summary-path')?.getAttribute('data-path'),
-            ),
-          );
-        expect(listed.sort()).toEqual(operations(documents.get(name)!));
+        expect(listed).toEqual(operationsOf(documents.get(name)!));
         await tryItOut(page, url);
         expect(foreign).toEqual([]);
       } finally {
@@ -220,7 +197,7 @@ describe('Swagger UI at /docs', () => {
 });
 
 /** "Try it out" on POST /notes of the 8000 docs page: the note is created (201), and listed. */
-async function tryItOut(page: Awaited<ReturnType<Browser['newPage']>>, url: string) {
+async function tryItOut(page: Page, url: string) {
   const create = page
     .locator('.opblock-post')
     .filter({ has: page.locator('.opblock-summary-path[data-path="/notes"]') });

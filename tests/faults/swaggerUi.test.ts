@@ -7,6 +7,7 @@ import { loadConfig } from '../../server/config.js';
 import { auth, notes8080 } from '../../server/services.js';
 import { launchBrowser } from '../support/browser.js';
 import { startTestService } from '../support/services.js';
+import { openSwaggerUi, operationsOf } from '../support/swaggerUi.js';
 
 // Swagger UI at /docs of the services whose specs do not ask for it (notes8000's, which does, is
 // opened by `npm test`): the page shows every operation of the service's document, and loads
@@ -37,31 +38,10 @@ describe('Swagger UI at /docs', () => {
     '%s: lists every operation of its document, from its own files only',
     async (name) => {
       const { url } = services.get(name)!;
-      const document = (await send(url, { method: 'GET', path: '/openapi.json' })).json as {
-        paths: Record<string, object>;
-      };
-      const operations = Object.entries(document.paths).flatMap(([route, methods]) =>
-        Object.keys(methods).map((method) => `${method.toUpperCase()} ${route}`),
-      );
-      const page = await browser.newPage();
-      const foreign: string[] = [];
-      page.on('request', (request) => {
-        if (!request.url().startsWith(url) && !request.url().startsWith('data:'))
-          foreign.push(request.url());
-      });
+      const document = (await send(url, { method: 'GET', path: '/openapi.json' })).json as object;
+      const { page, listed, foreign } = await openSwaggerUi(browser, url);
       try {
-        await page.goto(`${url}/docs`);
-        await page.locator('.opblock').first().waitFor();
-        const listed = await page
-          .locator('.opblock')
-          .evaluateAll((blocks) =>
-            blocks.map(
-              (block) =>
-                `${block.querySelector('.opblock-summary-method')?.textContent} ` +
-                block.querySelector('.opblock-summary-path')?.getAttribute('data-path'),
-            ),
-          );
-        expect(listed.sort()).toEqual(operations.sort());
+        expect(listed).toEqual(operationsOf(document));
         expect(foreign).toEqual([]);
       } finally {
         await page.close();
