@@ -1,12 +1,9 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { ConfigError, type AuthConfig } from '../config.js';
 
-/** Never the password or its hash. */
-export interface User {
-  id: string;
-  email: string;
-  role: 'user' | 'admin';
-}
+import type { User } from '../../web/src/pageState.js';
+
+export type { User };
 
 export interface PasswordHash {
   salt: Buffer;
