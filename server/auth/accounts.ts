@@ -1,6 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { ConfigError, type AuthConfig } from '../config.js';
-
 import type { User } from '../../web/src/pageState.js';
 
 export type { User };

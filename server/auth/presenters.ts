@@ -4,7 +4,7 @@ import type { SessionView, Settings } from '../../web/src/pageState.js';
 import type { Accounts } from './accounts.js';
 import { AUDIT_EVENT_TYPES, type AuditTrail } from './auditLog.js';
 import { AUDIT_RATE, MANY_ADDRESSES } from './auditRate.js';
-import { WAITING_PER_ADDRESS } from './checkQueue.js';
+import { WAITING_PER_ADDRESS } from './login.js';
 import { LOGIN_LIMITS, type LoginLimits } from './limits.js';
 import type { SessionInfo, SessionStore } from './sessions.js';
 
