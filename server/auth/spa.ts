@@ -9,7 +9,6 @@ import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { Middleware } from 'koa';
-import type { fillTemplate } from '../../web/src/document.js';
 import type { PageState } from '../../web/src/pageState.js';
 import type { renderDocument } from '../../web/src/server.js';
 import { FixedBody } from '../http/fixedBody.js';
@@ -104,13 +103,11 @@ export function developmentSpa(vite: string): Spa {
   return {
     page: async (_location, state) => {
       const template = await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8');
-      const { fillTemplate: fill } = (await import('../../web/src/document.js')) as {
-        fillTemplate: typeof fillTemplate;
-      };
+      const { fillTemplate } = await import('../../web/src/document.js');
       const document = template
         .replace('<head>', `<head>\n    <script type="module" src="${vite}/@vite/client"></script>`)
         .replace('src="/src/', `src="${vite}/src/`);
-      return fill(document, state, '');
+      return fillTemplate(document, state, '');
     },
     // Vite serves every file the pages load.
     assets: (_ctx, next) => next(),
