@@ -1,12 +1,8 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { ConfigError, type AuthConfig } from '../config.js';
+import type { User } from '../../web/src/pageState.js';
 
-/** Never the password or its hash. */
-export interface User {
-  id: string;
-  email: string;
-  role: 'user' | 'admin';
-}
+export type { User };
 
 export interface PasswordHash {
   salt: Buffer;

@@ -120,13 +120,11 @@ export class AuditRing {
 
   list({ limit, before = Infinity, type, email }: AuditQuery): AuditEvent[] {
     this.#trim();
-    const found: AuditEvent[] = [];
-    for (let at = this.#events.length - 1; at >= 0 && found.length < limit; at--) {
-      const event = this.#events[at]!;
-      if (event.id >= before || (type ?? event.type) !== event.type) continue;
-      if ((email ?? event.email) === event.email) found.push(event);
-    }
-    return found;
+    const matches = (event: AuditEvent) =>
+      event.id < before &&
+      (type ?? event.type) === event.type &&
+      (email ?? event.email) === event.email;
+    return this.#events.filter(matches).slice(-limit).reverse();
   }
 
   get size(): number {
@@ -134,9 +132,8 @@ export class AuditRing {
   }
 
   #trim(): void {
-    const retention = this.limits.retentionDays * 24 * 3600 * 1000;
-    const oldest = new Date(Date.now() - retention).toISOString();
-    const expired = this.#events.findIndex((event) => event.time >= oldest);
+    const oldest = new Date(Date.now() - this.limits.retentionDays * 24 * 3600 * 1000);
+    const expired = this.#events.findIndex((event) => event.time >= oldest.toISOString());
     const past = Math.max(this.#events.length - this.limits.maxEvents, 0);
     this.#events.splice(0, expired < 0 ? this.#events.length : Math.max(expired, past));
   }

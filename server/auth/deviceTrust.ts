@@ -11,15 +11,14 @@ const TOKEN = /^(\d+)\.(\d+)\.(\d+)\.([\w-]+)\.([\w-]+)$/;
  */
 export class DeviceTrust {
   #key: Promise<Buffer> | undefined;
+  readonly maxAgeSeconds: number;
 
   constructor(
-    private readonly trustDays: number,
+    trustDays: number,
     private readonly sessions: Pick<SessionStore, 'generation'>,
     private readonly db?: Database,
-  ) {}
-
-  get maxAgeSeconds(): number {
-    return this.trustDays * 24 * 3600;
+  ) {
+    this.maxAgeSeconds = trustDays * 24 * 3600;
   }
 
   async issue(userId: string, generation: number): Promise<string> {
@@ -43,7 +42,6 @@ export class DeviceTrust {
       current ??= this.sessions.generation(userId);
       if (Number(generation) === (await current)) return device;
     }
-    return undefined;
   }
 
   async #sign(claims: string): Promise<string> {
@@ -59,8 +57,8 @@ export class DeviceTrust {
 
   /** Made by the first instance that needs it. */
   async #load(): Promise<Buffer> {
-    if (!this.db) return randomBytes(32);
     const made = randomBytes(32);
+    if (!this.db) return made;
     await this.db.query('INSERT INTO device_key (key) VALUES ($1) ON CONFLICT DO NOTHING', [made]);
     return (await this.db.query<{ key: Buffer }>('SELECT key FROM device_key')).rows[0]!.key;
   }

@@ -9,7 +9,7 @@ import { LoginLimits } from './limits.js';
 import { loginCheck } from './login.js';
 import { contract, shape } from './messages.js';
 import { PostgresSessionStore } from './postgresSessions.js';
-import { adminViews, presentSettings } from './presenters.js';
+import { adminViews } from './presenters.js';
 import { adminRoutes } from './routes/admin.js';
 import { pageRoutes } from './routes/pages.js';
 import { sessionRoutes } from './routes/session.js';
@@ -67,7 +67,7 @@ function servicesOf(deps: AuthDeps) {
     production: config.production,
     signedInRoute: signedInRoutes(signedIn),
     checkLogin: loginCheck({ ...stores, accounts, audit, devices }),
-    views: adminViews({ ...stores, accounts, audit }, presentSettings(config, edge)),
+    views: adminViews({ ...stores, accounts, audit }, config, edge),
     cookie: { maxAgeSeconds: config.sessions.ttlSeconds, secure: config.production },
   };
 }

@@ -4,6 +4,7 @@ import {
   RateLimiterRes,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
+import type { AccountThrottle } from '../../web/src/pageState.js';
 import type { Database } from '../db/pool.js';
 
 /** Failed logins each key may spend per window (docs/security.md, Login throttling). */
@@ -20,7 +21,6 @@ type LimitName = keyof typeof LOGIN_LIMITS;
 export type LimitKeys = Partial<Record<LimitName, string>>;
 /** `waiting`: the address has too many checks waiting already. */
 export type Refusal = { limit: LimitName | 'waiting'; retryAfterSeconds: number };
-export type LimitState = { failures: number; retryAfterSeconds: number | null };
 
 const secondsOf = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 const entriesOf = (keys: LimitKeys) =>
@@ -35,12 +35,11 @@ export class LoginLimits {
   readonly #limiters = {} as Record<LimitName, RateLimiterAbstract>;
 
   constructor(db?: Database) {
-    for (const [keyPrefix, limit] of Object.entries(LOGIN_LIMITS)) {
-      const table = { tableName: 'login_limits', tableCreated: true, storeType: 'pool' };
+    const table = { tableName: 'login_limits', tableCreated: true, storeType: 'pool' };
+    for (const [keyPrefix, limit] of Object.entries(LOGIN_LIMITS))
       this.#limiters[keyPrefix as LimitName] = db
         ? new RateLimiterPostgres({ keyPrefix, ...limit, ...table, storeClient: db })
         : new RateLimiterMemory({ keyPrefix, ...limit });
-    }
   }
 
   /** The first limit the keys have spent, spending nothing. */
@@ -48,7 +47,7 @@ export class LoginLimits {
     const states = await Promise.all(
       entriesOf(keys).map(async ([limit, key]) => ({ limit, ...(await this.state(limit, key)) })),
     );
-    const spent = states.find((state) => state.retryAfterSeconds !== null);
+    const spent = states.find((state) => state.blocked);
     return spent && { limit: spent.limit, retryAfterSeconds: spent.retryAfterSeconds! };
   }
 
@@ -61,8 +60,9 @@ export class LoginLimits {
     const refusals = spent.flatMap((result, index) => {
       if (result.status === 'fulfilled') return [];
       if (!(result.reason instanceof RateLimiterRes)) throw result.reason;
-      const retryAfterSeconds = secondsOf(result.reason.msBeforeNext);
-      return [{ limit: entries[index]![0], retryAfterSeconds }];
+      return [
+        { limit: entries[index]![0], retryAfterSeconds: secondsOf(result.reason.msBeforeNext) },
+      ];
     });
     if (refusals.length > 0) await this.#giveBack(entries);
     return refusals.sort((a, b) => b.retryAfterSeconds - a.retryAfterSeconds)[0];
@@ -76,17 +76,17 @@ export class LoginLimits {
     if (pair !== undefined && outcome === 'succeeded') await this.#limiters.pair.delete(pair);
   }
 
-  async state(limit: LimitName, key: string): Promise<LimitState> {
+  async state(limit: LimitName, key: string): Promise<AccountThrottle> {
     const res = await this.#limiters[limit].get(key);
-    // The memory store may hold a key past its window until its timer deletes it.
-    if (res === null || res.msBeforeNext <= 0) return { failures: 0, retryAfterSeconds: null };
     const { points } = LOGIN_LIMITS[limit];
-    const failures = Math.min(res.consumedPoints, points);
-    return { failures, retryAfterSeconds: failures < points ? null : secondsOf(res.msBeforeNext) };
+    // The memory store may hold a key past its window until its timer deletes it.
+    const failures = res && res.msBeforeNext > 0 ? Math.min(res.consumedPoints, points) : 0;
+    const blocked = failures >= points;
+    return { blocked, failures, retryAfterSeconds: blocked ? secondsOf(res!.msBeforeNext) : null };
   }
 
   /** Clears the account's own limit; its pairs keep theirs, so they cannot lock it again. */
-  async unlock(account: string): Promise<LimitState> {
+  async unlock(account: string): Promise<AccountThrottle> {
     const before = await this.state('account', account);
     await this.#limiters.account.delete(account);
     return before;

@@ -36,19 +36,16 @@ const WORDING: Record<string, string> = {
 
 /** Every failure as `{error}`. */
 export function shape(error: unknown): ErrorAnswer {
-  const answer = (status: number, error: string, headers?: Record<string, string>) => ({
-    status,
-    body: { error },
-    headers,
-  });
   if (error instanceof InvalidRequestError && error.query)
-    return answer(400, error.query.errors.join('; '));
+    return { status: 400, body: { error: error.query.errors.join('; ') } };
   if (error instanceof InvalidRequestError || error instanceof MalformedJsonError)
-    return answer(400, messages.invalidLoginBody);
+    return { status: 400, body: { error: messages.invalidLoginBody } };
   // Ours, and koa-send's own (a malformed path, for instance).
-  if (error instanceof HttpError && error.expose)
-    return answer(error.status, WORDING[error.message] ?? error.message, error.headers);
-  return answer(500, messages.internalError);
+  if (error instanceof HttpError && error.expose) {
+    const { status, message, headers } = error;
+    return { status, body: { error: WORDING[message] ?? message }, headers };
+  }
+  return { status: 500, body: { error: messages.internalError } };
 }
 
 export const contract: Contract = {

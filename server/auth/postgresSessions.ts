@@ -8,13 +8,14 @@ import {
   type PasswordHash,
   type User,
 } from './accounts.js';
-import type {
-  Capped,
-  Client,
-  SessionInfo,
-  SessionLimits,
-  SessionRef,
-  SessionStore,
+import {
+  sessionInfo,
+  type Capped,
+  type Client,
+  type SessionLimits,
+  type SessionRef,
+  type SessionStore,
+  type StoredSession,
 } from './sessions.js';
 
 /** Serialize logins (so that the caps hold), sweeps, and instances comparing credentials. */
@@ -22,9 +23,6 @@ const [LOGIN_LOCK, SWEEP_LOCK, CREDENTIALS_LOCK] = [0x5e55, 0x5e56, 0x5e57];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const hashOf = (token: string) => createHash('sha256').update(token).digest();
-/** A time as toISOString writes it, as the memory store lists it. */
-const iso = (column: string, as: string) =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${as}"`;
 const LIVE = 'JOIN credentials USING (user_id, generation) WHERE expires_at > now()';
 
 /** Each token's live session, by its place in the batch; last seen refreshed once a minute. */
@@ -108,15 +106,14 @@ export class PostgresSessionStore implements SessionStore {
     return rows[0];
   }
 
-  async list(userId?: string): Promise<SessionInfo[]> {
-    const { rows } = await this.db.query<SessionInfo>(
+  async list(userId?: string) {
+    const { rows } = await this.db.query<StoredSession>(
       `SELECT id, user_id AS "userId", address, user_agent AS "userAgent",
-        ${iso('created_at', 'createdAt')}, ${iso('last_seen_at', 'lastSeenAt')},
-        ${iso('expires_at', 'expiresAt')}
+        created_at AS "createdAt", last_seen_at AS "lastSeenAt", expires_at AS "expiresAt"
       FROM sessions ${LIVE} AND ($1::text IS NULL OR user_id = $1) ORDER BY created_at`,
       [userId ?? null],
     );
-    return rows;
+    return rows.map(sessionInfo);
   }
 
   async count(): Promise<number> {

@@ -4,8 +4,8 @@ import type { SessionView, Settings } from '../../web/src/pageState.js';
 import type { Accounts } from './accounts.js';
 import { AUDIT_EVENT_TYPES, type AuditTrail } from './auditLog.js';
 import { AUDIT_RATE, MANY_ADDRESSES } from './auditRate.js';
-import { WAITING_PER_ADDRESS } from './checkQueue.js';
-import { LOGIN_LIMITS, type LimitState, type LoginLimits } from './limits.js';
+import { WAITING_PER_ADDRESS } from './login.js';
+import { LOGIN_LIMITS, type LoginLimits } from './limits.js';
 import type { SessionInfo, SessionStore } from './sessions.js';
 
 // How the login service shows what it keeps: each JSON Schema is the OpenAPI document's, each type
@@ -107,19 +107,13 @@ export const SettingsView = object('Settings', {
   passwordHashCost: INTEGER,
 });
 
-export const presentThrottle = ({ failures, retryAfterSeconds }: LimitState) => ({
-  blocked: retryAfterSeconds !== null,
-  failures,
-  retryAfterSeconds,
-});
-
 export const presentSession = (session: SessionInfo, currentId: string): SessionView => {
   const { id, createdAt, lastSeenAt, expiresAt, address, userAgent } = session;
   return { id, createdAt, lastSeenAt, expiresAt, address, userAgent, current: id === currentId };
 };
 
 /** What governs sessions, logins, the audit trail and the edge; never a secret. */
-export function presentSettings({ sessions, audit, ...config }: AuthConfig, edge: Edge): Settings {
+function presentSettings({ sessions, audit, ...config }: AuthConfig, edge: Edge): Settings {
   const { pair, account, address } = LOGIN_LIMITS;
   const { store, ttlSeconds, max, maxPerUser } = sessions;
   return {
@@ -154,7 +148,8 @@ const RECENT_EVENTS = 20;
 type Parts = { accounts: Accounts; sessions: SessionStore; limits: LoginLimits; audit: AuditTrail };
 
 /** What administrators see, in the admin API and in the admin pages alike. */
-export function adminViews({ accounts, sessions, limits, audit }: Parts, settings: Settings) {
+export function adminViews(parts: Parts, config: AuthConfig, edge: Edge) {
+  const { accounts, sessions, limits, audit } = parts;
   // Every account with its live sessions, marking the one of the session asking.
   const withSessions = async (currentSessionId: string) => {
     const live = await sessions.list();
@@ -165,13 +160,11 @@ export function adminViews({ accounts, sessions, limits, audit }: Parts, setting
   };
   const overview = async (currentSessionId: string) =>
     Promise.all(
-      (await withSessions(currentSessionId)).map(async (account) => {
-        const [state, { events }] = await Promise.all([
-          limits.state('account', account.id),
-          audit.list({ limit: RECENT_EVENTS, email: account.email }),
-        ]);
-        return { ...account, throttle: presentThrottle(state), events };
-      }),
+      (await withSessions(currentSessionId)).map(async (account) => ({
+        ...account,
+        throttle: await limits.state('account', account.id),
+        events: (await audit.list({ limit: RECENT_EVENTS, email: account.email })).events,
+      })),
     );
-  return { accounts: withSessions, overview, settings };
+  return { accounts: withSessions, overview, settings: presentSettings(config, edge) };
 }

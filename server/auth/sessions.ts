@@ -5,10 +5,25 @@ import type { User } from './accounts.js';
 export type SessionLimits = { ttlSeconds: number; max: number; maxPerUser: number };
 export type Client = { address: string; userAgent: string };
 export type SessionRef = { id: string; userId: string };
+type Times<T> = { createdAt: T; lastSeenAt: T; expiresAt: T };
 /** A live session as lists show it: never its token. */
-export type SessionInfo = SessionRef &
-  Client & { createdAt: string; lastSeenAt: string; expiresAt: string };
+export type SessionInfo = SessionRef & Client & Times<string>;
 export type Capped = { userId: string; cap: 'SESSION_MAX_PER_USER' | 'SESSION_MAX'; ended: number };
+
+/** A session's fields as either store keeps them. */
+export type StoredSession = SessionRef & Client & Times<number | Date>;
+const iso = (time: number | Date) => new Date(time).toISOString();
+
+/** A session as either store lists it, its times as toISOString writes them. */
+export const sessionInfo = (session: StoredSession): SessionInfo => ({
+  id: session.id,
+  userId: session.userId,
+  address: session.address,
+  userAgent: session.userAgent,
+  createdAt: iso(session.createdAt),
+  lastSeenAt: iso(session.lastSeenAt),
+  expiresAt: iso(session.expiresAt),
+});
 
 /**
  * The client holds a token; lists and endings name a session by its id. Every session is made with
@@ -34,11 +49,9 @@ export interface SessionStore {
   renew(userId: string): Promise<void>;
 }
 
-type Times = { createdAt: number; lastSeenAt: number; expiresAt: number };
-type Session = SessionRef & Client & { token: string; generation: number } & Times;
+type Session = SessionRef & Client & Times<number> & { token: string; generation: number };
 
-const refOf = ({ id, userId }: SessionRef): SessionRef => ({ id, userId });
-const iso = (ms: number) => new Date(ms).toISOString();
+const refOf = ({ id, userId }: Session): SessionRef => ({ id, userId });
 
 /**
  * token → session, in this process. Every session lives `ttlSeconds`, so the Map's insertion
@@ -55,7 +68,6 @@ export class MemorySessionStore implements SessionStore {
 
   async create({ id: userId }: User, { address, userAgent }: Client, generation: number) {
     this.#sweep();
-    // The sessions the caps end, counted by cap and account.
     const capped = new Map<string, Capped>();
     const end = (session: Session, cap: Capped['cap']) => {
       const key = `${cap} ${this.#delete(session).userId}`;
@@ -71,11 +83,8 @@ export class MemorySessionStore implements SessionStore {
       end(oldest, 'SESSION_MAX');
     }
     const [token, id, now] = [randomUUID(), randomUUID(), Date.now()];
-    const times = {
-      createdAt: now,
-      lastSeenAt: now,
-      expiresAt: now + this.limits.ttlSeconds * 1000,
-    };
+    const expiresAt = now + this.limits.ttlSeconds * 1000;
+    const times = { createdAt: now, lastSeenAt: now, expiresAt };
     const session = { token, id, userId, address, userAgent, generation, ...times };
     this.#sessions.set(token, session);
     this.#byUser.set(userId, own.add(session));
@@ -93,19 +102,11 @@ export class MemorySessionStore implements SessionStore {
     return session && refOf(this.#delete(session));
   }
 
-  async list(userId?: string): Promise<SessionInfo[]> {
+  async list(userId?: string) {
     this.#sweep();
     return this.#of(userId)
       .filter((session) => this.#isLive(session))
-      .map(({ id, userId, address, userAgent, createdAt, lastSeenAt, expiresAt }) => ({
-        id,
-        userId,
-        address,
-        userAgent,
-        createdAt: iso(createdAt),
-        lastSeenAt: iso(lastSeenAt),
-        expiresAt: iso(expiresAt),
-      }));
+      .map(sessionInfo);
   }
 
   async end(id: string, userId?: string) {

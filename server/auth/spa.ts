@@ -9,7 +9,6 @@ import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { Middleware } from 'koa';
-import type { fillTemplate } from '../../web/src/document.js';
 import type { PageState } from '../../web/src/pageState.js';
 import type { renderDocument } from '../../web/src/server.js';
 import { FixedBody } from '../http/fixedBody.js';
@@ -27,16 +26,12 @@ export interface Spa {
   csp: CspAllowances;
 }
 
-const require = createRequire(import.meta.url);
 const SOURCE_DIR = path.join(REPOSITORY_ROOT, 'web');
 const VITE_CONFIG = path.join(REPOSITORY_ROOT, 'vite.config.ts');
 const BUILD_DIR = path.join(REPOSITORY_ROOT, 'dist', 'web');
-/** Besides the browser's files under assets/ (see vite.config.ts); `login` is written last. */
-const BUILT = {
-  template: path.join(BUILD_DIR, 'index.html'),
-  serverBundle: path.join(BUILD_DIR, 'ssr', 'server.js'),
-  login: path.join(BUILD_DIR, 'login.html'),
-};
+/** Written last of the build; the browser's files are under assets/ (see vite.config.ts). */
+const LOGIN_PAGE = path.join(BUILD_DIR, 'login.html');
+const SERVER_BUNDLE = path.join(BUILD_DIR, 'ssr', 'server.js');
 const LOCK_DIR = `${BUILD_DIR}.lock`;
 /** A lock older than this was left by a build that died. */
 const STALE_LOCK_MS = 5 * 60 * 1000;
@@ -51,28 +46,30 @@ export async function prepareSpa({ development, vitePort, logger }: SpaOptions):
 
 /** Serves the build in `dist/web`, which must exist (see ensureSpaBuilt). */
 export async function builtSpa(): Promise<Spa> {
-  const [template, login, serverBundle] = await Promise.all([
-    readFile(BUILT.template, 'utf8'),
-    readFile(BUILT.login, 'utf8'),
+  const [template, login, bundle] = await Promise.all([
+    readFile(path.join(BUILD_DIR, 'index.html'), 'utf8'),
+    readFile(LOGIN_PAGE),
     // A rebuild replaces the file under the same name: its time tells this import from the last.
-    stat(BUILT.serverBundle).then(
-      ({ mtimeMs }) => import(`${pathToFileURL(BUILT.serverBundle).href}?built=${mtimeMs}`),
+    stat(SERVER_BUNDLE).then(
+      ({ mtimeMs }) => import(`${pathToFileURL(SERVER_BUNDLE).href}?built=${mtimeMs}`),
     ),
   ]).catch(() => {
     throw new StartupError(`The pages are not built in ${BUILD_DIR}: run "npm run build" first`);
   });
   // The same for every visitor: compressed once, at its first request.
-  const loginPage = new FixedBody('text/html; charset=utf-8', () => Buffer.from(login));
-  const render = (serverBundle as { renderDocument: typeof renderDocument }).renderDocument;
+  const loginPage = new FixedBody('text/html; charset=utf-8', () => login);
+  const { renderDocument: render } = bundle as { renderDocument: typeof renderDocument };
   // Loaded only with the build: under npm run dev, Vite serves the files.
   const { default: serveStatic } = await import('koa-static');
-  const serveAssets = serveStatic(BUILD_DIR, {
+  const year = 365 * 24 * 3600 * 1000;
+  const options = {
     index: false,
-    maxage: 365 * 24 * 3600 * 1000,
+    maxage: year,
     immutable: true,
     brotli: true,
     gzip: true,
-  });
+  } as const;
+  const serveAssets = serveStatic(BUILD_DIR, options);
   return {
     page: async (location, state) =>
       state.page === 'login' ? loginPage : render(template, location, state),
@@ -82,23 +79,20 @@ export async function builtSpa(): Promise<Spa> {
       ctx.vary('Accept-Encoding');
       return serveAssets(ctx, next);
     },
-    csp: { styleSrc: inlineStyleHashes(template) },
+    // The policy allows the build's inline stylesheet by its hashes, and no other inline style.
+    csp: {
+      styleSrc: [...template.matchAll(/<style>([\s\S]*?)<\/style>/g)].map(
+        ([, css]) => `'sha256-${createHash('sha256').update(css!).digest('base64')}'`,
+      ),
+    },
   };
-}
-
-/** The policy allows the build's inline stylesheet by its hashes, and no other inline style. */
-function inlineStyleHashes(document: string): string[] {
-  return [...document.matchAll(/<style>([\s\S]*?)<\/style>/g)].map(
-    ([, css]) => `'sha256-${createHash('sha256').update(css!).digest('base64')}'`,
-  );
 }
 
 /** A path that climbs out of /assets/ would get the assets' year-long immutable cache. */
 function isAssetPath(path: string): boolean {
-  if (!path.startsWith('/assets/')) return false;
   try {
     const segments = decodeURIComponent(path).split(/[/\\]/);
-    return !segments.some((segment) => segment === '..' || segment === '.');
+    return path.startsWith('/assets/') && !segments.some((part) => part === '..' || part === '.');
   } catch {
     return false;
   }
@@ -106,17 +100,14 @@ function isAssetPath(path: string): boolean {
 
 /** Vite's backend integration: the document loads Vite's client and the entry from `vite`. */
 export function developmentSpa(vite: string): Spa {
-  const socket = vite.replace(/^http/, 'ws');
   return {
     page: async (_location, state) => {
       const template = await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8');
-      const { fillTemplate: fill } = (await import('../../web/src/document.js')) as {
-        fillTemplate: typeof fillTemplate;
-      };
+      const { fillTemplate } = await import('../../web/src/document.js');
       const document = template
         .replace('<head>', `<head>\n    <script type="module" src="${vite}/@vite/client"></script>`)
         .replace('src="/src/', `src="${vite}/src/`);
-      return fill(document, state, '');
+      return fillTemplate(document, state, '');
     },
     // Vite serves every file the pages load.
     assets: (_ctx, next) => next(),
@@ -125,7 +116,7 @@ export function developmentSpa(vite: string): Spa {
     csp: {
       scriptSrc: [vite],
       styleSrc: ["'unsafe-inline'"],
-      connectSrc: [socket],
+      connectSrc: [vite.replace(/^http/, 'ws')],
       workerSrc: ['blob:'],
     },
   };
@@ -155,7 +146,8 @@ export async function ensureSpaBuilt({ logger }: { logger?: Logger } = {}): Prom
     logger?.info({ outDir: BUILD_DIR }, 'building the pages with Vite');
     const staging = `${BUILD_DIR}.staging-${process.pid}`;
     // In a child process, so that Vite's memory stays out of the server; always for production.
-    const vite = path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js');
+    const vitePackage = createRequire(import.meta.url).resolve('vite/package.json');
+    const vite = path.join(path.dirname(vitePackage), 'bin', 'vite.js');
     const args = ['build', '--config', VITE_CONFIG, '--outDir', staging, '--emptyOutDir'];
     await promisify(execFile)(process.execPath, [vite, ...args, '--logLevel', 'warn'], {
       cwd: REPOSITORY_ROOT,
@@ -169,7 +161,7 @@ export async function ensureSpaBuilt({ logger }: { logger?: Logger } = {}): Prom
 }
 
 async function isBuildFresh(): Promise<boolean> {
-  const built = await stat(BUILT.login).catch(() => undefined);
+  const built = await stat(LOGIN_PAGE).catch(() => undefined);
   if (!built) return false;
   const entries = await readdir(SOURCE_DIR, { recursive: true, withFileTypes: true });
   const sources = entries.flatMap((e) => (e.isFile() ? [path.join(e.parentPath, e.name)] : []));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CheckQueue, WAITING_PER_ADDRESS, type Lane } from '../../server/auth/checkQueue.js';
+import { CheckQueue, WAITING_PER_ADDRESS, type Lane } from '../../server/auth/login.js';
 import { clientKey } from '../../server/http/clientAddress.js';
 
 // The parts of login limiting whose order cannot be seen reliably over HTTP: the queue's turns,

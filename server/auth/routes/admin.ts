@@ -4,14 +4,7 @@ import { text } from '../../http/fields.js';
 import { AUDIT_EVENT_TYPES, requestFacts, type AuditEventType } from '../auditLog.js';
 import type { AuthServices } from '../index.js';
 import { messages } from '../messages.js';
-import {
-  AccountsOverviewView,
-  AuditPage,
-  ok,
-  presentThrottle,
-  SettingsView,
-  Unlocked,
-} from '../presenters.js';
+import { AccountsOverviewView, AuditPage, ok, SettingsView, Unlocked } from '../presenters.js';
 import { ById, NO_USER } from './sessions.js';
 import { signedInOf } from './signedIn.js';
 
@@ -57,7 +50,7 @@ export function adminRoutes({ accounts, limits, audit, views, signedInRoute }: A
       },
       async (ctx, { params: { id } }) => {
         if (!accounts.byId(id)) throw notFound(messages.userNotFound);
-        const cleared = presentThrottle(await limits.unlock(id));
+        const cleared = await limits.unlock(id);
         const { blocked: wasBlocked, failures } = cleared;
         const detail = { adminId: signedInOf(ctx).user.id, wasBlocked, failures };
         audit.record('account.unlocked', requestFacts(ctx), { userId: id }, detail);

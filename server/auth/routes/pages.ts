@@ -9,11 +9,10 @@ import type { PageState } from '../spa.js';
 /**
  * The pages: those of a signed-in user pass the session check before any of it is sent, the
  * administrators' the role check too (a user's browser gets a page saying it may not, with 403).
+ * Like every answer of the service, none is stored: Back after logout asks again.
  */
 export function pageRoutes({ signedIn, views, spa, production }: AuthServices) {
   const page = async (ctx: Context, state: PageState) => {
-    // The answer depends on the session: never stored, so Back after logout asks again.
-    ctx.set('Cache-Control', 'no-store');
     const document = await spa.page(ctx.path, state);
     if (document instanceof FixedBody) return sendFixed(ctx, document);
     ctx.type = 'html';
@@ -24,21 +23,16 @@ export function pageRoutes({ signedIn, views, spa, production }: AuthServices) {
     internal: true,
     use: [documentHeaders({ production, allow: spa.csp }), compressPages()],
   };
-  // A page of a signed-in user; under /admin/, of administrators only.
   const signedInPage = (
     path: `/${string}`,
     show: (user: User, sessionId: string) => Promise<PageState>,
   ) =>
     route(`GET ${path}`, PAGE, async (ctx) => {
       const found = await signedIn(ctx);
-      if (!found) {
-        ctx.set('Cache-Control', 'no-store');
-        return ctx.redirect('/login');
-      }
-      const { id, email, role } = found.user;
-      const user = { id, email, role };
-      if (!path.startsWith('/admin/') || role === 'admin')
-        return page(ctx, await show(user, found.sessionId));
+      if (!found) return ctx.redirect('/login');
+      const { user, sessionId } = found;
+      if (!path.startsWith('/admin/') || user.role === 'admin')
+        return page(ctx, await show(user, sessionId));
       ctx.status = 403;
       return page(ctx, { page: 'forbidden', user });
     });

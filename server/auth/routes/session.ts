@@ -3,7 +3,7 @@ import * as yup from 'yup';
 import { forbidden } from '../../http/errors.js';
 import { route } from '../../http/route.js';
 import { requestFacts } from '../auditLog.js';
-import { WAITING_PER_ADDRESS } from '../checkQueue.js';
+import { WAITING_PER_ADDRESS } from '../login.js';
 import * as cookies from '../cookies.js';
 import type { AuthServices } from '../index.js';
 import { failure, messages } from '../messages.js';

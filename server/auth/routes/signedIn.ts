@@ -4,13 +4,9 @@ import { route, type Outcomes } from '../../http/route.js';
 import type { Accounts, User } from '../accounts.js';
 import { isForeignOrigin, sessionTokens } from '../cookies.js';
 import { failure, messages } from '../messages.js';
-
 import type { SessionStore } from '../sessions.js';
 
-export interface SignedIn {
-  user: User;
-  sessionId: string;
-}
+export type SignedIn = { user: User; sessionId: string };
 
 /** The first of the request's tokens that names a live session of a known account. */
 export function signedInWith(sessions: SessionStore, accounts: Accounts) {
@@ -23,7 +19,6 @@ export function signedInWith(sessions: SessionStore, accounts: Accounts) {
         return { user, sessionId: session.id };
       }
     }
-    return undefined;
   };
 }
 
@@ -37,25 +32,26 @@ const SIGNED_OUT = failure(
   messages.unauthenticated,
 );
 
+const sameSite: Middleware = (ctx, next) => {
+  if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
+  return next();
+};
+const admin: Middleware = (ctx, next) => {
+  if (signedInOf(ctx).user.role !== 'admin') throw forbidden(messages.forbidden);
+  return next();
+};
+
 /**
  * The operations of a signed-in user: `route`, with the session check before the handler, and on
  * /api/admin/ the role check, at every request. A change (DELETE) sent from a page of another
  * site is refused first.
  */
 export function signedInRoutes(signedIn: ReturnType<typeof signedInWith>): typeof route {
-  const sameSite: Middleware = (ctx, next) => {
-    if (isForeignOrigin(ctx)) throw forbidden(messages.foreignRequest);
-    return next();
-  };
   const session: Middleware = async (ctx, next) => {
     ctx.state.signedIn = await signedIn(ctx);
     if (ctx.state.signedIn) return next();
     const tokens = sessionTokens(ctx).length;
     throw unauthorized(tokens === 0 ? messages.unauthenticated : messages.invalidSession);
-  };
-  const admin: Middleware = (ctx, next) => {
-    if (signedInOf(ctx).user.role !== 'admin') throw forbidden(messages.forbidden);
-    return next();
   };
   return (line, spec, handler) => {
     const [forAdmins, change] = [line.includes(' /api/admin/'), line.startsWith('DELETE ')];
