@@ -1,88 +1,22 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { User } from '../server/auth/accounts.js';
-import { auth } from '../server/services.js';
-import { PostgresSessionStore } from '../server/auth/postgresSessions.js';
+import { describe, expect, it } from 'vitest';
+import type { SessionLimits } from '../../server/auth/sessions.js';
 import {
-  MemorySessionStore,
-  type Client,
-  type SessionLimits,
-  type SessionStore,
-} from '../server/auth/sessions.js';
-import type { Database } from '../server/db/pool.js';
-import { serviceDatabase, type ServiceDatabase } from './support/serviceDatabase.js';
+  alice,
+  bob,
+  client,
+  storesOn,
+  useAuthDatabase,
+  type TestStore,
+} from '../support/sessionStores.js';
 
-const alice: User = { id: '1', email: 'alice@example.com', role: 'user' };
-const bob: User = { id: '2', email: 'bob@example.com', role: 'admin' };
-const client = { address: '203.0.113.7', userAgent: 'Mozilla/5.0 (X11; Linux x86_64)' };
-const LIMITS: SessionLimits = { ttlSeconds: 3600, max: 100, maxPerUser: 20 };
+// What every session store promises, whichever keeps the sessions: each case runs on both.
 
-let database: ServiceDatabase;
-let db: Database;
-
-beforeAll(async () => {
-  database = await serviceDatabase(auth);
-  await database.migrate();
-  db = database.connect();
-});
-afterAll(() => database?.drop());
-
-/**
- * A store whose sessions are made with their account's current credential generation, as a login
- * makes them.
- */
-type TestStore = Omit<SessionStore, 'create'> & {
-  create(user: User, client: Client): Promise<string>;
-  /** The same, with what the caps ended to make room. */
-  login(user: User, client: Client): ReturnType<SessionStore['create']>;
-  /** A new credential generation of the account. */
-  renew(userId: string): Promise<void>;
-};
-
-function testStore(store: SessionStore): TestStore {
-  return {
-    create: async (user, at) =>
-      (await store.create(user, at, (await store.generation(user.id))!)).token,
-    login: async (user, at) => store.create(user, at, (await store.generation(user.id))!),
-    renew: (userId) => store.renew(userId),
-    generation: (userId) => store.generation(userId),
-    find: (token) => store.find(token),
-    remove: (token) => store.remove(token),
-    list: (userId) => store.list(userId),
-    end: (id, userId) => store.end(id, userId),
-    endAllOf: (userId, except) => store.endAllOf(userId, except),
-    count: () => store.count(),
-  };
-}
-
-/**
- * A PostgreSQL store with the generations of the two accounts stored as an instance stores them at
- * its start.
- */
-async function postgresStore(limits: SessionLimits = LIMITS): Promise<PostgresSessionStore> {
-  const store = new PostgresSessionStore(
-    db,
-    limits,
-    [alice, bob].map(({ id, email }) => ({ id, email, password: `${email} password` })),
-    2,
-  );
-  await store.checked();
-  return store;
-}
-
-/** Each store, empty, with the limits a case asks for. */
-const stores: Record<string, (limits?: Partial<SessionLimits>) => Promise<TestStore>> = {
-  memory: async (limits) => testStore(new MemorySessionStore({ ...LIMITS, ...limits })),
-  postgres: async (limits) => {
-    await db.query('TRUNCATE sessions');
-    return testStore(await postgresStore({ ...LIMITS, ...limits }));
-  },
-};
+const stores = storesOn(useAuthDatabase());
 
 const idOf = async (store: TestStore, token: string) => (await store.find(token))!.id;
 
-/** What every session store promises, whichever keeps the sessions. */
 const contract: [
   string,
   (make: (limits?: Partial<SessionLimits>) => Promise<TestStore>) => Promise<void>,
@@ -291,105 +225,3 @@ for (const [name, make] of Object.entries(stores)) {
     for (const [promise, check] of contract) it(promise, () => check(make));
   });
 }
-
-describe('the PostgreSQL session store', () => {
-  it('keeps only the SHA-256 of each token: the table yields no usable token', async () => {
-    const store = await stores.postgres!();
-    const token = await store.create(alice, client);
-    const { rows } = await db.query('SELECT * FROM sessions');
-    expect(rows).toHaveLength(1);
-    expect(JSON.stringify(rows)).not.toContain(token);
-    expect(rows[0].token_hash).toEqual(createHash('sha256').update(token).digest());
-  });
-
-  it('refreshes the last-seen time of a session used after a minute, only that one', async () => {
-    const store = await stores.postgres!();
-    const used = await store.create(alice, client);
-    await store.create(bob, client);
-    await db.query("UPDATE sessions SET last_seen_at = now() - interval '2 minutes'");
-    const lastSeen = async () =>
-      new Map(
-        (await store.list()).map((session) => [
-          session.userId,
-          Date.now() - Date.parse(session.lastSeenAt),
-        ]),
-      );
-    expect(await store.find(used)).toBeDefined();
-    await vi.waitFor(async () => expect((await lastSeen()).get(alice.id)).toBeLessThan(10_000));
-    expect((await lastSeen()).get(bob.id)).toBeGreaterThan(110_000);
-  });
-
-  it('deletes expired rows when swept, and only those', async () => {
-    const [short, long] = [
-      await postgresStore({ ...LIMITS, ttlSeconds: 1 }),
-      await postgresStore(),
-    ];
-    await db.query('TRUNCATE sessions');
-    await short.create(alice, client, (await short.generation(alice.id))!);
-    const { token: live } = await long.create(bob, client, (await long.generation(bob.id))!);
-    await sleep(1_100);
-    expect(await short.sweep()).toBe(1);
-    expect(await short.sweep()).toBe(0);
-    expect((await db.query('SELECT count(*)::int AS count FROM sessions')).rows[0].count).toBe(1);
-    expect(await short.find(live)).toBeDefined();
-  });
-});
-
-describe('credential generations in PostgreSQL', () => {
-  const credentials = (password: string, email = alice.email) => [
-    { id: alice.id, email, password },
-  ];
-  /** An instance's store, with its credentials as it starts. */
-  const instance = (own: ReturnType<typeof credentials>) =>
-    new PostgresSessionStore(db, LIMITS, own, 2);
-
-  it(
-    'keeps the generation across a start with the same email ' +
-      'and password, in whatever letter case the email comes',
-    async () => {
-      await db.query('TRUNCATE credentials, sessions');
-      const first = instance(credentials('first password'));
-      const generation = await first.generation(alice.id);
-      const again = instance(credentials('first password', alice.email.toUpperCase()));
-      expect(await again.generation(alice.id)).toBe(generation);
-      expect(await first.generation(alice.id)).toBe(generation);
-    },
-  );
-
-  it(
-    'a start with another password or email makes a new generation, ' +
-      'ends the sessions, and leaves the older instance admitting no one',
-    async () => {
-      await db.query('TRUNCATE credentials, sessions');
-      const first = instance(credentials('first password'));
-      const { token } = await first.create(alice, client, (await first.generation(alice.id))!);
-      const changed = instance(credentials('second password'));
-      const renewed = await changed.generation(alice.id);
-      expect(renewed).not.toBe(undefined);
-      expect(await first.find(token)).toBeUndefined();
-      expect((await db.query('SELECT count(*)::int AS count FROM sessions')).rows[0].count).toBe(0);
-      expect(await first.generation(alice.id)).toBeUndefined();
-      const otherEmail = instance(credentials('second password', 'alice@elsewhere.example'));
-      expect(await otherEmail.generation(alice.id)).toBeGreaterThan(renewed!);
-    },
-  );
-
-  it('instances starting together with a new password agree on one new generation', async () => {
-    await db.query('TRUNCATE credentials, sessions');
-    await instance(credentials('first password')).checked();
-    const together = Array.from({ length: 4 }, () => instance(credentials('second password')));
-    const generations = await Promise.all(together.map((started) => started.generation(alice.id)));
-    expect(new Set(generations).size).toBe(1);
-    expect(generations[0]).toBeDefined();
-  });
-
-  it('keeps the password only as a salted scrypt hash', async () => {
-    await db.query('TRUNCATE credentials, sessions');
-    await instance(credentials('a password to keep')).checked();
-    const { rows } = await db.query('SELECT * FROM credentials');
-    expect(JSON.stringify(rows)).not.toContain('a password to keep');
-    expect(rows[0]).toMatchObject({ user_id: alice.id, email: alice.email, cost: 2 });
-    expect(rows[0].password_hash).toHaveLength(32);
-    expect(rows[0].salt).toHaveLength(16);
-  });
-});
