@@ -13,6 +13,12 @@ export async function postgresProcessesFor(dataDir: string): Promise<number[]> {
   return pids;
 }
 
+/** The PostgreSQL server of `dataDir` and every process it started (its backends and workers). */
+export async function databaseProcesses(dataDir: string): Promise<number[]> {
+  const servers = await postgresProcessesFor(dataDir);
+  return [...servers, ...(await Promise.all(servers.map(descendants))).flat()];
+}
+
 /** Resident set size of `pid` in bytes (VmRSS), or NaN once the process is gone. */
 export async function rssBytes(pid: number): Promise<number> {
   const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');

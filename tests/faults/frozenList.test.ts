@@ -6,9 +6,10 @@ import { createLogger } from '../../server/logger.js';
 import { logLines } from '../../harness/logs.js';
 import { withClient } from '../../harness/postgres.js';
 import { startProcess } from '../../harness/processes.js';
+import { databaseProcesses } from '../../harness/procfs.js';
 import { NOTES_SERVICES, TEXT_FIELD } from '../support/hostileLoad.js';
 import { useTemporaryDataDir } from '../support/services.js';
-import { databaseProcesses, RECOVER_WITHIN_MS } from '../support/trafficFlow.js';
+import { RECOVER_WITHIN_MS } from '../support/trafficFlow.js';
 import { expectChecks } from '../support/checks.js';
 
 interface ListRead {

@@ -5,10 +5,10 @@ import { createLogger } from '../../server/logger.js';
 import { send } from '../../harness/http.js';
 import { logLines } from '../../harness/logs.js';
 import { startProcess, type ProcessOptions } from '../../harness/processes.js';
+import { databaseProcesses } from '../../harness/procfs.js';
 import { useTemporaryDataDir } from '../support/services.js';
 import {
   ANSWER_WITHIN_MS,
-  databaseProcesses,
   isShapedOutage,
   isSuccess,
   RECOVER_WITHIN_MS,

@@ -1,8 +1,7 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { send, type Request } from '../../harness/http.js';
-import { type ServiceUrls } from '../../harness/processes.js';
-import { descendants, postgresProcessesFor } from '../../harness/procfs.js';
+import type { ServiceUrls } from '../../harness/processes.js';
 
 // Clients that keep every service of a process busy while a test breaks its database.
 
@@ -98,10 +97,4 @@ export function isShapedOutage(sample: Sample): boolean {
   const body = sample.body as Record<string, unknown>;
   const key = sample.service === 'notes8080' ? 'error' : 'detail';
   return Object.keys(body).length === 1 && typeof body[key] === 'string';
-}
-
-/** The PostgreSQL server of `dataDir` and every process it started (its backends and workers). */
-export async function databaseProcesses(dataDir: string): Promise<number[]> {
-  const servers = await postgresProcessesFor(dataDir);
-  return [...servers, ...(await Promise.all(servers.map(descendants))).flat()];
 }

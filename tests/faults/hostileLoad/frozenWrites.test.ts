@@ -4,8 +4,8 @@ import { startEmbeddedPostgres } from '../../../server/db/embeddedPostgres.js';
 import { createLogger } from '../../../server/logger.js';
 import { send, type Reply } from '../../../harness/http.js';
 import { withClient } from '../../../harness/postgres.js';
-import { type RunningProcess } from '../../../harness/processes.js';
-import { descendants, postgresProcessesFor } from '../../../harness/procfs.js';
+import type { RunningProcess } from '../../../harness/processes.js';
+import { databaseProcesses } from '../../../harness/procfs.js';
 import {
   NOTES_SERVICES,
   range,
@@ -61,7 +61,7 @@ describe('6. Hostile load: writes while the database is frozen', () => {
         ),
       );
 
-      const cycles: FreezeCycle[] = [];
+      const writes: FrozenWrite[] = [];
       for (let cycle = 1; cycle <= FREEZE_CYCLES; cycle++) {
         // Pooled connections ready, so that the writes go out on them and sit in the frozen
         // server's buffers.
@@ -72,7 +72,7 @@ describe('6. Hostile load: writes while the database is frozen', () => {
             ),
           ),
         );
-        cycles.push(await freezeCycle(services, cycle));
+        writes.push(...(await freezeCycle(services, cycle)));
       }
 
       const counts = await withClient(database.url, async (client) => {
@@ -84,7 +84,7 @@ describe('6. Hostile load: writes while the database is frozen', () => {
             )
           ).rows[0]!.n;
         const counted = [];
-        for (const write of cycles.flatMap((cycle) => cycle.writes))
+        for (const write of writes)
           counted.push({ ...write, stored: await count(write.service, write.title) });
         return counted;
       });
@@ -116,17 +116,11 @@ describe('6. Hostile load: writes while the database is frozen', () => {
     retried?: Reply;
   }
 
-  interface FreezeCycle {
-    processes: number;
-    frozenMs: number;
-    writes: FrozenWrite[];
-  }
-
   /**
    * One freeze: the writes sent while every PostgreSQL process is stopped, the keyed ones sent
    * again after the thaw.
    */
-  async function freezeCycle(services: RunningProcess, cycle: number): Promise<FreezeCycle> {
+  async function freezeCycle(services: RunningProcess, cycle: number): Promise<FrozenWrite[]> {
     const writes: FrozenWrite[] = NOTES_SERVICES.flatMap((service) => [
       { service, title: `keyed ${cycle}`, key: `freeze-${cycle}-${service}`, frozenMs: NaN },
       { service, title: `unkeyed ${cycle}`, frozenMs: NaN },
@@ -143,7 +137,6 @@ describe('6. Hostile load: writes while the database is frozen', () => {
         timeoutMs: 30_000,
       });
     const frozen = await databaseProcesses(dataDir());
-    const frozenAt = performance.now();
     try {
       frozen.forEach((pid) => process.kill(pid, 'SIGSTOP'));
       await Promise.all(
@@ -156,19 +149,12 @@ describe('6. Hostile load: writes while the database is frozen', () => {
     } finally {
       frozen.forEach((pid) => process.kill(pid, 'SIGCONT'));
     }
-    const frozenMs = performance.now() - frozenAt;
     await sleep(2_000);
     await Promise.all(
       writes
         .filter((write) => write.key)
         .map(async (write) => void (write.retried = await post(write).catch(() => undefined))),
     );
-    return { processes: frozen.length, frozenMs, writes };
+    return writes;
   }
 });
-
-/** The PostgreSQL server of `dataDir` and every process it started (its backends and workers). */
-async function databaseProcesses(dataDir: string): Promise<number[]> {
-  const servers = await postgresProcessesFor(dataDir);
-  return [...servers, ...(await Promise.all(servers.map(descendants))).flat()];
-}

@@ -134,7 +134,8 @@ interface HeldConnection {
  * connections rather than the server holding them. Each records when it opened and when the
  * server closed it.
  */
-async function holdIdleConnections(port: number, count: number, from?: string, batch = 100) {
+async function holdIdleConnections(port: number, count: number, from?: string) {
+  const batch = 100;
   const held: HeldConnection[] = [];
   const connect = (index: number) =>
     new Promise<void>((resolve) => {
