@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { builtSpa, prepareSpa } from './auth/spa.js';
+import { builtSpa, developmentSpa, ensureSpaBuilt } from './auth/spa.js';
 import type { Config, Listen, ServiceName } from './config.js';
 import { openEmbeddedPostgres } from './db/embeddedPostgres.js';
 import { runMigrations } from './db/migrations.js';
@@ -52,8 +52,9 @@ export async function start(config: Config, tracing?: Tracing): Promise<void> {
   async function preparePages() {
     const { mode, vitePort } = config.spa;
     if (!config.services.includes('auth')) return undefined;
-    if (mode === 'prebuilt') return builtSpa();
-    return prepareSpa({ development: mode === 'vite', vitePort, logger });
+    if (mode === 'vite') return developmentSpa(`http://localhost:${vitePort}`);
+    if (mode === 'built') await ensureSpaBuilt({ logger });
+    return builtSpa();
   }
 
   try {

@@ -4,11 +4,7 @@ import type { User } from '../../web/src/pageState.js';
 
 export type { User };
 
-export interface PasswordHash {
-  salt: Buffer;
-  key: Buffer;
-  cost: number;
-}
+export type PasswordHash = { salt: Buffer; key: Buffer; cost: number };
 
 // Emails match whatever their letter case, as people type them.
 export const normalizeEmail = (email: string) => email.toLowerCase();

@@ -1,22 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type { Database } from '../db/pool.js';
-import {
-  matchesHash,
-  newPasswordHash,
-  normalizeEmail,
-  type PasswordHash,
-  type User,
-} from './accounts.js';
-import {
-  sessionInfo,
-  type Capped,
-  type Client,
-  type SessionLimits,
-  type SessionRef,
-  type SessionStore,
-  type StoredSession,
-} from './sessions.js';
+import { matchesHash, newPasswordHash, normalizeEmail } from './accounts.js';
+import type { PasswordHash, User } from './accounts.js';
+import { sessionInfo, type StoredSession } from './sessions.js';
+import type { Capped, Client, SessionLimits, SessionRef, SessionStore } from './sessions.js';
 
 /** Serialize logins (so that the caps hold), sweeps, and instances comparing credentials. */
 const [LOGIN_LOCK, SWEEP_LOCK, CREDENTIALS_LOCK] = [0x5e55, 0x5e56, 0x5e57];
@@ -47,8 +35,6 @@ const STORE_CREDENTIAL = `INSERT INTO credentials (user_id, email, salt, passwor
     password_hash = excluded.password_hash, cost = excluded.cost,
     generation = nextval('credential_generations')`;
 
-type Credential = { id: string; email: string; password: string };
-
 /**
  * Sessions in table `sessions`, shared by every instance, each known by its token's SHA-256;
  * nothing is cached, so an ending holds everywhere at once. Generations are in `credentials`, with
@@ -63,7 +49,7 @@ export class PostgresSessionStore implements SessionStore {
   constructor(
     private readonly db: Database,
     private readonly limits: SessionLimits,
-    private readonly credentials: Credential[],
+    private readonly credentials: { id: string; email: string; password: string }[],
     private readonly passwordHashCost: number,
   ) {}
 

@@ -5,15 +5,14 @@ import type { User } from './accounts.js';
 export type SessionLimits = { ttlSeconds: number; max: number; maxPerUser: number };
 export type Client = { address: string; userAgent: string };
 export type SessionRef = { id: string; userId: string };
-type Times<T> = { createdAt: T; lastSeenAt: T; expiresAt: T };
+type Times<T> = Record<'createdAt' | 'lastSeenAt' | 'expiresAt', T>;
 /** A live session as lists show it: never its token. */
 export type SessionInfo = SessionRef & Client & Times<string>;
 export type Capped = { userId: string; cap: 'SESSION_MAX_PER_USER' | 'SESSION_MAX'; ended: number };
-
 /** A session's fields as either store keeps them. */
 export type StoredSession = SessionRef & Client & Times<number | Date>;
-const iso = (time: number | Date) => new Date(time).toISOString();
 
+const iso = (time: number | Date) => new Date(time).toISOString();
 /** A session as either store lists it, its times as toISOString writes them. */
 export const sessionInfo = (session: StoredSession): SessionInfo => ({
   id: session.id,

@@ -8,19 +8,18 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { PageState } from '../../web/src/pageState.js';
 import type { renderDocument } from '../../web/src/server.js';
-import { FixedBody } from '../http/fixedBody.js';
+import { FixedBody, sendFixed } from '../http/fixedBody.js';
 import type { CspAllowances } from '../http/headers.js';
 import { StartupError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
 import { REPOSITORY_ROOT } from '../paths.js';
 
-export type { PageState } from '../../web/src/pageState.js';
-
 export interface Spa {
-  page(location: string, state: PageState): Promise<string | FixedBody>;
+  /** Answers with the page's document, the session's user and the page's data in it. */
+  page(ctx: Context, state: PageState): Promise<void>;
   /** Serves the files pages load; passes every other request on. */
   assets: Middleware;
   csp: CspAllowances;
@@ -29,20 +28,18 @@ export interface Spa {
 const SOURCE_DIR = path.join(REPOSITORY_ROOT, 'web');
 const VITE_CONFIG = path.join(REPOSITORY_ROOT, 'vite.config.ts');
 const BUILD_DIR = path.join(REPOSITORY_ROOT, 'dist', 'web');
-/** Written last of the build; the browser's files are under assets/ (see vite.config.ts). */
+/** Written last of the build. */
 const LOGIN_PAGE = path.join(BUILD_DIR, 'login.html');
 const SERVER_BUNDLE = path.join(BUILD_DIR, 'ssr', 'server.js');
 const LOCK_DIR = `${BUILD_DIR}.lock`;
 /** A lock older than this was left by a build that died. */
 const STALE_LOCK_MS = 5 * 60 * 1000;
-
-type SpaOptions = { development: boolean; vitePort: number; logger?: Logger };
-
-export async function prepareSpa({ development, vitePort, logger }: SpaOptions): Promise<Spa> {
-  if (development) return developmentSpa(`http://localhost:${vitePort}`);
-  await ensureSpaBuilt({ logger });
-  return builtSpa();
-}
+/**
+ * A file Vite hashed into assets/ (see vite.config.ts): no path that climbs out of the folder
+ * gets its year-long immutable cache.
+ */
+const ASSET = /^\/assets\/[\w-]+(\.[\w-]+)+$/;
+const YEAR_MS = 365 * 24 * 3600 * 1000;
 
 /** Serves the build in `dist/web`, which must exist (see ensureSpaBuilt). */
 export async function builtSpa(): Promise<Spa> {
@@ -61,21 +58,15 @@ export async function builtSpa(): Promise<Spa> {
   const { renderDocument: render } = bundle as { renderDocument: typeof renderDocument };
   // Loaded only with the build: under npm run dev, Vite serves the files.
   const { default: serveStatic } = await import('koa-static');
-  const year = 365 * 24 * 3600 * 1000;
-  const options = {
-    index: false,
-    maxage: year,
-    immutable: true,
-    brotli: true,
-    gzip: true,
-  } as const;
-  const serveAssets = serveStatic(BUILD_DIR, options);
+  const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: YEAR_MS, immutable: true });
   return {
-    page: async (location, state) =>
-      state.page === 'login' ? loginPage : render(template, location, state),
+    page: async (ctx, state) => {
+      if (state.page === 'login') return sendFixed(ctx, loginPage);
+      ctx.body = render(template, ctx.path, state);
+    },
     assets: (ctx, next) => {
-      if (!isAssetPath(ctx.path)) return next();
-      // The same URL is sent brotli-, gzip- or not compressed, as the request accepts.
+      if (!ASSET.test(ctx.path)) return next();
+      // The same URL is sent as built: brotli-, gzip- or not compressed, as the request accepts.
       ctx.vary('Accept-Encoding');
       return serveAssets(ctx, next);
     },
@@ -88,26 +79,16 @@ export async function builtSpa(): Promise<Spa> {
   };
 }
 
-/** A path that climbs out of /assets/ would get the assets' year-long immutable cache. */
-function isAssetPath(path: string): boolean {
-  try {
-    const segments = decodeURIComponent(path).split(/[/\\]/);
-    return path.startsWith('/assets/') && !segments.some((part) => part === '..' || part === '.');
-  } catch {
-    return false;
-  }
-}
-
 /** Vite's backend integration: the document loads Vite's client and the entry from `vite`. */
 export function developmentSpa(vite: string): Spa {
   return {
-    page: async (_location, state) => {
+    page: async (ctx, state) => {
       const template = await readFile(path.join(SOURCE_DIR, 'index.html'), 'utf8');
       const { fillTemplate } = await import('../../web/src/document.js');
       const document = template
         .replace('<head>', `<head>\n    <script type="module" src="${vite}/@vite/client"></script>`)
         .replace('src="/src/', `src="${vite}/src/`);
-      return fillTemplate(document, state, '');
+      ctx.body = fillTemplate(document, state, '');
     },
     // Vite serves every file the pages load.
     assets: (_ctx, next) => next(),

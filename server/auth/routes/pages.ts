@@ -1,10 +1,8 @@
-import type { Context } from 'koa';
-import { FixedBody, sendFixed } from '../../http/fixedBody.js';
+import type { PageState } from '../../../web/src/pageState.js';
 import { compressPages, documentHeaders } from '../../http/headers.js';
 import { route } from '../../http/route.js';
 import type { User } from '../accounts.js';
 import type { AuthServices } from '../index.js';
-import type { PageState } from '../spa.js';
 
 /**
  * The pages: those of a signed-in user pass the session check before any of it is sent, the
@@ -12,12 +10,6 @@ import type { PageState } from '../spa.js';
  * Like every answer of the service, none is stored: Back after logout asks again.
  */
 export function pageRoutes({ signedIn, views, spa, production }: AuthServices) {
-  const page = async (ctx: Context, state: PageState) => {
-    const document = await spa.page(ctx.path, state);
-    if (document instanceof FixedBody) return sendFixed(ctx, document);
-    ctx.type = 'html';
-    ctx.body = document;
-  };
   // helmet's headers for a document, its policy allowing what the pages load.
   const PAGE = {
     internal: true,
@@ -32,14 +24,14 @@ export function pageRoutes({ signedIn, views, spa, production }: AuthServices) {
       if (!found) return ctx.redirect('/login');
       const { user, sessionId } = found;
       if (!path.startsWith('/admin/') || user.role === 'admin')
-        return page(ctx, await show(user, sessionId));
+        return spa.page(ctx, await show(user, sessionId));
       ctx.status = 403;
-      return page(ctx, { page: 'forbidden', user });
+      return spa.page(ctx, { page: 'forbidden', user });
     });
 
   return [
     route('GET /', PAGE, (ctx) => ctx.redirect('/dashboard')),
-    route('GET /login', PAGE, (ctx) => page(ctx, { page: 'login' })),
+    route('GET /login', PAGE, (ctx) => spa.page(ctx, { page: 'login' })),
     signedInPage('/dashboard', async (user) => ({ page: 'dashboard', user })),
     signedInPage('/admin/users', async (user, sessionId) => ({
       page: 'users',

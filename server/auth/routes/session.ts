@@ -42,11 +42,6 @@ export function sessionRoutes(services: AuthServices) {
         `a new one, \`${deviceCookie('<device token>')}\`.`,
     ),
   };
-  const THROTTLED = failure(
-    `Too many failed logins for this email or from this address, or ` +
-      `${WAITING_PER_ADDRESS} logins from this address waiting (then \`Retry-After: 1\`)`,
-    messages.tooManyAttempts,
-  );
 
   return [
     route(
@@ -59,7 +54,11 @@ export function sessionRoutes(services: AuthServices) {
           401: failure('No account has this email and password', messages.invalidCredentials),
           403: failure('Sent from a page of another site (Origin header)', messages.foreignOrigin),
           429: {
-            ...THROTTLED,
+            ...failure(
+              `Too many failed logins for this email or from this address, or ` +
+                `${WAITING_PER_ADDRESS} logins from this address waiting (then \`Retry-After: 1\`)`,
+              messages.tooManyAttempts,
+            ),
             headers: headers('Seconds until another try', 'Retry-After', 'integer'),
           },
         },

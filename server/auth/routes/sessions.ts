@@ -8,7 +8,6 @@ import { failure, messages } from '../messages.js';
 import { AccountSessionsView, object, ok, presentSession, SessionList } from '../presenters.js';
 import { signedInOf } from './signedIn.js';
 
-/** A path's `{id}`. */
 export const ById = yup.object({ id: yup.string().required() });
 export const NO_USER = failure('No account has this id', messages.userNotFound);
 
