@@ -18,6 +18,10 @@ export type Credentials = typeof USER;
  * test can make the API fail as proxies do), on a clock the tests move. Each test gets a fresh
  * browser context and page; after each, the page must have broken no Content-Security-Policy,
  * logged no error, and asked nothing of another host. Call once per file, at its top.
+ *
+ * A fresh context's first page costs Chromium some 1.5 CPU-seconds (a renderer to start, the
+ * script to compile), each later load in it a fifth of that: a test is one visit that asserts, in
+ * turn and naming each step, what a person sees along it.
  */
 export function pagesInBrowser() {
   let spa: Spa;
