@@ -17,35 +17,35 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     return { context, page };
   }
 
-  it("sends a visitor without a session from the administrators' pages to /login", async () => {
-    const { page } = pages;
-    for (const path of ['/admin/users', '/admin/settings']) {
-      await page.goto(url(path));
-      expect(pages.path()).toBe('/login');
-    }
-  });
-
-  it("shows a user the administrators' pages as forbidden (403), with the way back", async () => {
-    const { page } = pages;
-    await pages.signIn(USER);
-    for (const path of ['/admin/users', '/admin/settings']) {
-      const response = await page.goto(url(path));
-      expect(response?.status()).toBe(403);
-      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
-        'このページを表示する権限がありません',
-      );
-      expect(await page.getByText('admin@example.com').count()).toBe(0);
-    }
-    await page.getByRole('link', { name: 'ダッシュボードに戻る' }).click();
-    await page.waitForURL(url('/dashboard'));
-  });
-
   it(
-    'lets the admin end one session of another browser: ' +
-      'that browser is signed out at its next request',
+    "sends a visitor without a session from the administrators' pages to /login, and shows " +
+      'them to a user as forbidden (403), with the way back',
     async () => {
       const { page } = pages;
-      const other = await otherBrowser(USER);
+      for (const path of ['/admin/users', '/admin/settings']) {
+        await page.goto(url(path));
+        expect(pages.path(), `a visitor on ${path} is sent to`).toBe('/login');
+      }
+      await pages.signIn(USER);
+      for (const path of ['/admin/users', '/admin/settings']) {
+        const response = await page.goto(url(path));
+        expect(response?.status(), `the user on ${path}`).toBe(403);
+        expect(await page.getByRole('heading', { level: 1 }).textContent(), path).toBe(
+          'このページを表示する権限がありません',
+        );
+        expect(await page.getByText('admin@example.com').count(), path).toBe(0);
+      }
+      await page.getByRole('link', { name: 'ダッシュボードに戻る' }).click();
+      await page.waitForURL(url('/dashboard'));
+    },
+  );
+
+  it(
+    'lets the admin end one session of another browser, then every session of an account: ' +
+      "those browsers are signed out at their next request, the admin's own session stays",
+    async () => {
+      const { page } = pages;
+      const [first, second] = [await otherBrowser(USER), await otherBrowser(USER)];
       try {
         await pages.signIn(ADMIN);
         await page.getByRole('link', { name: 'ユーザ管理' }).click();
@@ -59,7 +59,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
           /token=|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"\s*\}/,
         );
 
-        // Sessions are listed oldest first: the other browser's is the last.
+        // Sessions are listed oldest first: the second browser's is the last.
         await userSessions.getByRole('button', { name: '終了' }).last().click();
         await page
           .getByRole('status')
@@ -69,43 +69,31 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
           rows === 2
             ? await page.getByText('ログイン中のセッションはありません').count()
             : await userSessions.getByRole('row').count(),
+          'the sessions listed after ending one',
         ).toBe(rows === 2 ? 1 : rows - 1);
+        await second.page.goto(url('/dashboard'));
+        expect(pages.path(second.page), 'the browser whose session ended').toBe('/login');
 
-        await other.page.goto(url('/dashboard'));
-        expect(pages.path(other.page)).toBe('/login');
+        await page.goto(url('/admin/users'));
+        const account = page.locator('section', {
+          has: page.getByRole('heading', { name: USER.email }),
+        });
+        await account.getByRole('button', { name: 'すべて終了' }).click();
+        await page
+          .getByRole('status')
+          .filter({ hasText: /\d+ 件のセッションを終了しました/ })
+          .waitFor();
+        expect(await account.getByText('ログイン中のセッションはありません').count()).toBe(1);
+        await first.page.reload();
+        expect(pages.path(first.page), 'the first browser, after ending them all').toBe('/login');
+        await page.goto(url('/dashboard'));
+        expect(pages.path(), "the admin's own session").toBe('/dashboard');
       } finally {
-        await other.context.close();
+        await first.context.close();
+        await second.context.close();
       }
     },
   );
-
-  it('lets the admin end every session of an account at once', async () => {
-    const { page } = pages;
-    const [first, second] = [await otherBrowser(USER), await otherBrowser(USER)];
-    try {
-      await pages.signIn(ADMIN);
-      await page.goto(url('/admin/users'));
-      const account = page.locator('section', {
-        has: page.getByRole('heading', { name: USER.email }),
-      });
-      await account.getByRole('button', { name: 'すべて終了' }).click();
-      await page
-        .getByRole('status')
-        .filter({ hasText: /\d+ 件のセッションを終了しました/ })
-        .waitFor();
-      expect(await account.getByText('ログイン中のセッションはありません').count()).toBe(1);
-      for (const other of [first, second]) {
-        await other.page.reload();
-        expect(pages.path(other.page)).toBe('/login');
-      }
-      // The admin's own session is untouched.
-      await page.goto(url('/dashboard'));
-      expect(pages.path()).toBe('/dashboard');
-    } finally {
-      await first.context.close();
-      await second.context.close();
-    }
-  });
 
   it('shows the admin the effective settings, read-only', async () => {
     const { page } = pages;
