@@ -10,7 +10,9 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
 
   it(
     'sends a visitor without a session from /dashboard to /login, whose form requires both ' +
-      'fields, typed as email and password, before sending anything',
+      'fields, typed as email and password, before sending anything, and shows under it what ' +
+      'went wrong: the server’s message for a wrong password, 「ログインに失敗しました」 for a ' +
+      'proxy 502 without an error and when the network fails',
     async () => {
       const { page } = pages;
       const response = await page.goto(url('/dashboard'));
@@ -53,13 +55,7 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
 
       expect(loginRequests).toEqual([]);
       expect(path()).toBe('/login');
-    },
-  );
 
-  it(
-    'shows under the form what went wrong: the server’s message for a wrong password, ' +
-      '「ログインに失敗しました」 for a proxy 502 without an error and when the network fails',
-    async () => {
       await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
       await submitButton().click();
       await errorMessage().waitFor();
@@ -89,8 +85,10 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
   );
 
   it(
-    'marks the button disabled with a progress label while the ' +
-      'login runs, and sends one request however often it is pressed',
+    'marks the button disabled with a progress label while the login runs, and sends one ' +
+      'request however often it is pressed; then shows the user’s email and role in words, and ' +
+      'no admin menu; logged in as the admin, the admin menu with its two items, links to their ' +
+      'pages',
     async () => {
       const { page } = pages;
       pages.gateway.mode = 'hold';
@@ -116,17 +114,10 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
         true,
       );
       expect(loginRequests).toHaveLength(1);
+      pages.gateway.mode = 'forward';
       pages.gateway.release();
       await page.waitForURL(url('/dashboard'));
-    },
-  );
-
-  it(
-    'logs in as the user: email and role in words, and no admin menu; then as the admin: the ' +
-      'admin menu with its two items, links to their pages',
-    async () => {
-      const { page } = pages;
-      await pages.logIn(USER);
+      await page.getByRole('heading', { name: 'ダッシュボード' }).waitFor();
       expect(await page.title()).toBe('ダッシュボード');
       expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
       expect(await page.getByText('ロール: 一般ユーザー (user)').count()).toBe(1);
@@ -182,48 +173,48 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     },
   );
 
-  it('stays signed in when a token cookie planted for a narrower path comes first', async () => {
-    const { page, context } = pages;
-    // A browser sends the cookie of the longer path first: these reach /dashboard and /api/me ahead
-    // of the session's.
-    const domain = new URL(pages.gateway.url).hostname;
-    await context.addCookies(
-      ['/api', '/dashboard'].map((cookiePath) => ({
-        name: 'token',
-        value: 'planted',
-        domain,
-        path: cookiePath,
-      })),
-    );
-    const dashboard = page.waitForRequest(
-      (request) => new URL(request.url()).pathname === '/dashboard',
-    );
-    await pages.signIn(USER);
-    expect(await (await dashboard).headerValue('cookie')).toMatch(
-      /^token=planted; token=[0-9a-f-]{36}$/,
-    );
-    expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
-
-    // The page's own check of the session, when the tab comes back, sees the same order.
-    const me = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/me');
-    await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
-    expect((await me).status()).toBe(200);
-    expect(await (await me).request().headerValue('cookie')).toMatch(
-      /^token=planted; token=[0-9a-f-]{36}$/,
-    );
-    expect(path()).toBe('/dashboard');
-
-    await page.reload();
-    await page.getByRole('heading', { name: 'ダッシュボード' }).waitFor();
-    expect(path()).toBe('/dashboard');
-    expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
-  });
-
   it(
-    'goes to /login when the tab is shown again, and when it is focused, ' +
-      'and /api/me answers 401 (session expired)',
+    'stays signed in when a token cookie planted for a narrower path comes first; goes to ' +
+      '/login when the tab is shown again, and when it is focused, and /api/me answers 401 ' +
+      '(session expired)',
     async () => {
-      const { page } = pages;
+      const { page, context } = pages;
+      // A browser sends the cookie of the longer path first: these reach /dashboard and /api/me
+      // ahead of the session's.
+      const domain = new URL(pages.gateway.url).hostname;
+      await context.addCookies(
+        ['/api', '/dashboard'].map((cookiePath) => ({
+          name: 'token',
+          value: 'planted',
+          domain,
+          path: cookiePath,
+        })),
+      );
+      const dashboard = page.waitForRequest(
+        (request) => new URL(request.url()).pathname === '/dashboard',
+      );
+      await pages.signIn(USER);
+      expect(await (await dashboard).headerValue('cookie')).toMatch(
+        /^token=planted; token=[0-9a-f-]{36}$/,
+      );
+      expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
+
+      // The page's own check of the session, when the tab comes back, sees the same order.
+      const me = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/me');
+      await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+      expect((await me).status()).toBe(200);
+      expect(await (await me).request().headerValue('cookie')).toMatch(
+        /^token=planted; token=[0-9a-f-]{36}$/,
+      );
+      expect(path()).toBe('/dashboard');
+
+      await page.reload();
+      await page.getByRole('heading', { name: 'ダッシュボード' }).waitFor();
+      expect(path()).toBe('/dashboard');
+      expect(await page.getByText(`ようこそ、${USER.email} さん`).count()).toBe(1);
+
+      // Without the planted cookies, from here on.
+      await context.clearCookies();
       const comingBack = {
         'shown again': () => document.dispatchEvent(new Event('visibilitychange')),
         focused: () => window.dispatchEvent(new Event('focus')),
