@@ -19,13 +19,24 @@ let shared: Promise<Browser> | undefined;
  * the browsers it launched when their process exits.
  */
 export function sharedBrowser(): Promise<Browser> {
-  shared ??= launchBrowser().then(
+  if (shared) return shared;
+  // Vitest stops a worker with SIGTERM and kills it half a second later. Playwright's answer to
+  // SIGTERM, closing the browser gently, can take longer on a busy machine, and a killed worker
+  // leaves the browser's profile folder in the temporary folder: the worker exits at once
+  // instead, and Playwright's exit handler kills the browser and removes its folders.
+  const exit = () => process.exit(143);
+  process.once('SIGTERM', exit);
+  const ended = () => {
+    shared = undefined;
+    process.off('SIGTERM', exit);
+  };
+  shared = launchBrowser({ handleSIGTERM: false }).then(
     (browser) => {
-      browser.on('disconnected', () => (shared = undefined));
+      browser.on('disconnected', ended);
       return browser;
     },
     (error: unknown) => {
-      shared = undefined;
+      ended();
       throw error;
     },
   );
