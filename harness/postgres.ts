@@ -24,7 +24,9 @@ export async function createScratchDatabase(
   template?: string,
 ): Promise<ScratchDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  const copy = template ? ` TEMPLATE ${template} STRATEGY FILE_COPY` : '';
+  // The template's files copied as they are: for databases this small, about a fifth of the CPU
+  // of the default strategy (WAL_LOG), which writes each block of the copy through the WAL.
+  const copy = `${template ? ` TEMPLATE ${template}` : ''} STRATEGY FILE_COPY`;
   await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}${copy}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
@@ -165,6 +167,7 @@ const start: Record<Source, () => Promise<ThrowawayPostgres>> = {
       logger: createLogger('warn', 'json'),
       durable: false,
     });
+    await cheapenLogins(server.url);
     return {
       url: server.url,
       source: 'embedded PostgreSQL',
@@ -175,6 +178,23 @@ const start: Record<Source, () => Promise<ThrowawayPostgres>> = {
     };
   },
 };
+
+/**
+ * A run opens some 700 connections, and each SCRAM login makes the client hash the password as
+ * many times as the server's verifier says (PostgreSQL's default: 4096 HMACs, about 4 ms of CPU).
+ * The throwaway server's password is hashed again with one iteration: still SCRAM, as the
+ * services log in anywhere, for a fraction of the cost.
+ */
+async function cheapenLogins(url: string): Promise<void> {
+  const { username, password } = new URL(url);
+  await withClient(url, async (client) => {
+    await client.query('SET scram_iterations = 1');
+    await client.query(
+      `ALTER ROLE ${client.escapeIdentifier(decodeURIComponent(username))} ` +
+        `PASSWORD ${client.escapeLiteral(decodeURIComponent(password))}`,
+    );
+  });
+}
 
 async function containerRuntimeAnswers(): Promise<boolean> {
   const { getContainerRuntimeClient } = await import('testcontainers');

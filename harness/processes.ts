@@ -261,9 +261,10 @@ async function waitUntilAnswering(
       );
     await Promise.all(
       [...pending].map(async (url) => {
-        // Any HTTP answer counts: the port is served.
+        // Any HTTP answer counts: the port is served. Its body is read to its end or to the
+        // deadline, which a busy machine can reach after the answer began.
         const answered = await fetch(url, { signal: AbortSignal.timeout(1_000) }).then(
-          async (response) => (await response.arrayBuffer(), true),
+          async (response) => (await response.arrayBuffer().catch(() => undefined), true),
           () => false,
         );
         if (answered) pending.delete(url);

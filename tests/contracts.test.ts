@@ -3,14 +3,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../harness/processes.js';
 import { send } from '../harness/http.js';
 import { builtSpa, ensureSpaBuilt } from '../server/auth/spa.js';
 import { loadConfig } from '../server/config.js';
 import { auth, notes8000, notes8080 } from '../server/services.js';
-import { browserAvailable, launchBrowser } from './support/browser.js';
+import { browserAvailable, sharedBrowser } from './support/browser.js';
 import { startTestService } from './support/services.js';
 import { openSwaggerUi, operationsOf } from './support/swaggerUi.js';
 
@@ -31,7 +31,6 @@ type Document = Record<string, any>;
 const documents = new Map<string, Document>();
 const urls = new Map<string, string>();
 const stops: (() => Promise<void>)[] = [];
-let browser: Browser | undefined;
 /** A folder of the documents' files, for the linter. */
 let dir = '';
 
@@ -55,23 +54,40 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  await browser?.close();
   await Promise.all(stops.map((stop) => stop()));
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
 const SCHEMA_REF = /"\$ref":"#\/components\/schemas\/([^"]+)"/g;
+type Problem = { ruleId: string; message: string; location: { pointer: string }[] };
+let linting: Promise<Problem[][]> | undefined;
+/**
+ * `redocly lint` of the three documents with its recommended rules, run once for the three tests
+ * (each start of the CLI costs about a second of CPU): the problems of each, in NAMES' order.
+ */
+const linted = () =>
+  (linting ??= promisify(execFile)(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'),
+      ...['lint', '--extends=recommended', '--format=json', ...NAMES.map((name) => `${name}.json`)],
+    ],
+    // Its usage report would be a request to the Internet.
+    { cwd: dir, env: { ...process.env, REDOCLY_TELEMETRY: 'off' } },
+  )
+    .catch((failure: { stdout: string }) => failure)
+    .then(({ stdout }) => {
+      // A JSON report per file, in the order given, one right after another.
+      const reports = stdout.split(/(?<=^\})\s*(?=\{)/m);
+      if (reports.length !== NAMES.length) throw new Error(`not a report per file:\n${stdout}`);
+      return reports.map((report) => (JSON.parse(report) as { problems: Problem[] }).problems);
+    }));
+
 describe('the published OpenAPI documents', () => {
   test.each(NAMES)(
     '%s passes `redocly lint` with its recommended rules: no error, no warning but the intended',
     async (name) => {
-      const cli = path.join(ROOT, 'node_modules/@redocly/cli/bin/cli.js');
-      const lint = [cli, 'lint', '--extends=recommended', '--format=json', `${name}.json`];
-      const run = await promisify(execFile)(process.execPath, lint, { cwd: dir }).catch(
-        (failure: { stdout: string }) => failure,
-      );
-      type Problem = { ruleId: string; message: string; location: { pointer: string }[] };
-      const { problems } = JSON.parse(run.stdout) as { problems: Problem[] };
+      const problems = (await linted())[NAMES.indexOf(name)]!;
       const intended = INTENDED_PROBLEMS[name] ?? [];
       const where = (problem: Problem) => `${problem.ruleId} at ${problem.location[0]?.pointer}`;
       const unintended = problems.filter((problem) => !intended.includes(where(problem)));
@@ -182,9 +198,8 @@ describe('Swagger UI at /docs', () => {
   test.skipIf(!browserAvailable).each(['notes8000'])(
     '%s: lists every operation of its document, from its own files only; a request tried out',
     async (name) => {
-      browser ??= await launchBrowser();
       const url = urls.get(name)!;
-      const { page, listed, foreign } = await openSwaggerUi(browser, url);
+      const { page, listed, foreign } = await openSwaggerUi(await sharedBrowser(), url);
       try {
         expect(listed).toEqual(operationsOf(documents.get(name)!));
         await tryItOut(page, url);

@@ -46,30 +46,20 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
   const submitButton = () => pages.page.locator('form button[type="submit"]');
   const status = () => pages.page.getByRole('status');
 
-  it('keeps the focus on the button while the login runs, and announces it', async () => {
-    const { page, gateway } = pages;
-    gateway.mode = 'hold';
-    await pages.fillLogin(USER);
-    await submitButton().focus();
-    await page.keyboard.press('Enter');
-    await status().filter({ hasText: 'ログイン中…' }).waitFor();
-    expect(await submitButton().getAttribute('aria-disabled')).toBe('true');
-    expect(await submitButton().evaluate((button) => button === document.activeElement)).toBe(true);
-    gateway.release();
-    await page.waitForURL(pages.url('/dashboard'));
-  });
-
   it(
-    'after a failed login, moves the focus to the first ' +
-      'field, ties the message to the fields and announces it',
+    'after a failed login, moves the focus to the first field, ties the message to the fields ' +
+      'and announces it; while a login runs, keeps the focus on the button and announces it',
     async () => {
-      const { page } = pages;
+      const { page, gateway } = pages;
       await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
       await page.getByLabel('パスワード').press('Enter');
       const message = 'メールアドレスまたはパスワードが正しくありません';
       await status().filter({ hasText: message }).waitFor();
       const email = page.getByLabel('メールアドレス');
-      expect(await email.evaluate((input) => input === document.activeElement)).toBe(true);
+      expect(
+        await email.evaluate((input) => input === document.activeElement),
+        'the focus after a failed login is on the email field',
+      ).toBe(true);
       for (const field of [email, page.getByLabel('パスワード')]) {
         expect(await field.getAttribute('aria-invalid')).toBe('true');
         const described = await field.getAttribute('aria-describedby');
@@ -80,79 +70,88 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
       expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe(
         'password',
       );
+
+      gateway.mode = 'hold';
+      await pages.fillLogin(USER);
+      await submitButton().focus();
+      await page.keyboard.press('Enter');
+      await status().filter({ hasText: 'ログイン中…' }).waitFor();
+      expect(await submitButton().getAttribute('aria-disabled'), 'while the login runs').toBe(
+        'true',
+      );
+      expect(
+        await submitButton().evaluate((button) => button === document.activeElement),
+        'the focus while the login runs is on the button',
+      ).toBe(true);
+      gateway.release();
+      await page.waitForURL(pages.url('/dashboard'));
     },
   );
 
-  it.each(SCHEMES)(
-    'rings every focused control at 3:1 or more against what is behind it (%s theme)',
-    async (scheme) => {
+  it(
+    'follows the system’s dark theme, and rings every focused control at 3:1 or more against ' +
+      'what is behind it, in either theme, and in forced-colours mode',
+    async () => {
       const { page } = pages;
-      await page.emulateMedia({ colorScheme: scheme });
-      const check = async (controls: Locator[]) => {
+      const colours = () =>
+        page.evaluate(() => {
+          const card = getComputedStyle(document.querySelector('main')!);
+          return {
+            page: getComputedStyle(document.documentElement).backgroundColor,
+            card: card.backgroundColor,
+            text: card.color,
+          };
+        });
+      const checkRings = async (scheme: Scheme, controls: Locator[]) => {
+        await page.emulateMedia({ colorScheme: scheme });
         for (const control of controls) {
           await control.focus();
           const ring = await focusRing(control);
-          expect(ring.style, await control.evaluate((element) => element.outerHTML)).toBe('solid');
-          expect(ring.width).toBeGreaterThanOrEqual(2);
+          const what = `${scheme}: ${await control.evaluate((element) => element.outerHTML)}`;
+          expect(ring.style, what).toBe('solid');
+          expect(ring.width, what).toBeGreaterThanOrEqual(2);
           expect(
             contrast(ring.color, ring.behind),
-            `${ring.color} on ${ring.behind}`,
+            `${what}: ${ring.color} on ${ring.behind}`,
           ).toBeGreaterThanOrEqual(3);
         }
       };
+
+      await page.emulateMedia({ colorScheme: 'light' });
       await page.goto(pages.url('/login'));
+      const light = await colours();
+      await page.emulateMedia({ colorScheme: 'dark' });
+      const dark = await colours();
+      expect(light).toEqual({
+        page: 'rgb(243, 245, 248)',
+        card: 'rgb(255, 255, 255)',
+        text: 'rgb(31, 41, 51)',
+      });
+      expect(dark).toEqual({
+        page: 'rgb(15, 20, 26)',
+        card: 'rgb(26, 32, 41)',
+        text: 'rgb(230, 233, 238)',
+      });
+      expect(contrast(dark.text, dark.card)).toBeGreaterThanOrEqual(4.5);
+
       // Through the keyboard, as :focus-visible shows the ring for it.
       await page.keyboard.press('Tab');
-      await check([
-        page.getByLabel('メールアドレス'),
-        page.getByLabel('パスワード'),
-        submitButton(),
-      ]);
+      const fields = [page.getByLabel('メールアドレス'), page.getByLabel('パスワード')];
+      for (const scheme of SCHEMES) await checkRings(scheme, [...fields, submitButton()]);
+
+      await page.emulateMedia({ colorScheme: 'light', forcedColors: 'active' });
+      for (const control of [fields[0]!, submitButton()]) {
+        await control.focus();
+        const ring = await focusRing(control);
+        expect(ring.style, 'in forced-colours mode').toBe('solid');
+        expect(ring.width, 'in forced-colours mode').toBeGreaterThanOrEqual(2);
+      }
+      await page.emulateMedia({ forcedColors: 'none' });
+
       await pages.signIn(ADMIN);
       await page.keyboard.press('Tab');
-      await check([page.getByRole('button', { name: 'ログアウト' })]);
+      for (const scheme of SCHEMES)
+        await checkRings(scheme, [page.getByRole('button', { name: 'ログアウト' })]);
     },
   );
-
-  it('shows the focus ring in forced-colours mode', async () => {
-    const { page } = pages;
-    await page.emulateMedia({ forcedColors: 'active' });
-    await page.goto(pages.url('/login'));
-    await page.keyboard.press('Tab');
-    for (const control of [page.getByLabel('メールアドレス'), submitButton()]) {
-      await control.focus();
-      const ring = await focusRing(control);
-      expect(ring.style).toBe('solid');
-      expect(ring.width).toBeGreaterThanOrEqual(2);
-    }
-  });
-
-  it('follows the system’s dark theme', async () => {
-    const { page } = pages;
-    const colours = () =>
-      page.evaluate(() => {
-        const card = getComputedStyle(document.querySelector('main')!);
-        return {
-          page: getComputedStyle(document.documentElement).backgroundColor,
-          card: card.backgroundColor,
-          text: card.color,
-        };
-      });
-    await page.emulateMedia({ colorScheme: 'light' });
-    await page.goto(pages.url('/login'));
-    const light = await colours();
-    await page.emulateMedia({ colorScheme: 'dark' });
-    const dark = await colours();
-    expect(light).toEqual({
-      page: 'rgb(243, 245, 248)',
-      card: 'rgb(255, 255, 255)',
-      text: 'rgb(31, 41, 51)',
-    });
-    expect(dark).toEqual({
-      page: 'rgb(15, 20, 26)',
-      card: 'rgb(26, 32, 41)',
-      text: 'rgb(230, 233, 238)',
-    });
-    expect(contrast(dark.text, dark.card)).toBeGreaterThanOrEqual(4.5);
-  });
 });

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import type { BrowserContext } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { browserAvailable } from '../support/browser.js';
 import { ADMIN, pagesInBrowser, USER } from './pagesInBrowser.js';
 
@@ -9,81 +10,91 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
   const pages = pagesInBrowser();
   const { url } = pages;
 
-  /** Another browser, with the same watch as every test's page, signed in as `credentials`. */
+  const others: BrowserContext[] = [];
+  afterEach(() => Promise.all(others.splice(0).map((context) => context.close())));
+
+  /**
+   * Another browser, with the same watch as every test's page, signed in as `credentials`; it
+   * closes after the test.
+   */
   async function otherBrowser(credentials = USER) {
     const context = await pages.browser.newContext();
+    others.push(context);
     const page = await pages.watchedPage(context);
     await pages.signIn(credentials, page);
     return { context, page };
   }
 
-  it("sends a visitor without a session from the administrators' pages to /login", async () => {
-    const { page } = pages;
-    for (const path of ['/admin/users', '/admin/settings']) {
-      await page.goto(url(path));
-      expect(pages.path()).toBe('/login');
-    }
-  });
-
-  it("shows a user the administrators' pages as forbidden (403), with the way back", async () => {
-    const { page } = pages;
-    await pages.signIn(USER);
-    for (const path of ['/admin/users', '/admin/settings']) {
-      const response = await page.goto(url(path));
-      expect(response?.status()).toBe(403);
-      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(
-        'このページを表示する権限がありません',
-      );
-      expect(await page.getByText('admin@example.com').count()).toBe(0);
-    }
-    await page.getByRole('link', { name: 'ダッシュボードに戻る' }).click();
-    await page.waitForURL(url('/dashboard'));
-  });
-
   it(
-    'lets the admin end one session of another browser: ' +
-      'that browser is signed out at its next request',
+    "sends a visitor without a session from the administrators' pages to /login; shows them to " +
+      'a user as forbidden (403), with the way back to the dashboard, where the user signs out ' +
+      'every other browser, keeping this one',
     async () => {
       const { page } = pages;
       const other = await otherBrowser(USER);
-      try {
-        await pages.signIn(ADMIN);
-        await page.getByRole('link', { name: 'ユーザ管理' }).click();
-        await page.waitForURL(url('/admin/users'));
-        expect(await page.title()).toBe('ユーザ管理');
-        const userSessions = page.getByRole('table', { name: `${USER.email} のセッション` });
-        const rows = await userSessions.getByRole('row').count();
-        const adminSessions = page.getByRole('table', { name: `${ADMIN.email} のセッション` });
-        expect(await adminSessions.getByText('この端末').count()).toBe(1);
-        expect(await page.content()).not.toMatch(
-          /token=|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"\s*\}/,
-        );
-
-        // Sessions are listed oldest first: the other browser's is the last.
-        await userSessions.getByRole('button', { name: '終了' }).last().click();
-        await page
-          .getByRole('status')
-          .filter({ hasText: '1 件のセッションを終了しました' })
-          .waitFor();
-        expect(
-          rows === 2
-            ? await page.getByText('ログイン中のセッションはありません').count()
-            : await userSessions.getByRole('row').count(),
-        ).toBe(rows === 2 ? 1 : rows - 1);
-
-        await other.page.goto(url('/dashboard'));
-        expect(pages.path(other.page)).toBe('/login');
-      } finally {
-        await other.context.close();
+      for (const path of ['/admin/users', '/admin/settings']) {
+        await page.goto(url(path));
+        expect(pages.path(), `a visitor on ${path} is sent to`).toBe('/login');
       }
+      await pages.signIn(USER);
+      for (const path of ['/admin/users', '/admin/settings']) {
+        const response = await page.goto(url(path));
+        expect(response?.status(), `the user on ${path}`).toBe(403);
+        expect(await page.getByRole('heading', { level: 1 }).textContent(), path).toBe(
+          'このページを表示する権限がありません',
+        );
+        expect(await page.getByText('admin@example.com').count(), path).toBe(0);
+      }
+      await page.getByRole('link', { name: 'ダッシュボードに戻る' }).click();
+      await page.waitForURL(url('/dashboard'));
+
+      await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: 'ほかの端末の 1 件のセッションを終了しました' })
+        .waitFor();
+      await other.page.reload();
+      expect(pages.path(other.page), 'the other browser').toBe('/login');
+      await page.reload();
+      expect(pages.path(), 'this browser').toBe('/dashboard');
     },
   );
 
-  it('lets the admin end every session of an account at once', async () => {
-    const { page } = pages;
-    const [first, second] = [await otherBrowser(USER), await otherBrowser(USER)];
-    try {
+  it(
+    'lets the admin end one session of another browser, then every session of an account: ' +
+      "those browsers are signed out at their next request, the admin's own session stays; " +
+      'shows the admin the account blocked for new browsers, with its latest events, and ' +
+      'unblocks it: the user gets in again',
+    async () => {
+      const { page } = pages;
+      const [first, second] = [await otherBrowser(USER), await otherBrowser(USER)];
       await pages.signIn(ADMIN);
+      await page.getByRole('link', { name: 'ユーザ管理' }).click();
+      await page.waitForURL(url('/admin/users'));
+      expect(await page.title()).toBe('ユーザ管理');
+      const userSessions = page.getByRole('table', { name: `${USER.email} のセッション` });
+      const rows = await userSessions.getByRole('row').count();
+      const adminSessions = page.getByRole('table', { name: `${ADMIN.email} のセッション` });
+      expect(await adminSessions.getByText('この端末').count()).toBe(1);
+      expect(await page.content()).not.toMatch(
+        /token=|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"\s*\}/,
+      );
+
+      // Sessions are listed oldest first: the second browser's is the last.
+      await userSessions.getByRole('button', { name: '終了' }).last().click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: '1 件のセッションを終了しました' })
+        .waitFor();
+      expect(
+        rows === 2
+          ? await page.getByText('ログイン中のセッションはありません').count()
+          : await userSessions.getByRole('row').count(),
+        'the sessions listed after ending one',
+      ).toBe(rows === 2 ? 1 : rows - 1);
+      await second.page.goto(url('/dashboard'));
+      expect(pages.path(second.page), 'the browser whose session ended').toBe('/login');
+
       await page.goto(url('/admin/users'));
       const account = page.locator('section', {
         has: page.getByRole('heading', { name: USER.email }),
@@ -94,18 +105,36 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
         .filter({ hasText: /\d+ 件のセッションを終了しました/ })
         .waitFor();
       expect(await account.getByText('ログイン中のセッションはありません').count()).toBe(1);
-      for (const other of [first, second]) {
-        await other.page.reload();
-        expect(pages.path(other.page)).toBe('/login');
-      }
-      // The admin's own session is untouched.
+      await first.page.reload();
+      expect(pages.path(first.page), 'the first browser, after ending them all').toBe('/login');
       await page.goto(url('/dashboard'));
-      expect(pages.path()).toBe('/dashboard');
-    } finally {
-      await first.context.close();
-      await second.context.close();
-    }
-  });
+      expect(pages.path(), "the admin's own session").toBe('/dashboard');
+
+      await pages.lock(USER);
+      await page.goto(url('/admin/users'));
+      expect(
+        await account.getByText('ログイン失敗が多すぎるため、ブロックされています').count(),
+        'the account, locked',
+      ).toBe(1);
+      expect(
+        await account.getByText(/^信頼済みでない端末すべて: 100 回失敗、あと \d+ 秒$/).count(),
+      ).toBe(1);
+      const events = account.getByRole('table', { name: `${USER.email} の最近のイベント` });
+      // The right password from a new address, refused, and the wrong ones before it.
+      expect(await events.getByText('ログイン制限による拒否 (login.throttled)').count()).toBe(1);
+      expect(await events.getByText('reason: wrong password').count()).toBe(19);
+
+      await account.getByRole('button', { name: 'ブロック解除' }).click();
+      await page.getByRole('status').filter({ hasText: 'ブロックを解除しました' }).waitFor();
+      expect(await account.getByText('ブロックされていません').count(), 'unblocked').toBe(1);
+      expect(await account.getByRole('button', { name: 'ブロック解除' }).count()).toBe(0);
+      expect(await events.getByText('ブロック解除 (account.unlocked)').count()).toBe(1);
+      // Blocked, this login would be refused (429) and stay on /login.
+      const third = await otherBrowser(USER);
+      await third.page.getByRole('button', { name: 'ログアウト' }).click();
+      await third.page.waitForURL(url('/login'));
+    },
+  );
 
   it('shows the admin the effective settings, read-only', async () => {
     const { page } = pages;
@@ -132,62 +161,5 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
     );
     expect(await page.locator('input, textarea, select').count()).toBe(0);
     expect(await page.content()).not.toContain(ADMIN.password);
-  });
-
-  it(
-    'shows the admin an account blocked for new browsers, with ' +
-      'its latest events, and unblocks it: the user gets in again',
-    async () => {
-      const { page } = pages;
-      await pages.lock(USER);
-      await pages.signIn(ADMIN);
-      await page.goto(url('/admin/users'));
-      const account = page.locator('section', {
-        has: page.getByRole('heading', { name: USER.email }),
-      });
-      expect(
-        await account.getByText('ログイン失敗が多すぎるため、ブロックされています').count(),
-      ).toBe(1);
-      expect(
-        await account.getByText(/^信頼済みでない端末すべて: 100 回失敗、あと \d+ 秒$/).count(),
-      ).toBe(1);
-      const events = account.getByRole('table', { name: `${USER.email} の最近のイベント` });
-      // The right password from a new address, refused, and the wrong ones before it.
-      expect(await events.getByText('ログイン制限による拒否 (login.throttled)').count()).toBe(1);
-      expect(await events.getByText('reason: wrong password').count()).toBe(19);
-
-      await account.getByRole('button', { name: 'ブロック解除' }).click();
-      await page.getByRole('status').filter({ hasText: 'ブロックを解除しました' }).waitFor();
-      expect(await account.getByText('ブロックされていません').count()).toBe(1);
-      expect(await account.getByRole('button', { name: 'ブロック解除' }).count()).toBe(0);
-      expect(await events.getByText('ブロック解除 (account.unlocked)').count()).toBe(1);
-      // Blocked, this login would be refused (429) and stay on /login.
-      const other = await otherBrowser(USER);
-      try {
-        await other.page.getByRole('button', { name: 'ログアウト' }).click();
-        await other.page.waitForURL(url('/login'));
-      } finally {
-        await other.context.close();
-      }
-    },
-  );
-
-  it('lets a user sign out every other browser from the dashboard, keeping this one', async () => {
-    const { page } = pages;
-    const other = await otherBrowser(USER);
-    try {
-      await pages.signIn(USER);
-      await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
-      await page
-        .getByRole('status')
-        .filter({ hasText: 'ほかの端末の 1 件のセッションを終了しました' })
-        .waitFor();
-      await other.page.reload();
-      expect(pages.path(other.page)).toBe('/login');
-      await page.reload();
-      expect(pages.path()).toBe('/dashboard');
-    } finally {
-      await other.context.close();
-    }
   });
 });

@@ -5,7 +5,7 @@ import { startService, type StartedService } from '../../harness/service.js';
 import { auth, type AuthDeps } from '../../server/services.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/config.js';
-import { launchBrowser } from '../support/browser.js';
+import { sharedBrowser } from '../support/browser.js';
 import { startGateway, type Gateway } from '../support/gateway.js';
 import { setClock } from '../support/clock.js';
 
@@ -18,6 +18,10 @@ export type Credentials = typeof USER;
  * test can make the API fail as proxies do), on a clock the tests move. Each test gets a fresh
  * browser context and page; after each, the page must have broken no Content-Security-Policy,
  * logged no error, and asked nothing of another host. Call once per file, at its top.
+ *
+ * A fresh context's first page costs Chromium some 1.5 CPU-seconds (a renderer to start, the
+ * script to compile), each later load in it a fifth of that: a test is one visit that asserts, in
+ * turn and naming each step, what a person sees along it.
  */
 export function pagesInBrowser() {
   let spa: Spa;
@@ -39,10 +43,11 @@ export function pagesInBrowser() {
     const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth;
     service = await startService(auth, { deps: { config, spa } });
     gateway = await startGateway(service.url);
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
+    // The browser is the worker's (see sharedBrowser): what the file opened in it ends here.
+    await Promise.all(browser?.contexts().map((context) => context.close()) ?? []);
     await gateway?.close();
     await service?.close();
     // What the pages did never made the service fail.
