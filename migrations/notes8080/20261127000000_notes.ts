@@ -22,6 +22,8 @@ const COLUMNS: Record<string, (table: Knex.AlterTableBuilder, knex: Knex) => voi
 /** What a row takes on disk besides its text: tuple header, other columns, index entry, slack. */
 const NOTE_ROW_BYTES = 96;
 const KEY_ROW_BYTES = 120;
+/** More than the transactions that write at once (the pools of all instances together). */
+const SHARDS = 32;
 
 export async function up(knex: Knex): Promise<void> {
   const exists = await knex.schema.hasTable('notes');
@@ -59,28 +61,20 @@ export async function up(knex: Knex): Promise<void> {
   // The functions name the schema they count in: a write from any connection is counted.
   const schema = (await knex.raw<{ rows: { name: string }[] }>('SELECT current_schema() AS name'))
     .rows[0]!.name;
-  // The bytes stored, counted as rows come and go, in shards (one per connection at a time, so
-  // that writers on different connections never wait for each other). A write that takes the sum
-  // past the connection's storage.max_bytes fails with disk_full and stores nothing. The writes of
-  // other connections, not committed yet, are not in the sum: writes running together may pass
-  // the cap by one body each.
+  // The bytes stored, counted as rows come and go, in shards: a transaction counts in the shard
+  // its id picks. PostgreSQL hands out transaction ids in order, so that transactions running
+  // together count in different shards and do not wait for each other's commit. A write that takes
+  // the sum past the connection's storage.max_bytes fails with disk_full and stores nothing. The
+  // writes of other connections, not committed yet, are not in the sum: writes running together
+  // may pass the cap by one body each.
   await knex.raw('CREATE TABLE storage_shards (shard smallint PRIMARY KEY, bytes bigint NOT NULL)');
   await knex.raw(`
     INSERT INTO storage_shards
     SELECT shard, CASE WHEN shard > 0 THEN 0 ELSE (SELECT coalesce(
       sum(octet_length(title) + octet_length(body) + ${NOTE_ROW_BYTES}), 0) FROM notes) END
-    FROM generate_series(0, 15) AS shard`);
-  await knex.raw(`
-    CREATE FUNCTION count_storage(delta bigint) RETURNS void AS $$
-    BEGIN
-      IF delta = 0 THEN RETURN; END IF;
-      UPDATE ${schema}.storage_shards SET bytes = bytes + delta WHERE shard = pg_backend_pid() % 16;
-      IF delta > 0 AND (SELECT sum(bytes) FROM ${schema}.storage_shards)
-          > current_setting('storage.max_bytes', true)::bigint THEN
-        RAISE EXCEPTION 'storage cap of % bytes reached', current_setting('storage.max_bytes', true)
-          USING ERRCODE = 'disk_full';
-      END IF;
-    END $$ LANGUAGE plpgsql`);
+    FROM generate_series(0, ${SHARDS - 1}) AS shard`);
+  const shards = `${schema}.storage_shards`;
+  const ours = `shard = pg_current_xact_id()::text::bigint % ${SHARDS}`;
   const measures = {
     notes: `octet_length(title) + octet_length(body) + ${NOTE_ROW_BYTES}`,
     idempotency_keys: `octet_length(client) + 2 * octet_length(key) + octet_length(fingerprint)
@@ -92,10 +86,13 @@ export async function up(knex: Knex): Promise<void> {
     DELETE: 'OLD TABLE AS removed',
   };
   for (const [table, bytes] of Object.entries(measures)) {
+    // Once per statement, however many rows it writes. What frees room is not checked; the sum the
+    // UPDATE reads is the one from before its own change, hence the delta added to it.
     await knex.raw(`
       CREATE FUNCTION ${table}_storage() RETURNS trigger AS $$
       DECLARE
         delta bigint := 0;
+        total bigint;
       BEGIN
         IF TG_OP <> 'DELETE' THEN
           SELECT delta + coalesce(sum(${bytes}), 0) INTO delta FROM added;
@@ -103,7 +100,16 @@ export async function up(knex: Knex): Promise<void> {
         IF TG_OP <> 'INSERT' THEN
           SELECT delta - coalesce(sum(${bytes}), 0) INTO delta FROM removed;
         END IF;
-        PERFORM ${schema}.count_storage(delta);
+        IF delta < 0 THEN
+          UPDATE ${shards} SET bytes = bytes + delta WHERE ${ours};
+        ELSIF delta > 0 THEN
+          UPDATE ${shards} SET bytes = bytes + delta WHERE ${ours}
+            RETURNING (SELECT sum(bytes) FROM ${shards}) + delta INTO total;
+          IF total > current_setting('storage.max_bytes', true)::bigint THEN
+            RAISE EXCEPTION 'storage cap of % bytes reached',
+              current_setting('storage.max_bytes', true) USING ERRCODE = 'disk_full';
+          END IF;
+        END IF;
         RETURN NULL;
       END $$ LANGUAGE plpgsql`);
     for (const [event, tables] of Object.entries(transitions)) {
@@ -118,5 +124,5 @@ export async function down(knex: Knex): Promise<void> {
   for (const event of ['insert', 'update', 'delete'])
     await knex.raw(`DROP TRIGGER notes_storage_${event} ON notes`);
   await knex.raw('DROP TABLE storage_shards, idempotency_keys');
-  await knex.raw('DROP FUNCTION notes_storage, idempotency_keys_storage, count_storage');
+  await knex.raw('DROP FUNCTION notes_storage, idempotency_keys_storage');
 }
