@@ -7,9 +7,8 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
  * Headless Chromium driven by playwright-core, without the background traffic a closed network
  * refuses.
  */
-export function launchBrowser(options: { handleSIGTERM?: boolean } = {}): Promise<Browser> {
+export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
-    ...options,
     executablePath: CHROMIUM,
     headless: true,
     args: [

@@ -3,14 +3,14 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../harness/processes.js';
 import { send } from '../harness/http.js';
 import { builtSpa, ensureSpaBuilt } from '../server/auth/spa.js';
 import { loadConfig } from '../server/config.js';
 import { auth, notes8000, notes8080 } from '../server/services.js';
-import { browserAvailable, sharedBrowser } from './support/browser.js';
+import { browserAvailable, launchBrowser } from './support/browser.js';
 import { startTestService } from './support/services.js';
 import { openSwaggerUi, operationsOf } from './support/swaggerUi.js';
 
@@ -31,6 +31,7 @@ type Document = Record<string, any>;
 const documents = new Map<string, Document>();
 const urls = new Map<string, string>();
 const stops: (() => Promise<void>)[] = [];
+let browser: Browser | undefined;
 /** A folder of the documents' files, for the linter. */
 let dir = '';
 
@@ -54,6 +55,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
+  await browser?.close();
   await Promise.all(stops.map((stop) => stop()));
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
@@ -198,8 +200,9 @@ describe('Swagger UI at /docs', () => {
   test.skipIf(!browserAvailable).each(['notes8000'])(
     '%s: lists every operation of its document, from its own files only; a request tried out',
     async (name) => {
+      browser ??= await launchBrowser();
       const url = urls.get(name)!;
-      const { page, listed, foreign } = await openSwaggerUi(await sharedBrowser(), url);
+      const { page, listed, foreign } = await openSwaggerUi(browser, url);
       try {
         expect(listed).toEqual(operationsOf(documents.get(name)!));
         await tryItOut(page, url);

@@ -134,6 +134,8 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
       await third.page.getByRole('button', { name: 'ログアウト' }).click();
       await third.page.waitForURL(url('/login'));
     },
+    // Three tests' steps in one (17 s at a load average of 9 to 12 on two cores): their time too.
+    90_000,
   );
 
   it('shows the admin the effective settings, read-only', async () => {

@@ -5,7 +5,7 @@ import { startService, type StartedService } from '../../harness/service.js';
 import { auth, type AuthDeps } from '../../server/services.js';
 import { builtSpa, ensureSpaBuilt, type Spa } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/config.js';
-import { sharedBrowser } from '../support/browser.js';
+import { launchBrowser } from '../support/browser.js';
 import { startGateway, type Gateway } from '../support/gateway.js';
 import { setClock } from '../support/clock.js';
 
@@ -43,11 +43,10 @@ export function pagesInBrowser() {
     const config = loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024' }).auth;
     service = await startService(auth, { deps: { config, spa } });
     gateway = await startGateway(service.url);
-    browser = await sharedBrowser();
+    browser = await launchBrowser();
   });
   afterAll(async () => {
-    // The browser is the worker's (see sharedBrowser): what the file opened in it ends here.
-    await Promise.all(browser?.contexts().map((context) => context.close()) ?? []);
+    await browser?.close();
     await gateway?.close();
     await service?.close();
     // What the pages did never made the service fail.
