@@ -6,8 +6,8 @@ import type { PasswordHash, User } from './accounts.js';
 import { sessionInfo, type StoredSession } from './sessions.js';
 import type { Capped, Client, SessionLimits, SessionRef, SessionStore } from './sessions.js';
 
-/** Serialize logins (so that the caps hold), and instances comparing credentials. */
-const [LOGIN_LOCK, CREDENTIALS_LOCK] = [0x5e55, 0x5e57];
+/** Serialize logins (so that the caps hold), sweeps, and instances comparing credentials. */
+const [LOGIN_LOCK, SWEEP_LOCK, CREDENTIALS_LOCK] = [0x5e55, 0x5e56, 0x5e57];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const hashOf = (token: string) => createHash('sha256').update(token).digest();
@@ -136,9 +136,13 @@ export class PostgresSessionStore implements SessionStore {
     );
   }
 
-  /** Deletes the expired rows: how many (none of those another instance deleted at once). */
-  async sweep(): Promise<number> {
-    return (await this.db.query('DELETE FROM sessions WHERE expires_at <= now()')).rowCount ?? 0;
+  /** Deletes the expired rows, unless another instance is at it: how many. */
+  sweep(): Promise<number> {
+    return this.db.transaction(async (query) => {
+      const { rows } = await query('SELECT pg_try_advisory_xact_lock($1) AS locked', [SWEEP_LOCK]);
+      if (!rows[0].locked) return 0;
+      return (await query('DELETE FROM sessions WHERE expires_at <= now()')).rowCount ?? 0;
+    });
   }
 
   async #first<Row extends Record<string, unknown>>(sql: string, values?: unknown[]) {

@@ -102,6 +102,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async list(userId?: string) {
+    this.#sweep();
     return this.#of(userId).filter(this.#isLive).map(sessionInfo);
   }
 
