@@ -9,6 +9,7 @@ type Times<T> = Record<'createdAt' | 'lastSeenAt' | 'expiresAt', T>;
 /** A live session as lists show it: never its token. */
 export type SessionInfo = SessionRef & Client & Times<string>;
 export type Capped = { userId: string; cap: 'SESSION_MAX_PER_USER' | 'SESSION_MAX'; ended: number };
+type Created = { token: string; capped: Capped[] };
 /** A session's fields as either store keeps them. */
 export type StoredSession = SessionRef & Client & Times<number | Date>;
 
@@ -31,11 +32,7 @@ export const sessionInfo = (session: StoredSession): SessionInfo => ({
  */
 export interface SessionStore {
   /** A new session within the caps, and how many live sessions each cap ended per account. */
-  create(
-    user: User,
-    client: Client,
-    generation: number,
-  ): Promise<{ token: string; capped: Capped[] }>;
+  create(user: User, client: Client, generation: number): Promise<Created>;
   find(token: string): Promise<SessionRef | undefined>;
   remove(token: string): Promise<SessionRef | undefined>;
   /** Oldest first. */
