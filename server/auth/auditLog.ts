@@ -11,7 +11,6 @@ export type NewAuditEvent = Omit<AuditEvent, 'id'>;
 /** Newest first, older than the event `before`. */
 export type AuditQuery = { limit: number; before?: number; type?: AuditEventType; email?: string };
 export type RequestFacts = { address: string; userAgent: string; requestId: string };
-type AuditLimits = AuthConfig['audit'];
 type LoginOutcome = AuditEventType extends `login.${infer Outcome}` ? Outcome : never;
 
 export const AUDIT_EVENT_TYPES: Record<AuditEventType, string> = {
@@ -39,7 +38,7 @@ export class AuditTrail {
   readonly #ring: AuditRing;
 
   constructor(
-    limits: AuditLimits,
+    limits: AuthConfig['audit'],
     private readonly accounts: Pick<Accounts, 'idOf' | 'byId'>,
     private readonly logger: Logger,
     private readonly countLogin?: (outcome: LoginOutcome) => void,
@@ -55,14 +54,14 @@ export class AuditTrail {
     detail: AuditEvent['detail'] = {},
   ) {
     if (type.startsWith('login.')) this.countLogin?.(type.slice('login.'.length) as LoginOutcome);
-    const email = 'email' in subject ? subject.email : this.accounts.byId(subject.userId)?.email;
-    const userId =
-      'userId' in subject ? subject.userId : (this.accounts.idOf(subject.email) ?? null);
+    const [email, userId] =
+      'email' in subject
+        ? [subject.email, this.accounts.idOf(subject.email) ?? null]
+        : [this.accounts.byId(subject.userId)?.email, subject.userId];
     const time = new Date().toISOString();
     const event = { time, type, email: email === undefined ? null : normalizeEmail(email), userId };
-    this.#keep(
-      this.#rate.take({ ...event, address, userAgent, requestId, detail }, clientKey(address)),
-    );
+    const client = clientKey(address);
+    this.#keep(this.#rate.take({ ...event, address, userAgent, requestId, detail }, client));
   }
 
   /** A page of events, and the `before` of the next page (null: none). */
@@ -103,15 +102,12 @@ function cut(text: string): string {
   return `${kept}…`;
 }
 
-/**
- * The events of this process within the retention, at most `maxEvents`, oldest dropped first. Ids
- * are consecutive from 1 at each start.
- */
+/** This process's events within the retention, at most `maxEvents`; ids from 1 at each start. */
 export class AuditRing {
   #events: AuditEvent[] = [];
   #lastId = 0;
 
-  constructor(private readonly limits: AuditLimits) {}
+  constructor(private readonly limits: AuthConfig['audit']) {}
 
   keep(events: NewAuditEvent[]): void {
     for (const event of events) this.#events.push({ id: ++this.#lastId, ...event });
@@ -131,6 +127,7 @@ export class AuditRing {
     return this.#events.length;
   }
 
+  /** Drops the expired, and the oldest past `maxEvents`. */
   #trim(): void {
     const oldest = new Date(Date.now() - this.limits.retentionDays * 24 * 3600 * 1000);
     const expired = this.#events.findIndex((event) => event.time >= oldest.toISOString());

@@ -1,9 +1,6 @@
 import type { NewAuditEvent } from './auditLog.js';
 
-/**
- * Per window, the refusals of one type, account (or unknown email) and client kept one by one,
- * and the clients told apart per type and account.
- */
+/** Per window, the refusals of a type, account and client kept one by one; clients told apart. */
 export const AUDIT_RATE = { perClient: 5, windowMs: 60_000, maxClients: 1_000 };
 
 /** The address of the summary of the clients past `maxClients`. */
@@ -34,16 +31,13 @@ export class EventRate {
     const clients = this.#tallies.get(subject) ?? new Map<string, Tally>();
     this.#tallies.set(subject, clients);
     const many = !clients.has(client) && clients.size >= this.rate.maxClients;
-    const tally = clients.get(many ? MANY_ADDRESSES : client) ?? { kept: many ? Infinity : 0 };
-    clients.set(many ? MANY_ADDRESSES : client, tally);
+    const key = many ? MANY_ADDRESSES : client;
+    const tally = clients.get(key) ?? { kept: many ? Infinity : 0 };
+    clients.set(key, tally);
     if (tally.kept++ < this.rate.perClient) return [...kept, event];
-    const { email, address, detail } = event;
-    tally.summary ??= {
-      ...event,
-      email: event.userId === null ? null : email,
-      address: many ? MANY_ADDRESSES : address,
-      detail: { ...detail, count: 0 },
-    };
+    const email = event.userId === null ? null : event.email;
+    const address = many ? MANY_ADDRESSES : event.address;
+    tally.summary ??= { ...event, email, address, detail: { ...event.detail, count: 0 } };
     tally.summary.detail.count++;
     return kept;
   }

@@ -9,18 +9,14 @@ export const DEVICE = 'device';
 
 type CookieOptions = { maxAgeSeconds: number; secure: boolean; path?: string };
 
-/**
- * A Set-Cookie value, written by hand rather than with ctx.cookies, which would add an Expires the
- * spec does not list and refuse `Secure` when TLS ends at a proxy in front.
- */
+// By hand: ctx.cookies would add an Expires the spec does not list, and refuse `Secure` behind a
+// proxy that ends TLS.
 export const header = (name: string, value: string, options: CookieOptions) =>
   `${name}=${value}; Max-Age=${options.maxAgeSeconds}; Path=${options.path ?? '/'}; ` +
   `HttpOnly; SameSite=Lax${options.secure ? '; Secure' : ''}`;
 
-/**
- * Every non-empty value of cookie `name`, in order: one planted for a sibling path or domain
- * cannot hide the real one, since the caller tries each.
- */
+// Every non-empty value of cookie `name`, in order: one planted for a sibling path or domain
+// cannot hide the real one, since the caller tries each.
 export const values = (ctx: Context, name: string): string[] =>
   ctx
     .get('cookie')
@@ -33,9 +29,9 @@ export const values = (ctx: Context, name: string): string[] =>
 export const sessionTokens = (ctx: Context) => values(ctx, SESSION);
 
 /**
- * Whether a page of another site sent the request. Clients that send no Origin are not browsers.
- * Hosts are compared, not schemes: TLS may end at a proxy that is not trusted to say so; and
- * URL.parse gives null for "null", which sandboxed pages send.
+ * Whether a page of another site sent the request; clients that send no Origin are not browsers.
+ * Hosts are compared, not schemes: TLS may end at a proxy not trusted to say so. URL.parse gives
+ * null for "null", which sandboxed pages send.
  */
 export const isForeignOrigin = (ctx: Context) =>
   ctx.get('origin') !== '' && URL.parse(ctx.get('origin'))?.host !== ctx.host;

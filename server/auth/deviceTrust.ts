@@ -27,10 +27,7 @@ export class DeviceTrust {
     return `${claims}.${await this.#sign(claims)}`;
   }
 
-  /**
-   * The device id of the first token of `userId` still trusted. The generation is read only for a
-   * token whose signature and age hold, so forged or stale tokens cost no statement.
-   */
+  /** The device id of the first token of `userId` still trusted; the generation read last. */
   async recognize(tokens: string[], userId: string): Promise<string | undefined> {
     let current: Promise<number | undefined> | undefined;
     for (const token of tokens) {
@@ -39,13 +36,14 @@ export class DeviceTrust {
       const expected = Buffer.from(await this.#sign(token.slice(0, token.lastIndexOf('.'))));
       const given = Buffer.from(signature!);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) continue;
+      // Only for a token whose signature and age hold: forged or stale ones cost no statement.
       current ??= this.sessions.generation(userId);
       if (Number(generation) === (await current)) return device;
     }
   }
 
   async #sign(claims: string): Promise<string> {
-    // Loaded once; a load that failed (the database away) is tried again next time.
+    // Made by the first instance that needs it; a load that failed is tried again next time.
     this.#key ??= this.#load().catch((error: unknown) => {
       this.#key = undefined;
       throw error;
@@ -55,7 +53,6 @@ export class DeviceTrust {
       .digest('base64url');
   }
 
-  /** Made by the first instance that needs it. */
   async #load(): Promise<Buffer> {
     const made = randomBytes(32);
     if (!this.db) return made;

@@ -1,9 +1,5 @@
-import {
-  RateLimiterMemory,
-  RateLimiterPostgres,
-  RateLimiterRes,
-  type RateLimiterAbstract,
-} from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AccountThrottle } from '../../web/src/pageState.js';
 import type { Database } from '../db/pool.js';
 
@@ -44,26 +40,27 @@ export class LoginLimits {
 
   /** The first limit the keys have spent, spending nothing. */
   async refusal(keys: LimitKeys): Promise<Refusal | undefined> {
-    const states = await Promise.all(
-      entriesOf(keys).map(async ([limit, key]) => ({ limit, ...(await this.state(limit, key)) })),
-    );
-    const spent = states.find((state) => state.blocked);
+    const states = entriesOf(keys).map(async ([limit, key]) => ({
+      limit,
+      ...(await this.state(limit, key)),
+    }));
+    const spent = (await Promise.all(states)).find((state) => state.blocked);
     return spent && { limit: spent.limit, retryAfterSeconds: spent.retryAfterSeconds! };
   }
 
   /** Spends a point of each key; when one is spent already, gives every point back: the longest. */
   async spend(keys: LimitKeys): Promise<Refusal | undefined> {
     const entries = entriesOf(keys);
-    const spent = await Promise.allSettled(
-      entries.map(([name, key]) => this.#limiters[name].consume(key)),
+    const spent = entries.map(([limit, key]) =>
+      this.#limiters[limit].consume(key).then(
+        () => undefined,
+        (refused: unknown) => {
+          if (!(refused instanceof RateLimiterRes)) throw refused;
+          return { limit, retryAfterSeconds: secondsOf(refused.msBeforeNext) };
+        },
+      ),
     );
-    const refusals = spent.flatMap((result, index) => {
-      if (result.status === 'fulfilled') return [];
-      if (!(result.reason instanceof RateLimiterRes)) throw result.reason;
-      return [
-        { limit: entries[index]![0], retryAfterSeconds: secondsOf(result.reason.msBeforeNext) },
-      ];
-    });
+    const refusals = (await Promise.all(spent)).filter((refusal) => refusal !== undefined);
     if (refusals.length > 0) await this.#giveBack(entries);
     return refusals.sort((a, b) => b.retryAfterSeconds - a.retryAfterSeconds)[0];
   }

@@ -37,11 +37,10 @@ const STORE_CREDENTIAL = `INSERT INTO credentials (user_id, email, salt, passwor
 
 /**
  * Sessions in table `sessions`, shared by every instance, each known by its token's SHA-256;
- * nothing is cached, so an ending holds everywhere at once. Generations are in `credentials`, with
- * each account's email and salted scrypt hash, which each instance compares with its own at start:
- * different, it stores its own with a new generation (from a sequence, so none comes back) and
- * the account's sessions end. It then knows the stored credential by its salt: once another
- * instance replaces it, this one admits no one to the account. Lookups wait for the comparison.
+ * nothing is cached, so an ending holds everywhere at once. Each instance compares its credentials
+ * with those in `credentials` at start: different, it stores its own under a new generation (from
+ * a sequence, so none comes back), ending the account's sessions, and knows them by their salt:
+ * once another instance replaces them, it admits no one to the account.
  */
 export class PostgresSessionStore implements SessionStore {
   #salts: Promise<Map<string, Buffer>> | undefined;
@@ -83,13 +82,12 @@ export class PostgresSessionStore implements SessionStore {
     { cache: false, maxBatchSize: 256, batchScheduleFn: (send) => setImmediate(send) },
   );
 
-  async remove(token: string): Promise<SessionRef | undefined> {
-    const { rows } = await this.db.query<SessionRef>(
+  remove(token: string): Promise<SessionRef | undefined> {
+    return this.#first<SessionRef>(
       `WITH ended AS (DELETE FROM sessions WHERE token_hash = $1 RETURNING id, user_id, expires_at)
       SELECT id, user_id AS "userId" FROM ended WHERE expires_at > now()`,
       [hashOf(token)],
     );
-    return rows[0];
   }
 
   async list(userId?: string) {
@@ -103,17 +101,18 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async count(): Promise<number> {
-    return (await this.db.query(`SELECT count(*)::int AS live FROM sessions ${LIVE}`)).rows[0].live;
+    return (await this.#first<{ live: number }>(
+      `SELECT count(*)::int AS live FROM sessions ${LIVE}`,
+    ))!.live;
   }
 
   async end(id: string, userId?: string): Promise<SessionRef | undefined> {
     if (!UUID.test(id)) return undefined;
-    const { rows } = await this.db.query<SessionRef>(
+    return this.#first<SessionRef>(
       `DELETE FROM sessions WHERE id = $1 AND ($2::text IS NULL OR user_id = $2)
         RETURNING id, user_id AS "userId"`,
       [id, userId ?? null],
     );
-    return rows[0];
   }
 
   async endAllOf(userId: string, except?: string): Promise<number> {
@@ -126,11 +125,8 @@ export class PostgresSessionStore implements SessionStore {
 
   async generation(userId: string): Promise<number | undefined> {
     const salt = (await this.checked()).get(userId);
-    const { rows } = await this.db.query(
-      'SELECT generation FROM credentials WHERE user_id = $1 AND salt = $2',
-      [userId, salt],
-    );
-    return rows[0]?.generation;
+    const sql = 'SELECT generation FROM credentials WHERE user_id = $1 AND salt = $2';
+    return (await this.#first<{ generation: number }>(sql, [userId, salt]))?.generation;
   }
 
   async renew(userId: string): Promise<void> {
@@ -147,6 +143,10 @@ export class PostgresSessionStore implements SessionStore {
       if (!rows[0].locked) return 0;
       return (await query('DELETE FROM sessions WHERE expires_at <= now()')).rowCount ?? 0;
     });
+  }
+
+  async #first<Row extends Record<string, unknown>>(sql: string, values?: unknown[]) {
+    return (await this.db.query<Row>(sql, values)).rows[0];
   }
 
   /** Compares the stored credentials with this instance's, once; a failure is retried next call. */

@@ -9,9 +9,7 @@ import { LOGIN_LIMITS, type LoginLimits } from './limits.js';
 import type { SessionInfo, SessionStore } from './sessions.js';
 
 // How the login service shows what it keeps: each JSON Schema is the OpenAPI document's, each type
-// the pages' own.
-
-/** An object with every property required (a component of the document, unless nested). */
+// the pages' own. An object has every property required; titled, it is a component, unless nested.
 export const object = (title: string, properties: Record<string, JsonSchema>): JsonSchema => ({
   type: 'object',
   title,
@@ -25,6 +23,10 @@ const TIME = { type: 'string', format: 'date-time' };
 const orNull = (schema: JsonSchema) => ({ ...schema, type: [schema.type, 'null'] });
 const listOf = (items: JsonSchema) => ({ type: 'array', items });
 const integers = (...names: string[]) => Object.fromEntries(names.map((name) => [name, INTEGER]));
+const describe = (meanings: Record<string, string>) =>
+  Object.entries(meanings)
+    .map(([value, meaning]) => `\`${value}\`: ${meaning}`)
+    .join('; ');
 
 export const SessionList = listOf(
   object('Session', {
@@ -51,12 +53,7 @@ export const AccountSessionsView = everyAccount('AccountSessions', 'AccountWithS
 const AuditEvent = object('AuditEvent', {
   id: { ...INTEGER, minimum: 1 },
   time: TIME,
-  type: {
-    enum: Object.keys(AUDIT_EVENT_TYPES),
-    description: Object.entries(AUDIT_EVENT_TYPES)
-      .map(([type, meaning]) => `\`${type}\`: ${meaning}`)
-      .join('; '),
-  },
+  type: { enum: Object.keys(AUDIT_EVENT_TYPES), description: describe(AUDIT_EVENT_TYPES) },
   email: orNull(TEXT),
   userId: orNull(TEXT),
   address: { ...TEXT, description: `\`${MANY_ADDRESSES}\`: a summary of many addresses` },

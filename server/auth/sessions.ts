@@ -9,6 +9,7 @@ type Times<T> = Record<'createdAt' | 'lastSeenAt' | 'expiresAt', T>;
 /** A live session as lists show it: never its token. */
 export type SessionInfo = SessionRef & Client & Times<string>;
 export type Capped = { userId: string; cap: 'SESSION_MAX_PER_USER' | 'SESSION_MAX'; ended: number };
+type Created = { token: string; capped: Capped[] };
 /** A session's fields as either store keeps them. */
 export type StoredSession = SessionRef & Client & Times<number | Date>;
 
@@ -31,11 +32,7 @@ export const sessionInfo = (session: StoredSession): SessionInfo => ({
  */
 export interface SessionStore {
   /** A new session within the caps, and how many live sessions each cap ended per account. */
-  create(
-    user: User,
-    client: Client,
-    generation: number,
-  ): Promise<{ token: string; capped: Capped[] }>;
+  create(user: User, client: Client, generation: number): Promise<Created>;
   find(token: string): Promise<SessionRef | undefined>;
   remove(token: string): Promise<SessionRef | undefined>;
   /** Oldest first. */
@@ -49,45 +46,45 @@ export interface SessionStore {
 }
 
 type Session = SessionRef & Client & Times<number> & { token: string; generation: number };
+type Sessions = Set<Session> | Map<string, Session>;
 
 const refOf = ({ id, userId }: Session): SessionRef => ({ id, userId });
 
 /**
  * token → session, in this process. Every session lives `ttlSeconds`, so the Map's insertion
  * order is also expiry order: the expired are swept from its head, the oldest evicted first.
+ * Generations live here too: a restart ends every session and device key anyway.
  */
 export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, Session>();
-  /** Each account's sessions, oldest first, for its own cap. */
+  /** Each configured account's sessions, oldest first, for its own cap. */
   readonly #byUser = new Map<string, Set<Session>>();
-  /** A restart ends every session and device key anyway: generations start afresh with it. */
   readonly #generations = new Map<string, number>();
 
   constructor(private readonly limits: SessionLimits) {}
 
   async create({ id: userId }: User, { address, userAgent }: Client, generation: number) {
     this.#sweep();
-    const capped = new Map<string, Capped>();
-    const end = (session: Session, cap: Capped['cap']) => {
-      const key = `${cap} ${this.#delete(session).userId}`;
-      capped.set(key, { userId: session.userId, cap, ended: (capped.get(key)?.ended ?? 0) + 1 });
+    const capped: Capped[] = [];
+    const endOldest = (of: Sessions, most: number, cap: Capped['cap']) => {
+      for (const oldest of of.values()) {
+        if (of.size < most) return;
+        this.#delete(oldest);
+        const count = capped.find((c) => c.cap === cap && c.userId === oldest.userId);
+        if (count) count.ended++;
+        else capped.push({ userId: oldest.userId, cap, ended: 1 });
+      }
     };
     const own = this.#byUser.get(userId) ?? new Set<Session>();
-    for (const oldest of own) {
-      if (own.size < this.limits.maxPerUser) break;
-      end(oldest, 'SESSION_MAX_PER_USER');
-    }
-    for (const oldest of this.#sessions.values()) {
-      if (this.#sessions.size < this.limits.max) break;
-      end(oldest, 'SESSION_MAX');
-    }
+    endOldest(own, this.limits.maxPerUser, 'SESSION_MAX_PER_USER');
+    endOldest(this.#sessions, this.limits.max, 'SESSION_MAX');
     const [token, id, now] = [randomUUID(), randomUUID(), Date.now()];
     const expiresAt = now + this.limits.ttlSeconds * 1000;
     const times = { createdAt: now, lastSeenAt: now, expiresAt };
     const session = { token, id, userId, address, userAgent, generation, ...times };
     this.#sessions.set(token, session);
     this.#byUser.set(userId, own.add(session));
-    return { token, capped: [...capped.values()] };
+    return { token, capped };
   }
 
   async find(token: string) {
@@ -103,9 +100,7 @@ export class MemorySessionStore implements SessionStore {
 
   async list(userId?: string) {
     this.#sweep();
-    return this.#of(userId)
-      .filter((session) => this.#isLive(session))
-      .map(sessionInfo);
+    return this.#of(userId).filter(this.#isLive).map(sessionInfo);
   }
 
   async end(id: string, userId?: string) {
@@ -120,18 +115,16 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async count() {
-    return this.#of().filter((session) => this.#isLive(session)).length;
+    return this.#of().filter(this.#isLive).length;
   }
 
   async generation(userId: string) {
-    return this.#generationOf(userId);
+    return this.#generations.get(userId) ?? 1;
   }
 
   async renew(userId: string) {
-    this.#generations.set(userId, this.#generationOf(userId) + 1);
+    this.#generations.set(userId, (await this.generation(userId)) + 1);
   }
-
-  #generationOf = (userId: string) => this.#generations.get(userId) ?? 1;
 
   get size(): number {
     return this.#sessions.size;
@@ -141,9 +134,8 @@ export class MemorySessionStore implements SessionStore {
     return [...(userId === undefined ? this.#sessions.values() : (this.#byUser.get(userId) ?? []))];
   }
 
-  #isLive({ expiresAt, generation, userId }: Session): boolean {
-    return expiresAt > Date.now() && generation === this.#generationOf(userId);
-  }
+  #isLive = ({ expiresAt, generation, userId }: Session) =>
+    expiresAt > Date.now() && generation === (this.#generations.get(userId) ?? 1);
 
   /** The token's session while it is live; one that no longer is, deleted. */
   #live(token: string): Session | undefined {
@@ -154,15 +146,13 @@ export class MemorySessionStore implements SessionStore {
 
   #delete(session: Session): Session {
     this.#sessions.delete(session.token);
-    const own = this.#byUser.get(session.userId)!;
-    own.delete(session);
-    if (own.size === 0) this.#byUser.delete(session.userId);
+    this.#byUser.get(session.userId)!.delete(session);
     return session;
   }
 
   #sweep(): void {
     for (const session of this.#sessions.values()) {
-      if (session.expiresAt > Date.now()) break;
+      if (session.expiresAt > Date.now()) return;
       this.#delete(session);
     }
   }

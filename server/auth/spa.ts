@@ -1,5 +1,5 @@
 // The React pages (`web/`, built by Vite): built and served by the process, or under `npm run dev`
-// loaded from Vite's dev server. The page routes run the session check before asking for a page.
+// loaded from Vite's dev server.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
@@ -34,12 +34,8 @@ const SERVER_BUNDLE = path.join(BUILD_DIR, 'ssr', 'server.js');
 const LOCK_DIR = `${BUILD_DIR}.lock`;
 /** A lock older than this was left by a build that died. */
 const STALE_LOCK_MS = 5 * 60 * 1000;
-/**
- * A file Vite hashed into assets/ (see vite.config.ts): no path that climbs out of the folder
- * gets its year-long immutable cache.
- */
+/** A file Vite hashed into assets/: no path that climbs out of it gets a year-long cache. */
 const ASSET = /^\/assets\/[\w-]+(\.[\w-]+)+$/;
-const YEAR_MS = 365 * 24 * 3600 * 1000;
 
 /** Serves the build in `dist/web`, which must exist (see ensureSpaBuilt). */
 export async function builtSpa(): Promise<Spa> {
@@ -53,12 +49,12 @@ export async function builtSpa(): Promise<Spa> {
   ]).catch(() => {
     throw new StartupError(`The pages are not built in ${BUILD_DIR}: run "npm run build" first`);
   });
-  // The same for every visitor: compressed once, at its first request.
   const loginPage = new FixedBody('text/html; charset=utf-8', () => login);
   const { renderDocument: render } = bundle as { renderDocument: typeof renderDocument };
   // Loaded only with the build: under npm run dev, Vite serves the files.
   const { default: serveStatic } = await import('koa-static');
-  const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: YEAR_MS, immutable: true });
+  const year = 365 * 24 * 3600 * 1000;
+  const serveAssets = serveStatic(BUILD_DIR, { index: false, maxage: year, immutable: true });
   return {
     page: async (ctx, state) => {
       if (state.page === 'login') return sendFixed(ctx, loginPage);
@@ -70,7 +66,7 @@ export async function builtSpa(): Promise<Spa> {
       ctx.vary('Accept-Encoding');
       return serveAssets(ctx, next);
     },
-    // The policy allows the build's inline stylesheet by its hashes, and no other inline style.
+    // The build's inline stylesheet allowed by its hashes, and no other inline style.
     csp: {
       styleSrc: [...template.matchAll(/<style>([\s\S]*?)<\/style>/g)].map(
         ([, css]) => `'sha256-${createHash('sha256').update(css!).digest('base64')}'`,
@@ -90,7 +86,6 @@ export function developmentSpa(vite: string): Spa {
         .replace('src="/src/', `src="${vite}/src/`);
       ctx.body = fillTemplate(document, state, '');
     },
-    // Vite serves every file the pages load.
     assets: (_ctx, next) => next(),
     // Vite's client injects the styles it hot-reloads, and its socket tells it of changes; after
     // a restart of Vite it waits for the socket in a worker made from a blob.
@@ -110,18 +105,7 @@ export function developmentSpa(vite: string): Spa {
 export async function ensureSpaBuilt({ logger }: { logger?: Logger } = {}): Promise<void> {
   if (await isBuildFresh()) return;
   await mkdir(path.dirname(LOCK_DIR), { recursive: true });
-  for (;;) {
-    try {
-      await mkdir(LOCK_DIR);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const lock = await stat(LOCK_DIR).catch(() => undefined);
-      if (lock && Date.now() - lock.mtimeMs > STALE_LOCK_MS)
-        await rm(LOCK_DIR, { recursive: true, force: true });
-      else await sleep(100);
-    }
-  }
+  for (let locked = false; !locked;) locked = await mkdir(LOCK_DIR).then(() => true, lockTaken);
   try {
     if (await isBuildFresh()) return;
     logger?.info({ outDir: BUILD_DIR }, 'building the pages with Vite');
@@ -139,6 +123,16 @@ export async function ensureSpaBuilt({ logger }: { logger?: Logger } = {}): Prom
   } finally {
     await rmdir(LOCK_DIR);
   }
+}
+
+/** Another process builds: waits a little, or removes its lock if it died; false, to try again. */
+async function lockTaken(error: NodeJS.ErrnoException): Promise<false> {
+  if (error.code !== 'EEXIST') throw error;
+  const lock = await stat(LOCK_DIR).catch(() => undefined);
+  if (lock && Date.now() - lock.mtimeMs > STALE_LOCK_MS)
+    await rm(LOCK_DIR, { recursive: true, force: true });
+  else await sleep(100);
+  return false;
 }
 
 async function isBuildFresh(): Promise<boolean> {

@@ -14,6 +14,7 @@ export const NO_USER = failure('No account has this id', messages.userNotFound);
 const Ended = object('Ended', {
   ended: { type: 'integer', minimum: 0, description: 'Sessions ended' },
 });
+const MySessions = object('MySessions', { sessions: SessionList });
 const NO_SESSION = failure(
   'No live session of the user (of anyone, for an administrator) has this id',
   messages.sessionNotFound,
@@ -22,7 +23,7 @@ const NO_SESSION = failure(
 /** The sessions users may see and end: their own, and an administrator anyone's. */
 export function sessionListRoutes(services: AuthServices) {
   const { accounts, sessions, audit, views, signedInRoute } = services;
-  // The sessions ended, filed under their account as ended by their owner or by `admin`.
+  // Filed under their account as ended by their owner or by `admin`.
   const recordEnded = (ctx: Context, userId: string, ended: number, admin?: User) => {
     const by: Record<string, string> = admin ? { by: 'admin', adminId: admin.id } : { by: 'owner' };
     if (ended > 0) audit.record('session.ended', requestFacts(ctx), { userId }, { ...by, ended });
@@ -45,13 +46,7 @@ export function sessionListRoutes(services: AuthServices) {
   return [
     signedInRoute(
       'GET /api/sessions',
-      {
-        summary: 'My Sessions',
-        responses: ok(
-          'Live sessions, oldest first',
-          object('MySessions', { sessions: SessionList }),
-        ),
-      },
+      { summary: 'My Sessions', responses: ok('Live sessions, oldest first', MySessions) },
       async (ctx) => {
         const { user, sessionId } = signedInOf(ctx);
         const live = await sessions.list(user.id);
