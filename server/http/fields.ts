@@ -18,6 +18,14 @@ const WELL_FORMED: yup.TestConfig<string | null | undefined> = {
 
 export const text = () => yup.string().test(NO_NUL).test(WELL_FORMED);
 
+/** A whole number as a path or query writes it, at most 16 digits; anything else is NaN. */
+export const wholeNumber = () =>
+  yup
+    .number()
+    .typeError('${path} must be a whole number')
+    .transform((_, raw) => (typeof raw === 'string' && /^\d{1,16}$/.test(raw) ? Number(raw) : NaN))
+    .integer();
+
 /**
  * At most `max` characters, counted as Unicode code points (as PostgreSQL's varchar counts
  * them), not UTF-16 units: a title of 200 emoji fits in 200. The test is named `max` with

@@ -1,7 +1,7 @@
 import * as yup from 'yup';
 import type { ErrorAnswer } from '../http/app.js';
 import { describeServerError, HttpError, MalformedJsonError, notFound } from '../http/errors.js';
-import { maxChars, text } from '../http/fields.js';
+import { maxChars, text, wholeNumber } from '../http/fields.js';
 import { messageOutcomes, type Contract } from '../http/openapi.js';
 import { InvalidRequestError, route, type JsonSchema } from '../http/route.js';
 import { IdempotencyConflict } from './idempotency.js';
@@ -41,22 +41,11 @@ const NoteInput = yup
   .defined('Request body is required: send a JSON object with a "title"')
   .label('NoteInput');
 
-/** A positive decimal integer of at most 16 digits. */
-const wholeNumber = (name: string) =>
-  yup
-    .number()
-    .typeError(`${name} must be a whole number`)
-    .transform((_value, raw) =>
-      typeof raw === 'string' && /^[0-9]{1,16}$/.test(raw) ? Number(raw) : Number.NaN,
-    )
-    .integer()
-    .min(1);
-
-const NoteId = yup.object({ id: wholeNumber('id').max(MAX_NOTE_ID).defined() });
+const NoteId = yup.object({ id: wholeNumber().min(1).max(MAX_NOTE_ID).defined() });
 
 const ListQuery = yup.object({
-  limit: wholeNumber('limit').max(PAGE_LIMIT).optional(),
-  before: wholeNumber('before').max(MAX_NOTE_ID).optional(),
+  limit: wholeNumber().min(1).max(PAGE_LIMIT).optional(),
+  before: wholeNumber().min(1).max(MAX_NOTE_ID).optional(),
 });
 
 const Note: JsonSchema = {

@@ -1,6 +1,6 @@
 import * as yup from 'yup';
 import { notFound } from '../../http/errors.js';
-import { text } from '../../http/fields.js';
+import { text, wholeNumber } from '../../http/fields.js';
 import { AUDIT_EVENT_TYPES, requestFacts, type AuditEventType } from '../auditLog.js';
 import type { AuthServices } from '../index.js';
 import { messages } from '../messages.js';
@@ -9,14 +9,6 @@ import { ById, NO_USER } from './sessions.js';
 import { signedInOf } from './signedIn.js';
 
 const PER_PAGE = { most: 100, unless: 50 };
-
-/** A whole number as a query writes it; anything else is NaN, which yup words. */
-const wholeNumber = () =>
-  yup
-    .number()
-    .typeError('${path} must be a whole number')
-    .transform((_, raw) => (typeof raw === 'string' && /^\d{1,15}$/.test(raw) ? Number(raw) : NaN))
-    .integer();
 
 const AuditQuery = yup.object({
   limit: wholeNumber().min(1).max(PER_PAGE.most),
