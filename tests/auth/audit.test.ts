@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { messages } from '../../server/auth/messages.js';
 import { ADMIN, signIn, tokenFrom, USER, useAuthService } from '../support/authClient.js';
 import { allEvents, attempt, auditPage, eventLines } from '../support/audit.js';
+import { sessionId } from './attempts.js';
 
 // What the audit trail records, and how administrators read it; what bounds it is in
 // auditBounds.test.ts.
@@ -108,12 +109,6 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
     async () => {
       const service = await start({ SESSION_STORE: store, SESSION_MAX_PER_USER: '3' });
       const admin = await signIn(service, ADMIN);
-      const sessionId = async (token: string, current: boolean) =>
-        (
-          (await service.as(token, 'GET', '/api/sessions')).json as {
-            sessions: { id: string; current: boolean }[];
-          }
-        ).sessions.find((session) => session.current === current)!.id;
       // A minute between steps: more than 5 events of a type from one address in a minute would be
       // counted, not kept one by one.
       const nextMinute = () => service.advance(60);
@@ -121,12 +116,12 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
       expect((await service.logout(await signIn(service))).status).toBe(200);
       const mine = await signIn(service);
       await signIn(service);
-      const otherId = await sessionId(mine, false);
+      const otherId = await sessionId(service, mine, false);
       expect((await service.as(mine, 'DELETE', `/api/sessions/${otherId}`)).json).toEqual(ONE);
       nextMinute();
       await signIn(service);
       expect((await service.as(mine, 'DELETE', '/api/sessions')).json).toEqual(ONE);
-      const endedId = await sessionId(await signIn(service), true);
+      const endedId = await sessionId(service, await signIn(service));
       expect((await service.as(admin, 'DELETE', `/api/admin/sessions/${endedId}`)).json).toEqual(
         ONE,
       );

@@ -17,7 +17,7 @@ const JSON_TYPE = 'application/json';
 const FORM = 'email=user@example.com&password=user-password';
 
 describe('auth POST /api/login', () => {
-  it('answers {ok: true} and the cookies for either account, whatever the case of the email', async () => {
+  it('answers {ok: true} and the cookies to either account, in any letter case', async () => {
     const service = await start();
     const reply = await service.login(USER);
     expect([reply.status, reply.json]).toEqual([200, { ok: true }]);

@@ -1,31 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { messages } from '../../server/auth/messages.js';
-import {
-  ADMIN,
-  signIn,
-  tokenFrom,
-  USER,
-  useAuthService,
-  type AuthClient,
-} from '../support/authClient.js';
+import { ADMIN, signIn, tokenFrom, USER, useAuthService } from '../support/authClient.js';
+import { answer, sessionId } from './attempts.js';
 
 const { start } = useAuthService();
 
-const sessionsOf = async (service: AuthClient, token: string) =>
-  (
-    (await service.as(token, 'GET', '/api/sessions')).json as {
-      sessions: { id: string; current: boolean }[];
-    }
-  ).sessions;
-
-const currentId = async (service: AuthClient, token: string) =>
-  (await sessionsOf(service, token)).find((session) => session.current)!.id;
-
-/** The status and body of an answer, to compare at once. */
-const answer = async (reply: Promise<{ status: number; json: unknown }>) => {
-  const { status, json } = await reply;
-  return [status, json];
-};
+const error = (key: keyof typeof messages) => ({ error: messages[key] });
+const [UNAUTHENTICATED, FORBIDDEN] = [
+  [401, error('unauthenticated')],
+  [403, error('forbidden')],
+];
+const FOREIGN = [403, error('foreignRequest')];
 
 // Every case runs on both stores: what a client sees does not depend on where sessions are kept.
 describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
@@ -45,10 +30,8 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       for (const token of [mine, second]) expect(reply.text).not.toContain(token);
 
       const end = (id: string) => service.as(mine, 'DELETE', `/api/sessions/${id}`);
-      expect(await answer(end(await currentId(service, theirs)))).toEqual([
-        404,
-        { error: messages.sessionNotFound },
-      ]);
+      const theirId = await sessionId(service, theirs);
+      expect(await answer(end(theirId))).toEqual([404, error('sessionNotFound')]);
       expect((await service.me(theirs)).status).toBe(200);
       const secondId = sessions[1]!.id as string;
       expect((await end(secondId)).status).toBe(200);
@@ -61,10 +44,8 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
         { ended: 2 },
       ]);
       for (const token of others)
-        expect((await service.me(token)).json).toEqual({ error: messages.invalidSession });
-      expect([(await service.me(mine)).status, (await service.me(theirs)).status]).toEqual([
-        200, 200,
-      ]);
+        expect((await service.me(token)).json).toEqual(error('invalidSession'));
+      for (const token of [mine, theirs]) expect((await service.me(token)).status).toBe(200);
     },
   );
 
@@ -74,20 +55,16 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     async () => {
       const service = await start({ SESSION_STORE: store });
       const [user, other] = [await signIn(service), await signIn(service)];
-      const unauthenticated = [401, { error: messages.unauthenticated }];
       for (const [method, path] of [
         ['GET', '/api/sessions'],
         ['DELETE', '/api/sessions'],
         ['DELETE', `/api/sessions/${crypto.randomUUID()}`],
-      ] as const)
-        expect([path, ...(await answer(service.as(undefined, method, path)))]).toEqual([
-          path,
-          ...unauthenticated,
-        ]);
-      const forged = service.as(user, 'DELETE', '/api/sessions', {
-        origin: 'https://evil.example',
-      });
-      expect(await answer(forged)).toEqual([403, { error: messages.foreignRequest }]);
+      ])
+        expect(await answer(service.as(undefined, method!, path!)), path).toEqual(UNAUTHENTICATED);
+      const origin = 'https://evil.example';
+      expect(await answer(service.as(user, 'DELETE', '/api/sessions', { origin }))).toEqual(
+        FOREIGN,
+      );
 
       for (const [method, path] of [
         ['GET', '/api/admin/sessions'],
@@ -95,17 +72,12 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
         ['DELETE', '/api/admin/users/1/sessions'],
         ['GET', '/api/admin/settings'],
       ] as const) {
-        expect([
-          path,
-          await answer(service.as(undefined, method, path)),
-          await answer(service.as(crypto.randomUUID(), method, path)),
-          await answer(service.as(user, method, path)),
-        ]).toEqual([
-          path,
-          unauthenticated,
-          [401, { error: messages.invalidSession }],
-          [403, { error: messages.forbidden }],
-        ]);
+        const answers = await Promise.all(
+          [undefined, crypto.randomUUID(), user].map((token) =>
+            answer(service.as(token, method, path)),
+          ),
+        );
+        expect(answers, path).toEqual([UNAUTHENTICATED, [401, error('invalidSession')], FORBIDDEN]);
       }
       for (const token of [user, other]) expect((await service.me(token)).status).toBe(200);
     },
@@ -140,25 +112,22 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       expect(accounts[1]!.sessions[0]!.current).toBe(true);
       for (const token of [...users, admin]) expect(listed.text).not.toContain(token);
 
-      const id = await currentId(service, users[0]!);
+      const id = await sessionId(service, users[0]!);
       const endOne = () => service.as(admin, 'DELETE', `/api/admin/sessions/${id}`);
       expect(await answer(endOne())).toEqual([200, { ended: 1 }]);
-      expect((await service.me(users[0])).json).toEqual({ error: messages.invalidSession });
+      expect((await service.me(users[0])).json).toEqual(error('invalidSession'));
       expect((await service.dashboard(users[0])).headers.location).toBe('/login');
       expect((await service.me(users[1])).status).toBe(200);
-      expect(await answer(endOne())).toEqual([404, { error: messages.sessionNotFound }]);
+      expect(await answer(endOne())).toEqual([404, error('sessionNotFound')]);
 
       const endAll = (user: string, origin?: string) =>
         service.as(admin, 'DELETE', `/api/admin/users/${user}/sessions`, origin ? { origin } : {});
-      expect(await answer(endAll('1', 'http://evil.example'))).toEqual([
-        403,
-        { error: messages.foreignRequest },
-      ]);
+      expect(await answer(endAll('1', 'http://evil.example'))).toEqual(FOREIGN);
       expect((await service.me(users[1])).status).toBe(200);
       expect(await answer(endAll('1'))).toEqual([200, { ended: 2 }]);
       for (const token of users) expect((await service.me(token)).status).toBe(401);
       expect((await service.me(admin)).status).toBe(200);
-      expect(await answer(endAll('99'))).toEqual([404, { error: messages.userNotFound }]);
+      expect(await answer(endAll('99'))).toEqual([404, error('userNotFound')]);
 
       const settings = await service.as(admin, 'GET', '/api/admin/settings');
       expect([settings.status, settings.json]).toEqual([

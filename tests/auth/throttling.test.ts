@@ -1,57 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { messages } from '../../server/auth/messages.js';
-import {
-  ADMIN,
-  deviceFrom,
-  setCookies,
-  USER,
-  useAuthService,
-  type AuthClient,
-} from '../support/authClient.js';
+import { ADMIN, deviceFrom, setCookies, USER, useAuthService } from '../support/authClient.js';
+import { addresses, fail, failFrom, together, withDevice } from './attempts.js';
 
 const { start } = useAuthService();
-
-const fail = (service: AuthClient, email = USER.email, from = '127.0.0.1') =>
-  service.login({ email, password: 'wrong' }, undefined, from);
-
-/**
- * The statuses of `times` wrong logins from each of `addresses`: the addresses at once, each one's
- * attempts in turn, so that none waits behind another of its address.
- */
-async function failFrom(
-  service: AuthClient,
-  email: (attempt: number) => string,
-  addresses: string[],
-  times: number,
-) {
-  const statuses = await Promise.all(
-    addresses.map(async (from) => {
-      const seen = [];
-      for (let attempt = 1; attempt <= times; attempt++)
-        seen.push((await fail(service, email(attempt), from)).status);
-      return seen;
-    }),
-  );
-  return statuses.flat();
-}
-/** `count` requests made by `send(i)`, 15 at a time: no more wait per address than allowed. */
-async function together(count: number, send: (i: number) => Promise<{ status: number }>) {
-  const statuses: number[] = [];
-  for (let first = 0; first < count; first += 15) {
-    const batch = Array.from({ length: Math.min(15, count - first) }, (_, i) => send(first + i));
-    statuses.push(...(await Promise.all(batch)).map((answer) => answer.status));
-  }
-  return statuses;
-}
-const range = (prefix: string, first: number, last: number) =>
-  Array.from({ length: last - first + 1 }, (_, i) => `${prefix}${first + i}`);
-
-const withDevice = (service: AuthClient, device: string, from: string, credentials = USER) =>
-  service.request('POST', '/api/login', {
-    json: credentials,
-    headers: { cookie: `device=${device}` },
-    localAddress: from,
-  });
 
 describe('auth login throttling', () => {
   it(
@@ -82,13 +34,10 @@ describe('auth login throttling', () => {
     async () => {
       const service = await start();
       const device = deviceFrom(await service.login(USER, undefined, '127.0.0.99'));
-      const guess = () => USER.email;
-      expect(await failFrom(service, guess, range('127.0.1.', 1, 20), 5)).toEqual(
-        Array(100).fill(401),
-      );
-      expect(await failFrom(service, guess, range('127.0.1.', 21, 29), 5)).toEqual(
-        Array(45).fill(429),
-      );
+      const guesses = (first: number, last: number) =>
+        failFrom(service, USER.email, addresses(1, first, last));
+      expect(await guesses(1, 20)).toEqual(Array(100).fill(401));
+      expect(await guesses(21, 29)).toEqual(Array(45).fill(429));
       const fresh = await service.login(USER, undefined, '127.0.2.1');
       expect(fresh.status).toBe(429);
       expect(Number(fresh.headers['retry-after'])).toBeGreaterThan(0);
@@ -96,7 +45,7 @@ describe('auth login throttling', () => {
       expect((await service.login(ADMIN, undefined, '127.0.2.1')).status).toBe(200);
 
       // The owner's browser shows its device cookie: admitted from any address, for its account.
-      await failFrom(service, () => ADMIN.email, range('127.0.1.', 1, 20), 5);
+      await failFrom(service, ADMIN.email, addresses(1, 1, 20));
       expect((await withDevice(service, device, '127.0.3.1', ADMIN)).status).toBe(429);
       const [id, generation, issuedAt, nonce, signature] = device.split('.');
       // Forged, made younger, or of another generation, it no longer matches its signature.
@@ -146,7 +95,7 @@ describe('auth login throttling', () => {
     const device = deviceFrom(await service.login(USER, undefined, '127.0.5.1'));
     const wrong = { ...USER, password: 'wrong' };
     const answers = await Promise.all(
-      range('127.0.5.', 2, 21).map((from) => withDevice(service, device, from, wrong)),
+      addresses(5, 2, 21).map((from) => withDevice(service, device, from, wrong)),
     );
     expect(answers.map((answer) => answer.status).sort()).toEqual([
       ...Array(5).fill(401),
@@ -160,9 +109,7 @@ describe('auth login throttling', () => {
     async () => {
       const service = await start();
       const device = deviceFrom(await service.login(USER, undefined, '127.0.6.2'));
-      expect(await failFrom(service, () => ADMIN.email, ['127.0.6.1'], 5)).toEqual(
-        Array(5).fill(401),
-      );
+      expect(await failFrom(service, ADMIN.email, ['127.0.6.1'])).toEqual(Array(5).fill(401));
       service.advance(45);
       const strangers = await together(45, (i) =>
         fail(service, `stranger-${i}@example.com`, '127.0.6.1'),

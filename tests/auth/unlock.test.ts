@@ -2,11 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { AccountOverview, AccountThrottle } from '../../web/src/pageState.js';
 import { messages } from '../../server/auth/messages.js';
 import { ADMIN, signIn, USER, useAuthService, type AuthClient } from '../support/authClient.js';
+import { addresses, fail, failFrom, together } from './attempts.js';
 
 const { start } = useAuthService();
-
-const fail = (service: AuthClient, from: string, email = USER.email) =>
-  service.login({ email, password: 'wrong' }, undefined, from);
 
 /** An account as the users page shows it. */
 async function accountOf(service: AuthClient, admin: string, email = USER.email) {
@@ -31,7 +29,7 @@ describe.each(['memory', 'postgres'])('unlocking an account with SESSION_STORE=%
       const service = await start({ SESSION_STORE: store });
       const [admin, user] = [await signIn(service, ADMIN), await signIn(service)];
       for (let attempt = 1; attempt <= 5; attempt++)
-        expect((await fail(service, '127.0.0.5')).status).toBe(401);
+        expect((await fail(service, USER.email, '127.0.0.5')).status).toBe(401);
       expect((await service.login(USER, undefined, '127.0.0.5')).status).toBe(429);
       const counted = { blocked: false, failures: 5, retryAfterSeconds: null };
       const blocked = await accountOf(service, admin);
@@ -83,27 +81,12 @@ describe.each(['memory', 'postgres'])('unlocking an account with SESSION_STORE=%
     async () => {
       const service = await start({ SESSION_STORE: store });
       const admin = await signIn(service, ADMIN);
-      const addresses = Array.from({ length: 20 }, (_, i) => `127.0.10.${i + 1}`);
-      /** 5 wrong passwords of the admin's from each address: the addresses at once. */
-      const failEach = () =>
-        Promise.all(
-          addresses.map(async (from) => {
-            const statuses = [];
-            for (let attempt = 1; attempt <= 5; attempt++)
-              statuses.push((await fail(service, from, ADMIN.email)).status);
-            return statuses;
-          }),
-        );
+      const failEach = () => failFrom(service, ADMIN.email, addresses(10, 1, 20));
       // 100 failures from 20 addresses: past it the account refuses untrusted clients, from
       // anywhere.
-      expect((await failEach()).flat()).toEqual(Array(100).fill(401));
+      expect(await failEach()).toEqual(Array(100).fill(401));
       // And one address past its own budget, with emails of nobody's.
-      for (const batch of [0, 25])
-        await Promise.all(
-          Array.from({ length: 25 }, (_, i) =>
-            fail(service, '127.0.11.1', `stranger-${batch + i}@example.com`),
-          ),
-        );
+      await together(50, (i) => fail(service, `stranger-${i}@example.com`, '127.0.11.1'));
       expect((await service.login(ADMIN, undefined, '127.0.12.1')).status).toBe(429);
       const { throttle } = await accountOf(service, admin, ADMIN.email);
       expect([throttle.blocked, throttle.failures]).toEqual([true, 100]);
@@ -113,7 +96,7 @@ describe.each(['memory', 'postgres'])('unlocking an account with SESSION_STORE=%
       expect([cleared.blocked, cleared.failures]).toEqual([true, 100]);
       expect((await service.login(ADMIN, undefined, '127.0.12.1')).status).toBe(200);
       // The same 20 addresses try again: each is refused before any check, and counts nothing.
-      expect((await failEach()).flat()).toEqual(Array(100).fill(429));
+      expect(await failEach()).toEqual(Array(100).fill(429));
       expect((await accountOf(service, admin, ADMIN.email)).throttle).toEqual(UNBLOCKED);
       expect((await service.login(ADMIN, undefined, '127.0.12.2')).status).toBe(200);
       // The address that spent its budget on every account waits on.
