@@ -44,48 +44,37 @@ describe('auth production mode', () => {
     },
   );
 
-  const documented = (variable: string) =>
-    `${variable} is a documented default password: production mode needs one of your own`;
-  const [userPassword, adminPassword] = [
-    { AUTH_USER_PASSWORD: 'a-long-secret-1' },
-    { AUTH_ADMIN_PASSWORD: 'a-long-secret-2' },
-  ];
-  const [USER_DEFAULT, ADMIN_DEFAULT] = [
-    documented('AUTH_USER_PASSWORD'),
-    documented('AUTH_ADMIN_PASSWORD'),
-  ];
-  it.each([
-    ['both default passwords', {}, [USER_DEFAULT, ADMIN_DEFAULT]],
-    ['the default user password', adminPassword, [USER_DEFAULT]],
-    ['the default admin password', userPassword, [ADMIN_DEFAULT]],
-    [
-      "each account given the other's default",
-      { AUTH_USER_PASSWORD: 'admin-password', AUTH_ADMIN_PASSWORD: 'user-password' },
-      [USER_DEFAULT, ADMIN_DEFAULT],
-    ],
-    [
-      'a password shorter than 12 characters',
-      { AUTH_USER_PASSWORD: 'short-pass1', ...adminPassword },
-      ['AUTH_USER_PASSWORD is shorter than 12 characters: production mode needs a longer password'],
-    ],
-    [
-      "a password that is the account's email",
-      { AUTH_USER_PASSWORD: 'User@Example.com', ...adminPassword },
-      ["AUTH_USER_PASSWORD is the account's own email: production mode needs another password"],
-    ],
-  ])('refuses to start with %s, one line naming each variable', (_, env, lines) => {
-    expect(() => authConfig({ NODE_ENV: 'production', ...env })).toThrow(
-      new ConfigError(lines.join('\n')),
-    );
-  });
-
-  it('leaves the passwords alone in a process that does not run the login service', () => {
-    expect(() =>
-      authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,notes8000' }),
-    ).not.toThrow();
-    expect(() => authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,auth' })).toThrow(
-      ConfigError,
-    );
+  it('refuses to start with a weak or default password, one line naming each variable', () => {
+    const defaults = (...variables: string[]) =>
+      variables.map(
+        (name) => `${name} is a documented default password: production mode needs one of your own`,
+      );
+    const [userPassword, adminPassword] = ['AUTH_USER_PASSWORD', 'AUTH_ADMIN_PASSWORD'];
+    const secret = { [userPassword]: 'a-long-secret-1', [adminPassword]: 'a-long-secret-2' };
+    for (const [env, lines] of [
+      [{}, defaults(userPassword, adminPassword)],
+      [{ [adminPassword]: secret[adminPassword] }, defaults(userPassword)],
+      [{ [userPassword]: secret[userPassword] }, defaults(adminPassword)],
+      [
+        { [userPassword]: 'admin-password', [adminPassword]: 'user-password' },
+        defaults(userPassword, adminPassword),
+      ],
+      [
+        { ...secret, [userPassword]: 'short-pass1' },
+        [`${userPassword} is shorter than 12 characters: production mode needs a longer password`],
+      ],
+      [
+        { ...secret, [userPassword]: 'User@Example.com' },
+        [`${userPassword} is the account's own email: production mode needs another password`],
+      ],
+    ] as [Record<string, string>, string[]][])
+      expect(() => authConfig({ NODE_ENV: 'production', ...env }), JSON.stringify(env)).toThrow(
+        new ConfigError(lines.join('\n')),
+      );
+    // Nor in a process that does not run the login service.
+    const elsewhere = { NODE_ENV: 'production', SERVICES: 'notes8080,notes8000' };
+    expect(() => authConfig(elsewhere)).not.toThrow();
+    expect(() => authConfig({ ...elsewhere, SERVICES: 'notes8080,auth' })).toThrow(ConfigError);
   });
 });
 
