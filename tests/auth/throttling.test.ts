@@ -45,7 +45,8 @@ describe('auth login throttling', () => {
       expect((await service.login(ADMIN, undefined, '127.0.2.1')).status).toBe(200);
 
       // The owner's browser shows its device cookie: admitted from any address, for its account.
-      await failFrom(service, ADMIN.email, addresses(1, 1, 20));
+      const locked = await failFrom(service, ADMIN.email, addresses(1, 1, 20));
+      expect(locked).toEqual(Array(100).fill(401));
       expect((await withDevice(service, device, '127.0.3.1', ADMIN)).status).toBe(429);
       const [id, generation, issuedAt, nonce, signature] = device.split('.');
       // Forged, made younger, or of another generation, it no longer matches its signature.
