@@ -2,42 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { messages } from '../../server/auth/messages.js';
 import { ADMIN, signIn, tokenFrom, USER, useAuthService } from '../support/authClient.js';
 import { allEvents, attempt, auditPage, eventLines } from '../support/audit.js';
+import { sessionId } from './attempts.js';
 
 // What the audit trail records, and how administrators read it; what bounds it is in
 // auditBounds.test.ts.
 const { start } = useAuthService();
+const ONE = { ended: 1 };
 
 describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (store) => {
-  const startService = (env: Record<string, string> = {}) =>
-    start({ SESSION_STORE: store, ...env });
-
   it(
     'records each login outcome with its fields, newest ' +
       'first, for administrators only, and never a secret',
     async () => {
-      const service = await startService();
-      const succeeded = await attempt(service, USER, 'req-ok');
-      const token = tokenFrom(succeeded);
-      expect(
-        (await attempt(service, { email: USER.email, password: 'wrong-guess-1' }, 'req-wrong'))
-          .status,
-      ).toBe(401);
-      expect(
-        (
-          await attempt(
-            service,
-            { email: 'Nobody@Example.com', password: 'wrong-guess-2' },
-            'req-unknown',
-          )
-        ).status,
-      ).toBe(401);
+      const service = await start({ SESSION_STORE: store });
+      const token = tokenFrom(await attempt(service, USER, 'req-ok'));
+      const wrong = (email: string, guess: number, requestId: string, from?: string) =>
+        attempt(service, { email, password: `wrong-guess-${guess}` }, requestId, from);
+      expect((await wrong(USER.email, 1, 'req-wrong')).status).toBe(401);
+      expect((await wrong('Nobody@Example.com', 2, 'req-unknown')).status).toBe(401);
       for (let failure = 1; failure <= 5; failure++)
-        await attempt(
-          service,
-          { email: ADMIN.email, password: `wrong-guess-${failure + 2}` },
-          `req-admin-${failure}`,
-          '127.0.0.2',
-        );
+        await wrong(ADMIN.email, failure + 2, `req-admin-${failure}`, '127.0.0.2');
       const throttled = await attempt(service, ADMIN, 'req-throttled', '127.0.0.2');
       expect(throttled.status).toBe(429);
       const admin = await signIn(service, ADMIN);
@@ -123,14 +107,8 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
     'records logouts and every kind of session ending, with ' +
       'who ended them; filters by type and email and pages',
     async () => {
-      const service = await startService({ SESSION_MAX_PER_USER: '3' });
+      const service = await start({ SESSION_STORE: store, SESSION_MAX_PER_USER: '3' });
       const admin = await signIn(service, ADMIN);
-      const sessionsOf = async (token: string) =>
-        (
-          (await service.as(token, 'GET', '/api/sessions')).json as {
-            sessions: { id: string; current: boolean }[];
-          }
-        ).sessions;
       // A minute between steps: more than 5 events of a type from one address in a minute would be
       // counted, not kept one by one.
       const nextMinute = () => service.advance(60);
@@ -138,18 +116,15 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
       expect((await service.logout(await signIn(service))).status).toBe(200);
       const mine = await signIn(service);
       await signIn(service);
-      const otherId = (await sessionsOf(mine)).find((session) => !session.current)!.id;
-      expect((await service.as(mine, 'DELETE', `/api/sessions/${otherId}`)).json).toEqual({
-        ended: 1,
-      });
+      const otherId = await sessionId(service, mine, false);
+      expect((await service.as(mine, 'DELETE', `/api/sessions/${otherId}`)).json).toEqual(ONE);
       nextMinute();
       await signIn(service);
-      expect((await service.as(mine, 'DELETE', '/api/sessions')).json).toEqual({ ended: 1 });
-      const ended = await signIn(service);
-      const endedId = (await sessionsOf(ended)).find((session) => session.current)!.id;
-      expect((await service.as(admin, 'DELETE', `/api/admin/sessions/${endedId}`)).json).toEqual({
-        ended: 1,
-      });
+      expect((await service.as(mine, 'DELETE', '/api/sessions')).json).toEqual(ONE);
+      const endedId = await sessionId(service, await signIn(service));
+      expect((await service.as(admin, 'DELETE', `/api/admin/sessions/${endedId}`)).json).toEqual(
+        ONE,
+      );
       nextMinute();
       // A new login in a browser that holds a session replaces it.
       const replaced = tokenFrom(await service.login(USER, mine));
@@ -161,23 +136,20 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
       expect((await service.me(replaced)).status).toBe(401);
       nextMinute();
 
-      const endings = await allEvents(service, admin, '&type=session.ended');
-      expect(endings.map(({ email, userId, detail }) => ({ email, userId, detail }))).toEqual([
-        { email: USER.email, userId: '1', detail: { by: 'admin', adminId: '2', ended: 3 } },
-        {
-          email: USER.email,
-          userId: '1',
-          detail: { by: 'cap', cap: 'SESSION_MAX_PER_USER', ended: 1 },
-        },
-        { email: USER.email, userId: '1', detail: { by: 'login', ended: 1 } },
-        { email: USER.email, userId: '1', detail: { by: 'admin', adminId: '2', ended: 1 } },
-        { email: USER.email, userId: '1', detail: { by: 'owner', ended: 1 } },
-        { email: USER.email, userId: '1', detail: { by: 'owner', ended: 1 } },
+      const ofUser = async (type: string) =>
+        (await allEvents(service, admin, `&type=${type}`)).map(({ email, userId, detail }) => {
+          expect([email, userId]).toEqual([USER.email, '1']);
+          return detail;
+        });
+      expect(await ofUser('session.ended')).toEqual([
+        { by: 'admin', adminId: '2', ended: 3 },
+        { by: 'cap', cap: 'SESSION_MAX_PER_USER', ended: 1 },
+        { by: 'login', ended: 1 },
+        { by: 'admin', adminId: '2', ended: 1 },
+        { by: 'owner', ended: 1 },
+        { by: 'owner', ended: 1 },
       ]);
-      const logouts = await allEvents(service, admin, '&type=logout');
-      expect(logouts.map(({ email, userId, detail }) => ({ email, userId, detail }))).toEqual([
-        { email: USER.email, userId: '1', detail: {} },
-      ]);
+      expect(await ofUser('logout')).toEqual([{}]);
 
       // Whatever the letter case of the email; a page at a time, each page's `next` the `before` of
       // the following one.

@@ -21,92 +21,68 @@ describe('auth production mode', () => {
     AUTH_ADMIN_PASSWORD: 'a-long-secret-2',
   };
 
-  it('marks the cookie and its deletion Secure', async () => {
-    const service = await start(production);
-    const reply = await service.login({ email: USER.email, password: 'a-long-secret-1' });
-    expect(reply.status).toBe(200);
-    expect(setCookies(reply)[0]).toMatch(
-      /^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
-    );
-    const logout = await service.logout(tokenFrom(reply));
-    expect(setCookies(logout)).toEqual([
-      'token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure',
-    ]);
-  });
+  it(
+    'marks the cookie and its deletion Secure, accepts only the configured passwords, adds ' +
+      'HSTS and upgrade-insecure-requests',
+    async () => {
+      const service = await start(production);
+      expect((await service.login(USER)).status).toBe(401);
+      const admin = await service.login({ email: ADMIN.email, password: 'a-long-secret-2' });
+      expect(admin.status).toBe(200);
+      const reply = await service.login({ email: USER.email, password: 'a-long-secret-1' });
+      expect(setCookies(reply)[0]).toMatch(
+        /^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+      );
+      const logout = await service.logout(tokenFrom(reply));
+      expect(setCookies(logout)).toEqual([
+        'token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure',
+      ]);
+      const page = await service.page('/login');
+      expect(page.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+      expect(page.headers['content-security-policy']).toContain('upgrade-insecure-requests');
+      expect((await service.me()).headers['strict-transport-security']).toMatch(/max-age=\d+/);
+    },
+  );
 
-  it('accepts only the configured passwords', async () => {
-    const service = await start(production);
-    expect((await service.login(USER)).status).toBe(401);
-    expect((await service.login({ email: ADMIN.email, password: 'a-long-secret-2' })).status).toBe(
-      200,
-    );
-  });
-
-  it('adds HSTS and upgrade-insecure-requests', async () => {
-    const service = await start(production);
-    const reply = await service.page('/login');
-    expect(reply.headers['strict-transport-security']).toMatch(/max-age=\d+/);
-    expect(reply.headers['content-security-policy']).toContain('upgrade-insecure-requests');
-    expect((await service.me()).headers['strict-transport-security']).toMatch(/max-age=\d+/);
-  });
-
-  const documented = (variable: string) =>
-    `${variable} is a documented default password: production mode needs one of your own`;
-  it.each([
-    [
-      'both default passwords',
-      {},
-      [documented('AUTH_USER_PASSWORD'), documented('AUTH_ADMIN_PASSWORD')],
-    ],
-    [
-      'the default user password',
-      { AUTH_ADMIN_PASSWORD: 'a-long-secret-2' },
-      [documented('AUTH_USER_PASSWORD')],
-    ],
-    [
-      'the default admin password',
-      { AUTH_USER_PASSWORD: 'a-long-secret-1' },
-      [documented('AUTH_ADMIN_PASSWORD')],
-    ],
-    [
-      "each account given the other's default",
-      { AUTH_USER_PASSWORD: 'admin-password', AUTH_ADMIN_PASSWORD: 'user-password' },
-      [documented('AUTH_USER_PASSWORD'), documented('AUTH_ADMIN_PASSWORD')],
-    ],
-    [
-      'a password shorter than 12 characters',
-      { AUTH_USER_PASSWORD: 'short-pass1', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' },
-      ['AUTH_USER_PASSWORD is shorter than 12 characters: production mode needs a longer password'],
-    ],
-    [
-      "a password that is the account's email",
-      { AUTH_USER_PASSWORD: 'User@Example.com', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' },
-      ["AUTH_USER_PASSWORD is the account's own email: production mode needs another password"],
-    ],
-  ])('refuses to start with %s, one line naming each variable', (_, env, lines) => {
-    expect(() => authConfig({ NODE_ENV: 'production', ...env })).toThrow(
-      new ConfigError(lines.join('\n')),
-    );
-  });
-
-  it('leaves the passwords alone in a process that does not run the login service', () => {
-    expect(() =>
-      authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,notes8000' }),
-    ).not.toThrow();
-    expect(() => authConfig({ NODE_ENV: 'production', SERVICES: 'notes8080,auth' })).toThrow(
-      ConfigError,
-    );
+  it('refuses to start with a weak or default password, one line naming each variable', () => {
+    const defaults = (...variables: string[]) =>
+      variables.map(
+        (name) => `${name} is a documented default password: production mode needs one of your own`,
+      );
+    const [userPassword, adminPassword] = ['AUTH_USER_PASSWORD', 'AUTH_ADMIN_PASSWORD'];
+    const secret = { [userPassword]: 'a-long-secret-1', [adminPassword]: 'a-long-secret-2' };
+    for (const [env, lines] of [
+      [{}, defaults(userPassword, adminPassword)],
+      [{ [adminPassword]: secret[adminPassword] }, defaults(userPassword)],
+      [{ [userPassword]: secret[userPassword] }, defaults(adminPassword)],
+      [
+        { [userPassword]: 'admin-password', [adminPassword]: 'user-password' },
+        defaults(userPassword, adminPassword),
+      ],
+      [
+        { ...secret, [userPassword]: 'short-pass1' },
+        [`${userPassword} is shorter than 12 characters: production mode needs a longer password`],
+      ],
+      [
+        { ...secret, [userPassword]: 'User@Example.com' },
+        [`${userPassword} is the account's own email: production mode needs another password`],
+      ],
+    ] as [Record<string, string>, string[]][])
+      expect(() => authConfig({ NODE_ENV: 'production', ...env }), JSON.stringify(env)).toThrow(
+        new ConfigError(lines.join('\n')),
+      );
+    // Nor in a process that does not run the login service.
+    const elsewhere = { NODE_ENV: 'production', SERVICES: 'notes8080,notes8000' };
+    expect(() => authConfig(elsewhere)).not.toThrow();
+    expect(() => authConfig({ ...elsewhere, SERVICES: 'notes8080,auth' })).toThrow(ConfigError);
   });
 });
 
 describe('auth configuration checks', () => {
-  it('refuses a hash cost that is not a power of two, in one line naming the variable', () => {
+  it('refuses a hash cost not a power of two, a device trust under a day, in one line', () => {
     expect(() => authConfig({ PASSWORD_HASH_COST: '1000' })).toThrow(
       new ConfigError('PASSWORD_HASH_COST="1000" is not valid: expected a power of two'),
     );
-  });
-
-  it('refuses a device trust under one day, in one line naming the variable', () => {
     expect(() => authConfig({ DEVICE_TRUST_DAYS: '0' })).toThrow(
       new ConfigError('DEVICE_TRUST_DAYS="0" is not valid: expected a whole number, at least 1'),
     );

@@ -11,8 +11,8 @@ import { ADMIN, authConfig, tokenFrom, USER, useAuthInstances } from '../support
 
 const running = useAuthInstances();
 
-/** Instances on one fresh database (SESSION_STORE=postgres) or each on its own memory. */
-async function instances(count: number, env: Record<string, string> = {}) {
+/** Two instances on one fresh database (SESSION_STORE=postgres) or each on its own memory. */
+async function instances(env: Record<string, string> = {}) {
   const start = async () => {
     const config = authConfig({ SESSION_SWEEP_INTERVAL_MS: '100', ...env });
     const instance = await running.start({
@@ -21,7 +21,8 @@ async function instances(count: number, env: Record<string, string> = {}) {
     });
     return client(instance);
   };
-  return { started: await Promise.all(Array.from({ length: count }, start)), start };
+  const [a, b] = await Promise.all([start(), start()]);
+  return { a, b, start };
 }
 
 function client(instance: StartedService<AuthDeps>) {
@@ -45,53 +46,47 @@ function client(instance: StartedService<AuthDeps>) {
 describe('two instances on one database (SESSION_STORE=postgres)', () => {
   const env = { SESSION_STORE: 'postgres' };
 
-  it('a login on A is signed in on B; a logout on B ends it on A at once', async () => {
-    const {
-      started: [a, b],
-    } = await instances(2, env);
-    const token = await a!.signIn();
-    expect(await b!.me(token)).toBe(200);
-    expect(await b!.dashboard(token)).toBe(200);
-    expect((await b!.logout(token)).status).toBe(200);
-    expect(await a!.me(token)).toBe(401);
-    expect(await a!.dashboard(token)).toBe(302);
-  });
+  it(
+    'a login on A is signed in on B, a logout on B ends it on A at once; an administrator ' +
+      'ending a session on A signs it out on B; the sixth wrong password is refused on each; ' +
+      'sessions outlive a restart of both',
+    async () => {
+      const { a, b, start } = await instances(env);
+      const token = await a.signIn();
+      expect([await b.me(token), await b.dashboard(token)]).toEqual([200, 200]);
+      expect((await b.logout(token)).status).toBe(200);
+      expect([await a.me(token), await a.dashboard(token)]).toEqual([401, 302]);
 
-  it('an administrator ending a session on A signs it out on B', async () => {
-    const {
-      started: [a, b],
-    } = await instances(2, env);
-    const user = await b!.signIn();
-    const admin = await a!.signIn(ADMIN);
-    const listed = (await a!.call(admin, 'GET', '/api/admin/sessions')).json as {
-      users: { id: string; sessions: { id: string }[] }[];
-    };
-    const id = listed.users.find((account) => account.id === '1')!.sessions[0]!.id;
-    expect((await a!.call(admin, 'DELETE', `/api/admin/sessions/${id}`)).status).toBe(200);
-    expect(await b!.me(user)).toBe(401);
-  });
+      const user = await b.signIn();
+      const admin = await a.signIn(ADMIN);
+      const listed = (await a.call(admin, 'GET', '/api/admin/sessions')).json as {
+        users: { id: string; sessions: { id: string }[] }[];
+      };
+      const id = listed.users.find((account) => account.id === '1')!.sessions[0]!.id;
+      expect((await a.call(admin, 'DELETE', `/api/admin/sessions/${id}`)).status).toBe(200);
+      expect(await b.me(user)).toBe(401);
 
-  it('counts failed logins across both: the sixth wrong password is refused on each', async () => {
-    const {
-      started: [a, b],
-    } = await instances(2, env);
-    const wrong = { email: USER.email, password: 'wrong' };
-    for (const instance of [a, b, a, b, a]) expect((await instance!.login(wrong)).status).toBe(401);
-    for (const instance of [a, b]) {
-      const refused = await instance!.login(USER);
-      expect([refused.status, refused.json]).toEqual([429, { error: messages.tooManyAttempts }]);
-      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(800);
-    }
-  });
+      const wrong = { email: USER.email, password: 'wrong' };
+      for (const one of [a, b, a, b, a]) expect((await one.login(wrong)).status).toBe(401);
+      for (const one of [a, b]) {
+        const refused = await one.login(USER);
+        expect([refused.status, refused.json]).toEqual([429, { error: messages.tooManyAttempts }]);
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(800);
+      }
+
+      const kept = await a.signIn(ADMIN);
+      await running.stopAll();
+      const [a2, b2] = [await start(), await start()];
+      expect([await a2.me(kept), await b2.me(kept)]).toEqual([200, 200]);
+    },
+  );
 
   it('refuses an expired session on both, and deletes its row once', async () => {
-    const {
-      started: [a, b],
-    } = await instances(2, { ...env, SESSION_TTL_SECONDS: '1' });
-    const token = await a!.signIn();
-    expect(await b!.me(token)).toBe(200);
+    const { a, b } = await instances({ ...env, SESSION_TTL_SECONDS: '1' });
+    const token = await a.signIn();
+    expect(await b.me(token)).toBe(200);
     await sleep(1_100);
-    expect([await a!.me(token), await b!.me(token)]).toEqual([401, 401]);
+    expect([await a.me(token), await b.me(token)]).toEqual([401, 401]);
     const rows = (await running.database()).connect();
     const count = async () =>
       (await rows.query<{ count: number }>('SELECT count(*)::int AS count FROM sessions')).rows[0]!
@@ -103,27 +98,13 @@ describe('two instances on one database (SESSION_STORE=postgres)', () => {
     );
     expect(swept.map((line) => line.swept)).toEqual([1]);
   });
-
-  it('keeps sessions through a restart of both', async () => {
-    const {
-      started: [a],
-      start,
-    } = await instances(2, env);
-    const token = await a!.signIn();
-    await running.stopAll();
-    const [a2, b2] = [await start(), await start()];
-    expect([await a2.me(token), await b2.me(token)]).toEqual([200, 200]);
-  });
 });
 
 describe('instances with SESSION_STORE=memory', () => {
   it('each knows only its own sessions, and a restart ends them', async () => {
-    const {
-      started: [a, b],
-      start,
-    } = await instances(2);
-    const token = await a!.signIn();
-    expect([await a!.me(token), await b!.me(token)]).toEqual([200, 401]);
+    const { a, b, start } = await instances();
+    const token = await a.signIn();
+    expect([await a.me(token), await b.me(token)]).toEqual([200, 401]);
     await running.stopAll();
     expect(await (await start()).me(token)).toBe(401);
   });

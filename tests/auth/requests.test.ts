@@ -3,90 +3,80 @@ import { setCookies, signIn, USER, useAuthService } from '../support/authClient.
 
 const { start } = useAuthService();
 
+const NOT_FOUND = { error: 'not found' };
+const allowed = (allow: string | string[] | undefined) => String(allow).split(/,\s*/);
+
 describe('auth requests no route takes under /api', () => {
-  it.each([
-    ['GET', '/api/nothing'],
-    ['POST', '/api/users'],
-    ['GET', '/api'],
-    ['DELETE', '/api/login/extra'],
-    ['GET', '/api/me/'],
-  ])('answers %s %s with 404 {error}', async (method, path) => {
+  it('answers 404 {error} to a path; 405 {error} with Allow to a method; OPTIONS', async () => {
     const service = await start();
-    const reply = await service.request(method, path);
-    expect(reply.status).toBe(404);
-    expect(reply.json).toEqual({ error: 'not found' });
-  });
-
-  it.each([
-    ['GET', '/api/login', 'POST'],
-    ['PUT', '/api/login', 'POST'],
-    ['DELETE', '/api/me', 'GET'],
-    ['POST', '/api/me', 'GET'],
-    ['GET', '/api/logout', 'POST'],
-  ])('answers %s %s with 405 {error} and Allow naming %s', async (method, path, allowed) => {
-    const service = await start();
-    const reply = await service.request(method, path);
-    expect(reply.status).toBe(405);
-    expect(String(reply.headers.allow).split(/,\s*/)).toContain(allowed);
-    expect(reply.json).toEqual({ error: 'method not allowed' });
-    expect(setCookies(reply)).toEqual([]);
-  });
-
-  it.each([
-    ['/api/login', 'POST'],
-    ['/api/me', 'GET'],
-  ])('answers OPTIONS %s with Allow naming %s', async (path, allowed) => {
-    const service = await start();
-    const reply = await service.request('OPTIONS', path);
-    expect(reply.status).toBe(200);
-    expect(String(reply.headers.allow).split(/,\s*/)).toContain(allowed);
-    expect(setCookies(reply)).toEqual([]);
+    const unknown = ['GET /api/nothing', 'POST /api/users', 'GET /api', 'DELETE /api/login/extra'];
+    for (const [method, path] of [...unknown, 'GET /api/me/'].map((line) => line.split(' '))) {
+      const reply = await service.request(method!, path!);
+      expect([method, path, reply.status, reply.json]).toEqual([method, path, 404, NOT_FOUND]);
+    }
+    const notAllowed = [405, { error: 'method not allowed' }];
+    for (const [method, path, allow, ...answer] of [
+      ['GET', '/api/login', 'POST', ...notAllowed],
+      ['PUT', '/api/login', 'POST', ...notAllowed],
+      ['DELETE', '/api/me', 'GET', ...notAllowed],
+      ['POST', '/api/me', 'GET', ...notAllowed],
+      ['GET', '/api/logout', 'POST', ...notAllowed],
+      ['OPTIONS', '/api/login', 'POST', 200, undefined],
+      ['OPTIONS', '/api/me', 'GET', 200, undefined],
+    ] as [string, string, string, number, unknown][]) {
+      const reply = await service.request(method, path);
+      expect([method, path, reply.status, reply.json]).toEqual([method, path, ...answer]);
+      expect(allowed(reply.headers.allow)).toContain(allow);
+      expect(setCookies(reply)).toEqual([]);
+    }
   });
 });
 
 describe('auth security headers', () => {
-  it('sends a same-origin Content-Security-Policy and helmet’s headers with pages', async () => {
-    const service = await start();
-    const token = await signIn(service);
-    for (const reply of [
-      await service.page('/login'),
-      await service.page('/dashboard', { cookie: `token=${token}` }),
-    ]) {
-      const csp = reply.headers['content-security-policy'] ?? '';
-      expect(csp).toContain("default-src 'self'");
-      expect(csp).toContain("script-src 'self';");
-      // The page's own stylesheet, inlined by the build, allowed by its hash; no other inline
-      // style.
-      expect(csp).toMatch(/style-src 'self' 'sha256-[A-Za-z0-9+/]+=*';/);
-      expect(csp).not.toContain('unsafe-inline');
-      expect(csp).toContain("object-src 'none'");
-      expect(csp).toContain("frame-ancestors 'none'");
-      expect(csp).not.toContain('upgrade-insecure-requests');
-      expect(reply.headers['x-content-type-options']).toBe('nosniff');
-      expect(reply.headers['x-frame-options']).toBe('DENY');
-      expect(reply.headers['referrer-policy']).toBe('no-referrer');
-      expect(reply.headers['strict-transport-security']).toBeUndefined();
-    }
-  });
-
-  it('answers the API with a policy allowing nothing, not stored, sniffed or framed', async () => {
-    const service = await start();
-    const signedIn = await signIn(service);
-    for (const reply of [
-      await service.me(signedIn),
-      await service.me(),
-      await service.request('GET', '/api/unknown'),
-    ]) {
-      expect(reply.headers['content-security-policy']).toBe(
-        "default-src 'none'; frame-ancestors 'none'",
-      );
-      expect(reply.headers['cache-control']).toBe('no-store');
-      expect(reply.headers['x-content-type-options']).toBe('nosniff');
-      expect(reply.headers['x-frame-options']).toBe('DENY');
-      expect(reply.headers['referrer-policy']).toBe('no-referrer');
-      expect(reply.headers['strict-transport-security']).toBeUndefined();
-    }
-  });
+  it(
+    'sends a same-origin Content-Security-Policy and helmet’s headers with pages; answers the ' +
+      'API with a policy allowing nothing, not stored, sniffed or framed',
+    async () => {
+      const service = await start();
+      const token = await signIn(service);
+      const helmet = {
+        'x-content-type-options': 'nosniff',
+        'x-frame-options': 'DENY',
+        'referrer-policy': 'no-referrer',
+      };
+      for (const page of [
+        await service.page('/login'),
+        await service.page('/dashboard', { cookie: `token=${token}` }),
+      ]) {
+        const csp = page.headers['content-security-policy'] ?? '';
+        for (const directive of [
+          "default-src 'self'",
+          "script-src 'self';",
+          "object-src 'none'",
+          "frame-ancestors 'none'",
+        ])
+          expect(csp).toContain(directive);
+        // The page's own stylesheet, inlined by the build, allowed by its hash; no other inline
+        // style.
+        expect(csp).toMatch(/style-src 'self' 'sha256-[A-Za-z0-9+/]+=*';/);
+        expect(csp).not.toMatch(/unsafe-inline|upgrade-insecure-requests/);
+        expect(page.headers).toMatchObject(helmet);
+        expect(page.headers['strict-transport-security']).toBeUndefined();
+      }
+      for (const api of [
+        await service.me(token),
+        await service.me(),
+        await service.request('GET', '/api/unknown'),
+      ]) {
+        expect(api.headers).toMatchObject({
+          ...helmet,
+          'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+          'cache-control': 'no-store',
+        });
+        expect(api.headers['strict-transport-security']).toBeUndefined();
+      }
+    },
+  );
 });
 
 describe('auth request log', () => {

@@ -43,54 +43,15 @@ function focusRing(control: Locator) {
 
 describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () => {
   const pages = pagesInBrowser();
-  const submitButton = () => pages.page.locator('form button[type="submit"]');
-  const status = () => pages.page.getByRole('status');
-
-  it(
-    'after a failed login, moves the focus to the first field, ties the message to the fields ' +
-      'and announces it; while a login runs, keeps the focus on the button and announces it',
-    async () => {
-      const { page, gateway } = pages;
-      await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
-      await page.getByLabel('パスワード').press('Enter');
-      const message = 'メールアドレスまたはパスワードが正しくありません';
-      await status().filter({ hasText: message }).waitFor();
-      const email = page.getByLabel('メールアドレス');
-      expect(
-        await email.evaluate((input) => input === document.activeElement),
-        'the focus after a failed login is on the email field',
-      ).toBe(true);
-      for (const field of [email, page.getByLabel('パスワード')]) {
-        expect(await field.getAttribute('aria-invalid')).toBe('true');
-        const described = await field.getAttribute('aria-describedby');
-        expect(await page.locator(`#${described}`).textContent()).toBe(message);
-      }
-      // The next Tab stays in the form.
-      await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe(
-        'password',
-      );
-
-      gateway.mode = 'hold';
-      await pages.fillLogin(USER);
-      await submitButton().focus();
-      await page.keyboard.press('Enter');
-      await status().filter({ hasText: 'ログイン中…' }).waitFor();
-      expect(await submitButton().getAttribute('aria-disabled'), 'while the login runs').toBe(
-        'true',
-      );
-      expect(
-        await submitButton().evaluate((button) => button === document.activeElement),
-        'the focus while the login runs is on the button',
-      ).toBe(true);
-      gateway.release();
-      await page.waitForURL(pages.url('/dashboard'));
-    },
-  );
+  const { submitButton } = pages;
+  const focused = (control: Locator) =>
+    control.evaluate((element) => element === document.activeElement);
 
   it(
     'follows the system’s dark theme, and rings every focused control at 3:1 or more against ' +
-      'what is behind it, in either theme, and in forced-colours mode',
+      'what is behind it, in either theme and in forced-colours mode; after a failed login, ' +
+      'moves the focus to the first field, ties the message to the fields and announces it; ' +
+      'while a login runs, keeps the focus on the button and announces it',
     async () => {
       const { page } = pages;
       const colours = () =>
@@ -146,12 +107,48 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
         expect(ring.style, 'in forced-colours mode').toBe('solid');
         expect(ring.width, 'in forced-colours mode').toBeGreaterThanOrEqual(2);
       }
-      await page.emulateMedia({ forcedColors: 'none' });
+      await page.emulateMedia({ colorScheme: 'light', forcedColors: 'none' });
+
+      // After a failed login: the focus on the first field, the message tied to the fields and
+      // announced; while a login runs, the focus on the button, the progress announced.
+      await pages.fillLogin({ email: USER.email, password: 'wrong-password' });
+      await page.getByLabel('パスワード').press('Enter');
+      const message = 'メールアドレスまたはパスワードが正しくありません';
+      await pages.announced(message);
+      const email = page.getByLabel('メールアドレス');
+      expect(await focused(email), 'the focus after a failed login is on the email field').toBe(
+        true,
+      );
+      for (const field of [email, page.getByLabel('パスワード')]) {
+        expect(await field.getAttribute('aria-invalid')).toBe('true');
+        const described = await field.getAttribute('aria-describedby');
+        expect(await page.locator(`#${described}`).textContent()).toBe(message);
+      }
+      // The next Tab stays in the form.
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe(
+        'password',
+      );
+
+      pages.gateway.mode = 'hold';
+      await pages.fillLogin(USER);
+      await submitButton().focus();
+      await page.keyboard.press('Enter');
+      await pages.announced('ログイン中…');
+      expect(await submitButton().getAttribute('aria-disabled'), 'while the login runs').toBe(
+        'true',
+      );
+      expect(await focused(submitButton()), 'the focus while the login runs').toBe(true);
+      pages.gateway.mode = 'forward';
+      pages.gateway.release();
+      await page.waitForURL(pages.url('/dashboard'));
 
       await pages.signIn(ADMIN);
       await page.keyboard.press('Tab');
       for (const scheme of SCHEMES)
         await checkRings(scheme, [page.getByRole('button', { name: 'ログアウト' })]);
     },
+    // Two tests' steps in one: their time too.
+    60_000,
   );
 });

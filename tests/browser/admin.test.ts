@@ -1,5 +1,4 @@
-import type { BrowserContext } from 'playwright-core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { browserAvailable } from '../support/browser.js';
 import { ADMIN, pagesInBrowser, USER } from './pagesInBrowser.js';
 
@@ -10,65 +9,75 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
   const pages = pagesInBrowser();
   const { url } = pages;
 
-  const others: BrowserContext[] = [];
-  afterEach(() => Promise.all(others.splice(0).map((context) => context.close())));
-
-  /**
-   * Another browser, with the same watch as every test's page, signed in as `credentials`; it
-   * closes after the test.
-   */
-  async function otherBrowser(credentials = USER) {
-    const context = await pages.browser.newContext();
-    others.push(context);
-    const page = await pages.watchedPage(context);
-    await pages.signIn(credentials, page);
-    return { context, page };
-  }
-
   it(
-    "sends a visitor without a session from the administrators' pages to /login; shows them to " +
-      'a user as forbidden (403), with the way back to the dashboard, where the user signs out ' +
-      'every other browser, keeping this one',
+    "sends a visitor without a session from the administrators' pages to /login; shows them " +
+      'to a user as forbidden (403), with the way back to the dashboard, where the user signs ' +
+      'out every other browser, keeping this one',
     async () => {
       const { page } = pages;
-      const other = await otherBrowser(USER);
+      const other = await pages.otherBrowser(USER);
       for (const path of ['/admin/users', '/admin/settings']) {
         await page.goto(url(path));
         expect(pages.path(), `a visitor on ${path} is sent to`).toBe('/login');
       }
       await pages.signIn(USER);
       for (const path of ['/admin/users', '/admin/settings']) {
-        const response = await page.goto(url(path));
-        expect(response?.status(), `the user on ${path}`).toBe(403);
+        expect((await page.goto(url(path)))?.status(), `the user on ${path}`).toBe(403);
         expect(await page.getByRole('heading', { level: 1 }).textContent(), path).toBe(
           'このページを表示する権限がありません',
         );
-        expect(await page.getByText('admin@example.com').count(), path).toBe(0);
+        expect(await page.getByText(ADMIN.email).count(), path).toBe(0);
       }
       await page.getByRole('link', { name: 'ダッシュボードに戻る' }).click();
       await page.waitForURL(url('/dashboard'));
 
       await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
-      await page
-        .getByRole('status')
-        .filter({ hasText: 'ほかの端末の 1 件のセッションを終了しました' })
-        .waitFor();
-      await other.page.reload();
-      expect(pages.path(other.page), 'the other browser').toBe('/login');
+      await pages.announced('ほかの端末の 1 件のセッションを終了しました');
+      await other.reload();
+      expect(pages.path(other), 'the other browser').toBe('/login');
       await page.reload();
       expect(pages.path(), 'this browser').toBe('/dashboard');
     },
   );
 
   it(
-    'lets the admin end one session of another browser, then every session of an account: ' +
-      "those browsers are signed out at their next request, the admin's own session stays; " +
-      'shows the admin the account blocked for new browsers, with its latest events, and ' +
-      'unblocks it: the user gets in again',
+    'shows the admin the settings, read-only; lets the admin end one session of another ' +
+      "browser, then every session of an account, those browsers signed out, the admin's own " +
+      'kept; shows the account blocked for new browsers, with its latest events, and unblocks ' +
+      'it: the user gets in again',
     async () => {
       const { page } = pages;
-      const [first, second] = [await otherBrowser(USER), await otherBrowser(USER)];
+      const [first, second] = [await pages.otherBrowser(USER), await pages.otherBrowser(USER)];
       await pages.signIn(ADMIN);
+      await page.getByRole('link', { name: 'システム設定' }).click();
+      await page.waitForURL(url('/admin/settings'));
+      const setting = (name: string) =>
+        page
+          .locator('.settings div', { has: page.getByText(name, { exact: true }) })
+          .locator('dd')
+          .textContent();
+      for (const [name, value] of [
+        ['セッションの保存先 (SESSION_STORE)', 'プロセスのメモリー (memory)'],
+        ['セッションの有効期間 (SESSION_TTL_SECONDS)', '3600 秒'],
+        ['ログイン失敗の上限: アカウントと接続元ごと', '900 秒に 5 回'],
+        [
+          'ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)',
+          '900 秒に 50 回',
+        ],
+        ['接続元ごとの待機できるログイン試行 (プロセスごと)', '32 件まで'],
+        ['信頼済み端末の有効期間 (DEVICE_TRUST_DAYS)', '90 日'],
+        ['監査ログの保存期間 (AUDIT_RETENTION_DAYS)', '30 日'],
+        ['監査ログの最大件数 (AUDIT_MAX_EVENTS)', '100,000'],
+        [
+          '監査ログに 1 件ずつ記録するイベント: 種類と接続元ごと',
+          '60 秒に 5 件まで (超えた分は件数だけ記録)',
+        ],
+      ])
+        expect(await setting(name), name).toBe(value);
+      expect(await page.locator('input, textarea, select').count()).toBe(0);
+      expect(await page.content()).not.toContain(ADMIN.password);
+
+      await page.goto(url('/dashboard'));
       await page.getByRole('link', { name: 'ユーザ管理' }).click();
       await page.waitForURL(url('/admin/users'));
       expect(await page.title()).toBe('ユーザ管理');
@@ -82,86 +91,49 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
 
       // Sessions are listed oldest first: the second browser's is the last.
       await userSessions.getByRole('button', { name: '終了' }).last().click();
-      await page
-        .getByRole('status')
-        .filter({ hasText: '1 件のセッションを終了しました' })
-        .waitFor();
+      await pages.announced('1 件のセッションを終了しました');
       expect(
         rows === 2
           ? await page.getByText('ログイン中のセッションはありません').count()
           : await userSessions.getByRole('row').count(),
         'the sessions listed after ending one',
       ).toBe(rows === 2 ? 1 : rows - 1);
-      await second.page.goto(url('/dashboard'));
-      expect(pages.path(second.page), 'the browser whose session ended').toBe('/login');
+      await second.goto(url('/dashboard'));
+      expect(pages.path(second), 'the browser whose session ended').toBe('/login');
 
       await page.goto(url('/admin/users'));
       const account = page.locator('section', {
         has: page.getByRole('heading', { name: USER.email }),
       });
       await account.getByRole('button', { name: 'すべて終了' }).click();
-      await page
-        .getByRole('status')
-        .filter({ hasText: /\d+ 件のセッションを終了しました/ })
-        .waitFor();
+      await pages.announced(/\d+ 件のセッションを終了しました/);
       expect(await account.getByText('ログイン中のセッションはありません').count()).toBe(1);
-      await first.page.reload();
-      expect(pages.path(first.page), 'the first browser, after ending them all').toBe('/login');
+      await first.reload();
+      expect(pages.path(first), 'the first browser, after ending them all').toBe('/login');
       await page.goto(url('/dashboard'));
       expect(pages.path(), "the admin's own session").toBe('/dashboard');
 
       await pages.lock(USER);
       await page.goto(url('/admin/users'));
-      expect(
-        await account.getByText('ログイン失敗が多すぎるため、ブロックされています').count(),
-        'the account, locked',
-      ).toBe(1);
-      expect(
-        await account.getByText(/^信頼済みでない端末すべて: 100 回失敗、あと \d+ 秒$/).count(),
-      ).toBe(1);
+      const shown = (text: string | RegExp, within = account) => within.getByText(text).count();
+      expect(await shown('ログイン失敗が多すぎるため、ブロックされています'), 'locked').toBe(1);
+      expect(await shown(/^信頼済みでない端末すべて: 100 回失敗、あと \d+ 秒$/)).toBe(1);
       const events = account.getByRole('table', { name: `${USER.email} の最近のイベント` });
       // The right password from a new address, refused, and the wrong ones before it.
-      expect(await events.getByText('ログイン制限による拒否 (login.throttled)').count()).toBe(1);
-      expect(await events.getByText('reason: wrong password').count()).toBe(19);
+      expect(await shown('ログイン制限による拒否 (login.throttled)', events)).toBe(1);
+      expect(await shown('reason: wrong password', events)).toBe(19);
 
       await account.getByRole('button', { name: 'ブロック解除' }).click();
-      await page.getByRole('status').filter({ hasText: 'ブロックを解除しました' }).waitFor();
-      expect(await account.getByText('ブロックされていません').count(), 'unblocked').toBe(1);
+      await pages.announced('ブロックを解除しました');
+      expect(await shown('ブロックされていません'), 'unblocked').toBe(1);
       expect(await account.getByRole('button', { name: 'ブロック解除' }).count()).toBe(0);
-      expect(await events.getByText('ブロック解除 (account.unlocked)').count()).toBe(1);
+      expect(await shown('ブロック解除 (account.unlocked)', events)).toBe(1);
       // Blocked, this login would be refused (429) and stay on /login.
-      const third = await otherBrowser(USER);
-      await third.page.getByRole('button', { name: 'ログアウト' }).click();
-      await third.page.waitForURL(url('/login'));
+      const third = await pages.otherBrowser(USER);
+      await third.getByRole('button', { name: 'ログアウト' }).click();
+      await third.waitForURL(url('/login'));
     },
-    // Three tests' steps in one (17 s at a load average of 9 to 12 on two cores): their time too.
+    // Four tests' steps in one (17 s at a load average of 9 to 12 on two cores): their time too.
     90_000,
   );
-
-  it('shows the admin the effective settings, read-only', async () => {
-    const { page } = pages;
-    await pages.signIn(ADMIN);
-    await page.getByRole('link', { name: 'システム設定' }).click();
-    await page.waitForURL(url('/admin/settings'));
-    const value = (name: string) =>
-      page
-        .locator('.settings div', { has: page.getByText(name, { exact: true }) })
-        .locator('dd')
-        .textContent();
-    expect(await value('セッションの保存先 (SESSION_STORE)')).toBe('プロセスのメモリー (memory)');
-    expect(await value('セッションの有効期間 (SESSION_TTL_SECONDS)')).toBe('3600 秒');
-    expect(await value('ログイン失敗の上限: アカウントと接続元ごと')).toBe('900 秒に 5 回');
-    expect(
-      await value('ログイン失敗の上限: 接続元ごと (すべてのアカウントと未登録のメールアドレス)'),
-    ).toBe('900 秒に 50 回');
-    expect(await value('接続元ごとの待機できるログイン試行 (プロセスごと)')).toBe('32 件まで');
-    expect(await value('信頼済み端末の有効期間 (DEVICE_TRUST_DAYS)')).toBe('90 日');
-    expect(await value('監査ログの保存期間 (AUDIT_RETENTION_DAYS)')).toBe('30 日');
-    expect(await value('監査ログの最大件数 (AUDIT_MAX_EVENTS)')).toBe('100,000');
-    expect(await value('監査ログに 1 件ずつ記録するイベント: 種類と接続元ごと')).toBe(
-      '60 秒に 5 件まで (超えた分は件数だけ記録)',
-    );
-    expect(await page.locator('input, textarea, select').count()).toBe(0);
-    expect(await page.content()).not.toContain(ADMIN.password);
-  });
 });

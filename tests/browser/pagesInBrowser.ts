@@ -16,8 +16,9 @@ export type Credentials = typeof USER;
 /**
  * The login service with its built pages, opened in Chromium through a real proxy (so that a
  * test can make the API fail as proxies do), on a clock the tests move. Each test gets a fresh
- * browser context and page; after each, the page must have broken no Content-Security-Policy,
- * logged no error, and asked nothing of another host. Call once per file, at its top.
+ * browser context and page, and may open other browsers (`otherBrowser`); after each, every page
+ * must have broken no Content-Security-Policy, logged no error, and asked nothing of another
+ * host. Call once per file, at its top.
  *
  * A fresh context's first page costs Chromium some 1.5 CPU-seconds (a renderer to start, the
  * script to compile), each later load in it a fifth of that: a test is one visit that asserts, in
@@ -32,6 +33,7 @@ export function pagesInBrowser() {
     context: undefined as unknown as BrowserContext,
     page: undefined as unknown as Page,
   };
+  const others: BrowserContext[] = [];
   let offsetMs = 0;
   let lockings = 0;
   let requested: string[] = [];
@@ -79,7 +81,7 @@ export function pagesInBrowser() {
     current.page = await watchedPage(current.context);
   });
   afterEach(async () => {
-    await current.context.close();
+    await Promise.all([current.context, ...others.splice(0)].map((context) => context.close()));
     expect(complaints).toEqual([]);
     expect(
       requested.filter((url) => !url.startsWith(`${gateway.url}/`) && !url.startsWith('data:')),
@@ -133,6 +135,27 @@ export function pagesInBrowser() {
       expect((await login(credentials.password, 21)).status).toBe(429);
     },
     path: (page = current.page) => new URL(page.url()).pathname,
+    /** The login form's button. */
+    submitButton: (page = current.page) => page.locator('form button[type="submit"]'),
+    /** Waits until the page announces `text` (a status region). */
+    announced: (text: string | RegExp, page = current.page) =>
+      page.getByRole('status').filter({ hasText: text }).waitFor(),
+    /** The login requests the page sends from now on. */
+    loginRequests(page = current.page) {
+      const sent: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().endsWith('/api/login')) sent.push(request.url());
+      });
+      return sent;
+    },
+    /** Another browser, watched as the test's page is, signed in; closed after the test. */
+    async otherBrowser(credentials: Credentials) {
+      const context = await browser.newContext();
+      others.push(context);
+      const page = await watchedPage(context);
+      await this.signIn(credentials, page);
+      return page;
+    },
     async fillLogin({ email, password }: Credentials, page = current.page) {
       await page.goto(url('/login'));
       await page.getByLabel('メールアドレス').fill(email);
