@@ -4,6 +4,7 @@ import type { Logger } from '../../server/logger.js';
 import type { Service } from '../../server/services.js';
 import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
 import { createScratchDatabase, type ScratchDatabase } from '../../harness/postgres.js';
+import { startProcess, type RunningProcess } from '../../harness/processes.js';
 import { startService, type StartedService, type StartOptions } from '../../harness/service.js';
 
 /** The suite's PostgreSQL server, where each test file makes databases of its own. */
@@ -33,4 +34,22 @@ export function useTemporaryDataDir(): () => string {
   });
   afterAll(() => removeDataDir(dir));
   return () => dir;
+}
+
+/**
+ * The whole process as `npm start` starts it (compiled), on a database and a data folder of its
+ * own, with `env` on top. `cleanups` gets how to stop it and remove both, to run in reverse order.
+ */
+export async function startTestProcess(
+  env: Record<string, string>,
+  cleanups: (() => Promise<unknown>)[],
+): Promise<RunningProcess> {
+  const dataDir = await temporaryDataDir();
+  cleanups.push(() => removeDataDir(dataDir));
+  const database = await createTestDatabase();
+  cleanups.push(database.drop);
+  env = { DATABASE_URL: database.url, PASSWORD_HASH_COST: '2', ...env };
+  const started = await startProcess({ form: 'compiled', dataDir, env });
+  cleanups.push(() => started.stop(5_000));
+  return started;
 }
