@@ -1,15 +1,22 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send, type Reply } from '../harness/http.js';
 import type { RunningProcess } from '../harness/processes.js';
 import { ConfigError, loadConfig } from '../server/config.js';
 import { startTestProcess } from './support/services.js';
 
 // The metrics as Prometheus reads them: the whole process started as `npm start` starts it, with
-// METRICS_PORT=0, its requests answered, then GET /metrics on the port it reports.
+// METRICS_PORT=0, its requests answered, then GET /metrics on the port it reports. The two
+// processes start side by side before the tests: the starts take most of the file's time.
 
 const cleanups: (() => Promise<unknown>)[] = [];
-const start = (env: Record<string, string>) => startTestProcess(env, cleanups);
-afterEach(async () => {
+let [withSessionsInMemory, withSessionsInPostgres] = [] as RunningProcess[];
+beforeAll(async () => {
+  [withSessionsInMemory, withSessionsInPostgres] = await Promise.all([
+    startTestProcess({ METRICS_PORT: '0' }, cleanups),
+    startTestProcess({ METRICS_PORT: '0', SESSION_STORE: 'postgres' }, cleanups),
+  ]);
+});
+afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -76,7 +83,7 @@ describe('METRICS_PORT', () => {
     'GET /metrics: durations by route template (never a raw path), ' +
       'login attempts, pools, stored bytes, sessions, process metrics',
     async () => {
-      const server = await start({ METRICS_PORT: '0' });
+      const server = withSessionsInMemory!;
       const metricsPort = Number(new URL(server.metricsUrl!).port);
       expect(new URL(server.metricsUrl!).hostname).toBe('127.0.0.1');
       expect(Object.values(server.urls).map((url) => Number(new URL(url).port))).not.toContain(
@@ -164,7 +171,7 @@ describe('METRICS_PORT', () => {
 
   test('scrapes at once share one gathering; a later scrape sees later requests', async () => {
     // With the sessions in PostgreSQL the gathering asks the database (once at a time).
-    const server = await start({ METRICS_PORT: '0', SESSION_STORE: 'postgres' });
+    const server = withSessionsInPostgres!;
     const scrapes = Array.from({ length: 20 }, () =>
       send(server.metricsUrl!, { method: 'GET', path: '/metrics' }),
     );
