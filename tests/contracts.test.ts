@@ -180,11 +180,15 @@ describe('the published OpenAPI documents', () => {
 // The other services' pages are the same Swagger UI on their own documents: the faults pass opens
 // them (tests/faults/swaggerUi.test.ts).
 describe('Swagger UI at /docs', () => {
+  // Launched before the test, under the hooks' longer timeout: on a busy machine Chromium's start
+  // alone can take much of a test's 30 s.
+  beforeAll(async () => {
+    if (browserAvailable) browser = await launchBrowser();
+  });
   test.skipIf(!browserAvailable).each(['notes8000'])(
     '%s: lists every operation of its document, from its own files only; a request tried out',
     async (name) => {
-      browser ??= await launchBrowser();
-      const { page, listed, foreign } = await openSwaggerUi(browser, url(name));
+      const { page, listed, foreign } = await openSwaggerUi(browser!, url(name));
       try {
         expect(listed).toEqual(operationsOf(documents.get(name)!));
         await tryItOut(page, url(name));
