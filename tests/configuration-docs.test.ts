@@ -5,85 +5,50 @@ import { ENVIRONMENT_VARIABLES, loadConfig } from '../server/config.js';
 
 // docs/configuration.md documents every environment variable the configuration module reads, in
 // the table of its "## Variables" section: the first cell of each row holds one name in
-// backquotes, or several joined by " / " (`NOTES8080_HOST` / `NOTES8080_PORT`). The names read
-// are those of the module's own validated schema, so neither side can change without the other.
+// backquotes, or several joined by " / " (`NOTES8080_HOST` / `NOTES8080_PORT`). .env.example lists
+// the same variables, each commented out (`# NAME=default`) under a comment of its own, so that a
+// copy of it as `.env` sets nothing until a line is uncommented. The names read are those of the
+// module's own validated schema, so neither side can change without the other.
 
-const DOCUMENT = path.resolve(import.meta.dirname, '../docs/configuration.md');
-const EXAMPLE = path.resolve(import.meta.dirname, '../.env.example');
-const SECTION = '## Variables';
-const NAME_CELL = /^`[A-Z][A-Z0-9_]*`( \/ `[A-Z][A-Z0-9_]*`)*$/;
-
-/** The first cell of every row of the section's table, as written. */
-function firstCells(markdown: string): string[] {
-  const lines = markdown.split('\n');
-  const start = lines.indexOf(SECTION);
-  if (start === -1) throw new Error(`docs/configuration.md has no "${SECTION}" heading`);
-  const end = lines.findIndex((line, index) => index > start && line.startsWith('## '));
-  const rows = lines
-    .slice(start + 1, end === -1 ? undefined : end)
-    .filter((line) => line.startsWith('|'));
-  // The header row and the separator row come first.
-  return rows.slice(2).map((row) => row.split('|')[1]!.trim());
-}
-
-const documentedCells = firstCells(readFileSync(DOCUMENT, 'utf8'));
-const documented = documentedCells.flatMap((cell) =>
-  [...cell.matchAll(/`([A-Z0-9_]+)`/g)].map((match) => match[1]!),
-);
-
-describe('docs/configuration.md', () => {
-  it('has a table of variables, each row naming them in backquotes', () => {
-    expect(documentedCells.length).toBeGreaterThan(0);
-    expect(documentedCells.filter((cell) => !NAME_CELL.test(cell))).toEqual([]);
-  });
-
-  it('documents each variable once', () => {
-    expect(documented.filter((name, index) => documented.indexOf(name) !== index)).toEqual([]);
-  });
-
-  it('documents only variables the configuration module reads', () => {
-    expect(documented.filter((name) => !ENVIRONMENT_VARIABLES.includes(name))).toEqual([]);
-  });
-
-  it('documents every variable the configuration module reads', () => {
-    expect(ENVIRONMENT_VARIABLES.filter((name) => !documented.includes(name))).toEqual([]);
-  });
-
-  it('knows the variables from the module itself', () => {
-    expect(ENVIRONMENT_VARIABLES).toContain('DATABASE_URL');
-    expect(ENVIRONMENT_VARIABLES.length).toBeGreaterThan(30);
-  });
-});
-
-// .env.example lists the same variables, each commented out (`# NAME=default`) under a comment of
-// its own, so that a copy of it as `.env` sets nothing until a line is uncommented.
-
-const exampleLines = readFileSync(EXAMPLE, 'utf8').split('\n');
+const read = (file: string) => readFileSync(path.resolve(import.meta.dirname, '..', file), 'utf8');
+const lines = read('docs/configuration.md').split('\n');
+const start = lines.indexOf('## Variables');
+const end = lines.findIndex((line, index) => index > start && line.startsWith('## '));
+/** The first cell of every row of the section's table (after the header and separator rows). */
+const cells = lines
+  .slice(start + 1, end === -1 ? undefined : end)
+  .filter((line) => line.startsWith('|'))
+  .slice(2)
+  .map((row) => row.split('|')[1]!.trim());
+const exampleLines = read('.env.example').split('\n');
 const examples = exampleLines.flatMap((line) => {
   const assignment = /^# ([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
-  return assignment ? [{ name: assignment[1]!, value: assignment[2]! }] : [];
+  return assignment ? [[assignment[1]!, assignment[2]!] as const] : [];
 });
-const listed = examples.map(({ name }) => name);
 
-describe('.env.example', () => {
-  it('lists each variable once', () => {
-    expect(listed.filter((name, index) => listed.indexOf(name) !== index)).toEqual([]);
+describe.each([
+  ['docs/configuration.md', cells.flatMap((cell) => cell.match(/(?<=`)[A-Z0-9_]+(?=`)/g) ?? [])],
+  ['.env.example', examples.map(([name]) => name)],
+])('%s', (_, names) => {
+  it('names each variable once, every variable the configuration module reads, no other', () => {
+    expect(names.filter((name, index) => names.indexOf(name) !== index)).toEqual([]);
+    expect(names.filter((name) => !ENVIRONMENT_VARIABLES.includes(name))).toEqual([]);
+    expect(ENVIRONMENT_VARIABLES.filter((name) => !names.includes(name))).toEqual([]);
   });
+});
 
-  it('lists only variables the configuration module reads', () => {
-    expect(listed.filter((name) => !ENVIRONMENT_VARIABLES.includes(name))).toEqual([]);
-  });
+it('docs/configuration.md has a table of variables, each row naming them in backquotes', () => {
+  expect(start).toBeGreaterThan(-1);
+  expect(cells.length).toBeGreaterThan(0);
+  const nameCell = /^`[A-Z][A-Z0-9_]*`( \/ `[A-Z][A-Z0-9_]*`)*$/;
+  expect(cells.filter((cell) => !nameCell.test(cell))).toEqual([]);
+  // The names come from the module itself.
+  expect(ENVIRONMENT_VARIABLES).toContain('DATABASE_URL');
+  expect(ENVIRONMENT_VARIABLES.length).toBeGreaterThan(30);
+});
 
-  it('lists every variable the configuration module reads', () => {
-    expect(ENVIRONMENT_VARIABLES.filter((name) => !listed.includes(name))).toEqual([]);
-  });
-
-  it('sets nothing as it is: every line is a comment or blank', () => {
-    expect(exampleLines.filter((line) => line.trim() !== '' && !line.startsWith('#'))).toEqual([]);
-  });
-
-  it('shows each default: uncommented as it is, it configures what no variable at all does', () => {
-    const values = Object.fromEntries(examples.map(({ name, value }) => [name, value]));
-    expect(loadConfig(values)).toEqual(loadConfig({}));
-  });
+it('.env.example sets nothing as it is, and shows each default', () => {
+  expect(exampleLines.filter((line) => line.trim() !== '' && !line.startsWith('#'))).toEqual([]);
+  // Uncommented as it is, it configures what no variable at all does.
+  expect(loadConfig(Object.fromEntries(examples))).toEqual(loadConfig({}));
 });

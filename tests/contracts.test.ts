@@ -7,11 +7,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ROOT } from '../harness/processes.js';
 import { send } from '../harness/http.js';
-import { builtSpa, ensureSpaBuilt } from '../server/auth/spa.js';
-import { loadConfig } from '../server/config.js';
-import { auth, notes8000, notes8080 } from '../server/services.js';
 import { browserAvailable, launchBrowser } from './support/browser.js';
-import { startTestService } from './support/services.js';
+import { useEachService } from './support/services.js';
 import { openSwaggerUi, operationsOf } from './support/swaggerUi.js';
 
 // Every service publishes its contract at /openapi.json and shows it with Swagger UI at /docs.
@@ -28,27 +25,17 @@ const INTENDED_PROBLEMS: Record<string, string[]> = {
 const NAMES = ['notes8080', 'notes8000', 'auth'] as const;
 
 type Document = Record<string, any>;
+const services = useEachService();
 const documents = new Map<string, Document>();
-const urls = new Map<string, string>();
-const stops: (() => Promise<void>)[] = [];
+const url = (name: string) => services[name as (typeof NAMES)[number]].url;
 let browser: Browser | undefined;
 /** A folder of the documents' files, for the linter. */
 let dir = '';
 
 beforeAll(async () => {
-  await ensureSpaBuilt();
-  const config = loadConfig({ PASSWORD_HASH_COST: '1024' });
-  const started = await Promise.all([
-    startTestService(notes8080, { deps: { config: config.notes } }),
-    startTestService(notes8000, { deps: { config: config.notes } }),
-    startTestService(auth, { deps: { config: config.auth, spa: await builtSpa() } }),
-  ]);
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'openapi-'));
-  for (const [index, name] of NAMES.entries()) {
-    const service = started[index]!;
-    stops.push(service.close);
-    urls.set(name, service.url);
-    const response = await send(service.url, { method: 'GET', path: '/openapi.json' });
+  for (const name of NAMES) {
+    const response = await send(url(name), { method: 'GET', path: '/openapi.json' });
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     documents.set(name, response.json as Document);
     await fs.writeFile(path.join(dir, `${name}.json`), response.text);
@@ -56,7 +43,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await Promise.all(stops.map((stop) => stop()));
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 
@@ -148,30 +134,27 @@ describe('the published OpenAPI documents', () => {
     }
   });
 
-  test(
-    'an unknown Content-Encoding is documented as the ' +
-      '415 of every operation with a body, on every service, and so answered',
-    async () => {
-      for (const [name, document] of documents) {
-        const withBody = Object.values(document.paths as Document)
-          .flatMap((methods) => Object.values(methods as Document))
-          .filter((operation) => operation.requestBody);
-        expect(withBody.length, name).toBeGreaterThan(0);
-        for (const { responses } of withBody) {
-          expect(responses['415'].description).toMatch(/Content-Encoding/);
-          expect(responses['400'].description).not.toMatch(/unknown Content-Encoding/);
-        }
-        const answer = await send(urls.get(name)!, {
-          method: 'POST',
-          path: name === 'auth' ? '/api/login' : '/notes',
-          headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' },
-          body: '{}',
-        });
-        expect(answer.status, name).toBe(415);
-        expect(answer.text).toContain('Unsupported Content-Encoding: zstd');
+  test('documents and answers 415 to an unknown Content-Encoding on every service', async () => {
+    // As the 415 of every operation with a body.
+    for (const [name, document] of documents) {
+      const withBody = Object.values(document.paths as Document)
+        .flatMap((methods) => Object.values(methods as Document))
+        .filter((operation) => operation.requestBody);
+      expect(withBody.length, name).toBeGreaterThan(0);
+      for (const { responses } of withBody) {
+        expect(responses['415'].description).toMatch(/Content-Encoding/);
+        expect(responses['400'].description).not.toMatch(/unknown Content-Encoding/);
       }
-    },
-  );
+      const answer = await send(url(name), {
+        method: 'POST',
+        path: name === 'auth' ? '/api/login' : '/notes',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' },
+        body: '{}',
+      });
+      expect(answer.status, name).toBe(415);
+      expect(answer.text).toContain('Unsupported Content-Encoding: zstd');
+    }
+  });
 
   test('notes8080 declares its timestamps as it sends them: RFC 3339 date-times', () => {
     const { created_at } = documents.get('notes8080')!.components.schemas.Note.properties;
@@ -197,15 +180,18 @@ describe('the published OpenAPI documents', () => {
 // The other services' pages are the same Swagger UI on their own documents: the faults pass opens
 // them (tests/faults/swaggerUi.test.ts).
 describe('Swagger UI at /docs', () => {
+  // Launched before the test, under the hooks' longer timeout: on a busy machine Chromium's start
+  // alone can take much of a test's 30 s.
+  beforeAll(async () => {
+    if (browserAvailable) browser = await launchBrowser();
+  });
   test.skipIf(!browserAvailable).each(['notes8000'])(
     '%s: lists every operation of its document, from its own files only; a request tried out',
     async (name) => {
-      browser ??= await launchBrowser();
-      const url = urls.get(name)!;
-      const { page, listed, foreign } = await openSwaggerUi(browser, url);
+      const { page, listed, foreign } = await openSwaggerUi(browser!, url(name));
       try {
         expect(listed).toEqual(operationsOf(documents.get(name)!));
-        await tryItOut(page, url);
+        await tryItOut(page, url(name));
         expect(foreign).toEqual([]);
       } finally {
         await page.close();

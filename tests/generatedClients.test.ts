@@ -7,10 +7,8 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../harness/http.js';
 import { ROOT } from '../harness/processes.js';
-import { builtSpa, ensureSpaBuilt } from '../server/auth/spa.js';
 import { loadConfig } from '../server/config.js';
-import { auth, notes8000, notes8080 } from '../server/services.js';
-import { startTestService } from './support/services.js';
+import { useEachService } from './support/services.js';
 
 // What a user of an API does with its published contract: generate a typed client from the
 // running service's /openapi.json with openapi-typescript (its default options), write a program
@@ -33,37 +31,19 @@ const TSCONFIG = {
   files: SERVICES.map((name) => `${name}.ts`),
 };
 
-const env = { NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', SESSION_STORE: 'postgres' };
-const config = loadConfig(env);
-const account = (role: 'admin' | 'user') => {
-  const { email, password } = config.auth.accounts.find((candidate) => candidate.role === role)!;
-  return { email, password };
-};
+const env = { NODE_ENV: 'test', SESSION_STORE: 'postgres' };
+const services = useEachService(env);
 const documents = new Map<Name, OpenAPI3>();
-/** What each program is given on its command line. */
-const argumentsOf = new Map<Name, string>();
-const stops: (() => Promise<void>)[] = [];
 let dir = '';
 
 beforeAll(async () => {
-  await ensureSpaBuilt();
-  const started = await Promise.all([
-    startTestService(notes8080, { deps: { config: config.notes } }),
-    startTestService(notes8000, { deps: { config: config.notes } }),
-    startTestService(auth, { deps: { config: config.auth, spa: await builtSpa() } }),
-  ]);
-  const [n8080, n8000, login] = started;
-  stops.push(...started.map((service) => service.close));
-  argumentsOf.set('notes8080', n8080.url).set('notes8000', n8000.url);
-  const accounts = { admin: account('admin'), user: account('user') };
-  argumentsOf.set('auth', JSON.stringify({ baseUrl: login.url, ...accounts }));
   // A folder of the client's own, as a user's project: ES modules, the repository's packages.
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'generated-clients-'));
   await fs.symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   await fs.writeFile(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   await fs.writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
-  for (const [index, name] of SERVICES.entries()) {
-    const answer = await send(started[index]!.url, { method: 'GET', path: '/openapi.json' });
+  for (const name of SERVICES) {
+    const answer = await send(services[name].url, { method: 'GET', path: '/openapi.json' });
     expect(answer.status).toBe(200);
     const document = answer.json as OpenAPI3;
     documents.set(name, document);
@@ -71,10 +51,22 @@ beforeAll(async () => {
     await fs.copyFile(path.join(PROGRAMS, `${name}.ts`), path.join(dir, `${name}.ts`));
   }
 });
-afterAll(async () => {
-  await Promise.all(stops.map((stop) => stop()));
-  if (dir) await fs.rm(dir, { recursive: true, force: true });
-});
+afterAll(() => dir && fs.rm(dir, { recursive: true, force: true }));
+
+/** What each program is given on its command line: the URL, and the login service's accounts. */
+function argumentsOf(name: Name) {
+  if (name !== 'auth') return services[name].url;
+  const { accounts } = loadConfig(env).auth;
+  const account = (role: string) => {
+    const { email, password } = accounts.find((candidate) => candidate.role === role)!;
+    return { email, password };
+  };
+  return JSON.stringify({
+    baseUrl: services.auth.url,
+    admin: account('admin'),
+    user: account('user'),
+  });
+}
 
 /** Runs a Node program to its end: its exit code and output. */
 const run = (...args: string[]) =>
@@ -105,7 +97,7 @@ describe('clients generated from the published documents (openapi-typescript/-fe
   test.each(SERVICES)('the %s program, run against its service, gets its answers', async (name) => {
     expect(await compiled(), 'the programs compile').toBe('');
     const program = path.join(dir, 'out', `${name}.js`);
-    const { code, stderr } = await run(program, argumentsOf.get(name)!);
+    const { code, stderr } = await run(program, argumentsOf(name));
     expect(code, stderr).toBe(0);
   });
 });

@@ -60,13 +60,10 @@ describe.each(NOTES_SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', (shape
     const fitting = Math.floor(cap / (4 + 900 + 96));
     const answers: number[] = [];
     for (let wave = 0; wave < 4; wave++) {
-      const titles = Array.from(
-        { length: 40 },
-        (_, i) => `w${String(wave * 40 + i).padStart(3, '0')}`,
-      );
-      const sent = titles.map((title) =>
-        pooled.call('POST', '/notes', { json: note(title, 'x'.repeat(900)) }),
-      );
+      const sent = Array.from({ length: 40 }, (_, i) => {
+        const title = `w${String(wave * 40 + i).padStart(3, '0')}`;
+        return pooled.call('POST', '/notes', { json: note(title, 'x'.repeat(900)) });
+      });
       answers.push(...(await Promise.all(sent)).map((answer) => answer.status));
     }
     const errors = JSON.stringify(pooled.service().logs.errors());
@@ -76,10 +73,8 @@ describe.each(NOTES_SERVICES)('$name: the storage cap (NOTES_MAX_BYTES)', (shape
     expect(stored).toBeLessThanOrEqual(fitting + poolMax - 1);
     expect(stored).toBeGreaterThanOrEqual(fitting);
     // And the count stays exact.
-    const { rows } = await pooled
-      .service()
-      .db.query('SELECT sum(bytes)::int AS n FROM storage_shards');
-    expect(rows).toEqual([{ n: stored * 1_000 }]);
+    const sum = 'SELECT sum(bytes)::int AS n FROM storage_shards';
+    expect((await pooled.service().db.query(sum)).rows).toEqual([{ n: stored * 1_000 }]);
     const over = { json: note('over', 'x'.repeat(900)) };
     expect((await pooled.call('POST', '/notes', over)).status).toBe(507);
   });
@@ -119,33 +114,32 @@ describe.each(NOTES_SERVICES)('$name: what a client address may spend', (shape) 
     'a create spends what it adds to the storage count, not its text alone: ' +
       'one-letter notes (and their Idempotency-Keys) meet 429 at the computed count',
     async () => {
-      /** How many creates answer 201 before the first 429, and the bytes refilled meanwhile. */
-      const createsUntilRefused = async (address: string, key?: (i: number) => string) => {
+      /**
+       * Creates from `address` until the first 429: as many answer 201 as the budget holds creates
+       * of `each` bytes, and at most what it refilled meanwhile besides.
+       */
+      const expectCreates = async (address: string, each: number, key?: (i: number) => string) => {
         const started = performance.now();
-        for (let i = 0; ; i++) {
+        for (let created = 0; ; created++) {
           const answer = await small.call('POST', '/notes', {
             json: note('a', 'b'),
-            headers: key ? { 'idempotency-key': key(i) } : {},
+            headers: key ? { 'idempotency-key': key(created) } : {},
             localAddress: address,
           });
-          if (answer.status === 429)
-            return { created: i, refilled: ((performance.now() - started) / 60_000) * 10_000 };
-          expect(answer.status).toBe(201);
+          if (answer.status !== 429) {
+            expect(answer.status).toBe(201);
+            continue;
+          }
+          const refilled = ((performance.now() - started) / 60_000) * 10_000;
+          expect(created).toBeGreaterThanOrEqual(Math.floor(10_000 / each));
+          return expect(created).toBeLessThanOrEqual(Math.floor((10_000 + refilled) / each));
         }
       };
-      const expectCreates = (
-        { created, refilled }: { created: number; refilled: number },
-        each: number,
-      ) => {
-        expect(created).toBeGreaterThanOrEqual(Math.floor(10_000 / each));
-        expect(created).toBeLessThanOrEqual(Math.floor((10_000 + refilled) / each));
-      };
       // Its texts (2 bytes) and what its row takes besides them (96).
-      expectCreates(await createsUntilRefused('127.0.0.4'), 98);
+      await expectCreates('127.0.0.4', 98);
       // With a 100-character key, its record too: the key twice, the fingerprint (43), the
       // answer (taken as the texts) and 120.
-      const keyed = await createsUntilRefused('127.0.0.5', (i) => `${i}`.padStart(100, 'k'));
-      expectCreates(keyed, 98 + 200 + 43 + 2 + 120);
+      await expectCreates('127.0.0.5', 98 + 200 + 43 + 2 + 120, (i) => `${i}`.padStart(100, 'k'));
     },
   );
 

@@ -60,31 +60,27 @@ describe.each(NOTES_SERVICES)('$name GET /notes', ({ name, descriptor, note, tex
     expect((await listed(`/notes?limit=1000&before=${middle}`)).notes).toEqual(notes.slice(301));
   });
 
-  it(
-    'walks the whole table in pages, no note missed or repeated, ' +
-      'while notes are created and deleted meanwhile',
-    async () => {
-      await query('DELETE FROM notes');
-      const all = await seed(Array.from({ length: 230 }, (_, i) => `n${i}`));
-      const deleted = new Set(all.filter((_, index) => index % 7 === 3));
-      const seen: number[] = [];
-      let path: string | undefined = '/notes?limit=25';
-      for (let turn = 0; path; turn++) {
-        const page = await ids(path);
-        expect(page.ids.length).toBeLessThanOrEqual(25);
-        expect(page.ids).toEqual([...page.ids].sort((a, b) => b - a));
-        seen.push(...page.ids);
-        // Meanwhile, others write: new notes (after the walk began), and deletions ahead of it.
-        await create(note(`written during page ${turn}`));
-        for (const id of [...deleted].slice(turn * 4, turn * 4 + 4))
-          await call('DELETE', `/notes/${id}`);
-        path = page.next;
-      }
-      expect(new Set(seen).size).toBe(seen.length);
-      const kept = all.filter((id) => !deleted.has(id));
-      expect(seen.filter((id) => kept.includes(id)).sort((a, b) => a - b)).toEqual(kept);
-    },
-  );
+  it('pages through the whole table, none missed or repeated, as notes come and go', async () => {
+    await query('DELETE FROM notes');
+    const all = await seed(Array.from({ length: 230 }, (_, i) => `n${i}`));
+    const deleted = new Set(all.filter((_, index) => index % 7 === 3));
+    const seen: number[] = [];
+    let path: string | undefined = '/notes?limit=25';
+    for (let turn = 0; path; turn++) {
+      const page = await ids(path);
+      expect(page.ids.length).toBeLessThanOrEqual(25);
+      expect(page.ids).toEqual([...page.ids].sort((a, b) => b - a));
+      seen.push(...page.ids);
+      // Meanwhile, others write: new notes (after the walk began), and deletions ahead of it.
+      await create(note(`written during page ${turn}`));
+      for (const id of [...deleted].slice(turn * 4, turn * 4 + 4))
+        await call('DELETE', `/notes/${id}`);
+      path = page.next;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    const kept = all.filter((id) => !deleted.has(id));
+    expect(seen.filter((id) => kept.includes(id)).sort((a, b) => a - b)).toEqual(kept);
+  });
 
   it('links to the next page only while older notes remain; no parameters, no pages', async () => {
     await query('DELETE FROM notes');

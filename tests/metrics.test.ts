@@ -1,71 +1,54 @@
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send, type Reply } from '../harness/http.js';
-import { startProcess, type ProcessOptions, type RunningProcess } from '../harness/processes.js';
-import { removeDataDir, temporaryDataDir } from '../harness/postgres.js';
-import { listeningPorts } from '../harness/procfs.js';
+import type { RunningProcess } from '../harness/processes.js';
 import { ConfigError, loadConfig } from '../server/config.js';
-import { createTestDatabase } from './support/services.js';
+import { startTestProcess } from './support/services.js';
 
 // The metrics as Prometheus reads them: the whole process started as `npm start` starts it, with
-// METRICS_PORT=0, its requests answered, then GET /metrics on the port it reports.
+// METRICS_PORT=0, its requests answered, then GET /metrics on the port it reports. The two
+// processes start side by side before the tests: the starts take most of the file's time.
 
-const running: RunningProcess[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-
-async function start(env: Record<string, string>): Promise<RunningProcess> {
-  const dataDir = await temporaryDataDir();
-  cleanups.push(() => removeDataDir(dataDir));
-  const database = await createTestDatabase();
-  cleanups.push(database.drop);
-  const options: ProcessOptions = {
-    form: 'compiled',
-    dataDir,
-    env: { DATABASE_URL: database.url, PASSWORD_HASH_COST: '2', ...env },
-  };
-  const started = await startProcess(options);
-  running.push(started);
-  return started;
-}
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((server) => server.stop(5_000)));
+const cleanups: (() => Promise<unknown>)[] = [];
+let [withSessionsInMemory, withSessionsInPostgres] = [] as RunningProcess[];
+beforeAll(async () => {
+  [withSessionsInMemory, withSessionsInPostgres] = await Promise.all([
+    startTestProcess({ METRICS_PORT: '0' }, cleanups),
+    startTestProcess({ METRICS_PORT: '0', SESSION_STORE: 'postgres' }, cleanups),
+  ]);
+});
+afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
+type Labels = Record<string, string>;
+type Sample = { name: string; labels: Labels; value: number };
 
 /** The samples of Prometheus's text format: `name{label="value",…} number`, comments left out. */
-function samplesOf(text: string): Sample[] {
-  return text
+const samplesOf = (text: string): Sample[] =>
+  text
     .split('\n')
     .filter((line) => line !== '' && !line.startsWith('#'))
     .map((line) => {
       const [, name, labels = '', value] =
-        /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line) ?? [];
-      if (!name) throw new Error(`not a sample: ${line}`);
+        /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line) ??
+        expect.fail(`not a sample: ${line}`);
+      const pairs = [...labels.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)];
       return {
-        name,
-        labels: Object.fromEntries(
-          [...labels.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map(([, key, text]) => [key!, text!]),
-        ),
+        name: name!,
+        labels: Object.fromEntries(pairs.map((pair) => pair.slice(1))),
         value: Number(value),
       };
     });
-}
 
-/** The values of the samples named `name` that carry at least these labels. */
-const valuesOf = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
-  samples
-    .filter(
-      (sample) =>
-        sample.name === name &&
-        Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
-    )
-    .map((sample) => sample.value);
+/** The samples named `name` that carry at least these labels. */
+const samplesWhere = (samples: Sample[], name: string, labels: Labels = {}) =>
+  samples.filter(
+    (sample) =>
+      sample.name === name &&
+      Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  );
+const valuesOf = (samples: Sample[], name: string, labels: Labels = {}) =>
+  samplesWhere(samples, name, labels).map((sample) => sample.value);
 
 async function scrape(server: RunningProcess): Promise<{ reply: Reply; samples: Sample[] }> {
   const reply = await send(server.metricsUrl!, { method: 'GET', path: '/metrics' });
@@ -87,22 +70,20 @@ const login = (server: RunningProcess, password: string) =>
 const NOTE = { title: 'm', body: 'x'.repeat(1000) };
 const NOTE_BYTES = 1097;
 
-const requestCount = (samples: Sample[], labels: Record<string, string>) =>
-  valuesOf(samples, 'http_request_duration_seconds_count', labels);
-
+const COUNT = 'http_request_duration_seconds_count';
 /**
  * The requests of these labels answered between two scrapes (the harness asks each service's `/`
  * while it waits for the ports).
  */
-const answeredSince = (before: Sample[], after: Sample[], labels: Record<string, string>) =>
-  (requestCount(after, labels)[0] ?? 0) - (requestCount(before, labels)[0] ?? 0);
+const answeredSince = (before: Sample[], after: Sample[], labels: Labels) =>
+  (valuesOf(after, COUNT, labels)[0] ?? 0) - (valuesOf(before, COUNT, labels)[0] ?? 0);
 
 describe('METRICS_PORT', () => {
   test(
     'GET /metrics: durations by route template (never a raw path), ' +
       'login attempts, pools, stored bytes, sessions, process metrics',
     async () => {
-      const server = await start({ METRICS_PORT: '0' });
+      const server = withSessionsInMemory!;
       const metricsPort = Number(new URL(server.metricsUrl!).port);
       expect(new URL(server.metricsUrl!).hostname).toBe('127.0.0.1');
       expect(Object.values(server.urls).map((url) => Number(new URL(url).port))).not.toContain(
@@ -135,155 +116,91 @@ describe('METRICS_PORT', () => {
         expect(answeredSince(before, samples, labels), JSON.stringify(labels)).toBe(1);
       }
       // The seconds it took, and a bucket for each bound.
-      expect(
-        valuesOf(samples, 'http_request_duration_seconds_sum', {
-          ...notesRequests,
-          status: '200',
-        })[0],
-      ).toBeGreaterThan(0);
-      expect(
-        valuesOf(samples, 'http_request_duration_seconds_bucket', {
-          ...notesRequests,
-          status: '200',
-          le: '+Inf',
-        }),
-      ).toEqual([1]);
+      const read = { ...notesRequests, status: '200' };
+      expect(valuesOf(samples, 'http_request_duration_seconds_sum', read)[0]).toBeGreaterThan(0);
+      const inf = { ...read, le: '+Inf' };
+      expect(valuesOf(samples, 'http_request_duration_seconds_bucket', inf)).toEqual([1]);
       expect(reply.text).toContain('# TYPE http_request_duration_seconds histogram');
       // Buckets as Prometheus reads them: cumulative, from the smallest bound, the last at +Inf.
-      const buckets = samples.filter(
-        (sample) =>
-          sample.name === 'http_request_duration_seconds_bucket' &&
-          sample.labels.route === '/notes' &&
-          sample.labels.method === 'POST',
-      );
-      expect(buckets.map((sample) => sample.labels.le)).toEqual([
-        '0.0005',
-        '0.001',
-        '0.0025',
-        '0.005',
-        '0.01',
-        '0.025',
-        '0.05',
-        '0.1',
-        '0.25',
-        '0.5',
-        '1',
-        '2.5',
-        '5',
-        '10',
-        '+Inf',
-      ]);
-      expect(buckets.map((sample) => sample.value)).toEqual(
-        [...buckets.map((sample) => sample.value)].sort((a, b) => a - b),
-      );
-      expect(buckets.at(-1)!.value).toBe(1);
+      const create = { route: '/notes', method: 'POST' };
+      const buckets = samplesWhere(samples, 'http_request_duration_seconds_bucket', create);
+      const bounds = '0.0005 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 +Inf';
+      expect(buckets.map((sample) => sample.labels.le).join(' ')).toBe(bounds);
+      const counts = buckets.map((sample) => sample.value);
+      expect(counts).toEqual([...counts].sort((a, b) => a - b));
+      expect(counts.at(-1)).toBe(1);
       // No path a client sent is a label.
       for (const raw of ['/notes/123', `/notes/${id}`, '98765'])
         expect(reply.text).not.toContain(raw);
-      const routes = new Set(
-        samples
-          .filter(
-            (sample) =>
-              sample.name === 'http_request_duration_seconds_count' &&
-              sample.labels.service === 'notes8080',
-          )
-          .map((sample) => sample.labels.route),
+      const routes = samplesWhere(samples, COUNT, { service: 'notes8080' }).map(
+        (sample) => sample.labels.route,
       );
-      expect([...routes].sort()).toEqual(['/notes', '/notes/{id}', 'unmatched']);
+      expect([...new Set(routes)].sort()).toEqual(['/notes', '/notes/{id}', 'unmatched']);
 
-      expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'failed' })).toEqual([1]);
-      expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'succeeded' })).toEqual([1]);
-      expect(valuesOf(samples, 'auth_login_attempts_total', { outcome: 'throttled' })).toEqual([0]);
+      for (const [outcome, count] of Object.entries({ failed: 1, succeeded: 1, throttled: 0 }))
+        expect(valuesOf(samples, 'auth_login_attempts_total', { outcome }), outcome).toEqual([
+          count,
+        ]);
       expect(valuesOf(samples, 'auth_sessions', { store: 'memory' })).toEqual([1]);
 
-      for (const service of ['notes8080', 'notes8000']) {
-        const [total] = valuesOf(samples, 'db_pool_connections', { service, state: 'total' });
-        const [idle] = valuesOf(samples, 'db_pool_connections', { service, state: 'idle' });
+      for (const [service, stored] of Object.entries({ notes8080: NOTE_BYTES, notes8000: 0 })) {
+        const pool = (state: string) =>
+          valuesOf(samples, 'db_pool_connections', { service, state });
+        const [[total], [idle]] = [pool('total'), pool('idle')];
         expect(total).toBeGreaterThanOrEqual(1);
         expect(idle).toBeLessThanOrEqual(total!);
-        expect(valuesOf(samples, 'db_pool_connections', { service, state: 'waiting' })).toEqual([
-          0,
-        ]);
+        expect(pool('waiting')).toEqual([0]);
         expect(valuesOf(samples, 'notes_max_bytes', { service })).toEqual([1024 ** 3]);
+        expect(valuesOf(samples, 'notes_stored_bytes', { service })).toEqual([stored]);
       }
       // The login service keeps no tables with sessions in memory: it has no pool.
       expect(valuesOf(samples, 'db_pool_connections', { service: 'auth' })).toEqual([]);
-      expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8080' })).toEqual([
-        NOTE_BYTES,
-      ]);
-      expect(valuesOf(samples, 'notes_stored_bytes', { service: 'notes8000' })).toEqual([0]);
 
       expect(valuesOf(samples, 'process_cpu_user_seconds_total')[0]).toBeGreaterThan(0);
       expect(valuesOf(samples, 'nodejs_heap_size_used_bytes')[0]).toBeGreaterThan(0);
 
       // Only GET /metrics is answered; the metrics port serves nothing else, and no service serves
       // them.
-      for (const [method, path] of [
-        ['GET', '/'],
-        ['GET', '/metrics/'],
-        ['POST', '/metrics'],
-      ] as const) {
-        expect((await send(server.metricsUrl!, { method, path })).status, `${method} ${path}`).toBe(
-          404,
-        );
-      }
+      for (const [method, path] of ['GET /', 'GET /metrics/', 'POST /metrics'].map((line) =>
+        line.split(' '),
+      ))
+        expect((await send(server.metricsUrl!, { method: method!, path: path! })).status).toBe(404);
       expect((await send(notes, { method: 'GET', path: '/metrics' })).status).toBe(404);
     },
   );
 
-  test(
-    'scrapes that come together share one gathering (the database ' +
-      'asked once at a time); a later scrape sees later requests',
-    async () => {
-      const server = await start({ METRICS_PORT: '0', SESSION_STORE: 'postgres' });
-      const replies = await Promise.all(
-        Array.from({ length: 20 }, () =>
-          send(server.metricsUrl!, { method: 'GET', path: '/metrics' }),
-        ),
-      );
-      expect(replies.map((reply) => reply.status)).toEqual(Array(20).fill(200));
-      // Each gathering reads the process's CPU time and heap afresh: gatherings of their own would
-      // give 20 texts.
-      expect(new Set(replies.map((reply) => reply.text)).size).toBeLessThanOrEqual(5);
-      const { samples: before } = await scrape(server);
-      expect(
-        (await send(server.urls.notes8080, { method: 'GET', path: '/notes/123' })).status,
-      ).toBe(404);
-      expect(
-        answeredSince(before, (await scrape(server)).samples, {
-          service: 'notes8080',
-          method: 'GET',
-          route: '/notes/{id}',
-          status: '404',
-        }),
-      ).toBe(1);
-    },
-  );
-
-  test("unset: nothing listens beyond the services' ports, no metrics are announced", async () => {
-    const server = await start({});
-    expect(server.metricsUrl).toBeUndefined();
-    const servicePorts = Object.values(server.urls).map((url) => Number(new URL(url).port));
-    expect(await listeningPorts(server.pid)).toEqual(servicePorts.sort((a, b) => a - b));
-    expect(server.output()).not.toContain('metrics listening');
+  test('scrapes at once share one gathering; a later scrape sees later requests', async () => {
+    // With the sessions in PostgreSQL the gathering asks the database (once at a time).
+    const server = withSessionsInPostgres!;
+    const scrapes = Array.from({ length: 20 }, () =>
+      send(server.metricsUrl!, { method: 'GET', path: '/metrics' }),
+    );
+    const replies = await Promise.all(scrapes);
+    expect(replies.map((reply) => reply.status)).toEqual(Array(20).fill(200));
+    // Each gathering reads the process's CPU time and heap afresh: gatherings of their own would
+    // give 20 texts.
+    expect(new Set(replies.map((reply) => reply.text)).size).toBeLessThanOrEqual(5);
+    const { samples: before } = await scrape(server);
+    const read = await send(server.urls.notes8080, { method: 'GET', path: '/notes/123' });
+    expect(read.status).toBe(404);
+    const labels = { service: 'notes8080', method: 'GET', route: '/notes/{id}', status: '404' };
+    expect(answeredSince(before, (await scrape(server)).samples, labels)).toBe(1);
   });
 
   test("a METRICS_PORT that is a service's port, or no port, stops the start in one line", () => {
-    expect(() => loadConfig({ METRICS_PORT: '3000' })).toThrow(
-      new ConfigError("METRICS_PORT=3000 is AUTH_PORT's: the metrics need a port of their own"),
-    );
-    expect(() =>
-      loadConfig({ METRICS_PORT: '9464', SERVICES: 'notes8080', NOTES8080_PORT: '9464' }),
-    ).toThrow(
-      new ConfigError(
-        "METRICS_PORT=9464 is NOTES8080_PORT's: the metrics need a port of their own",
-      ),
-    );
-    expect(() => loadConfig({ METRICS_PORT: 'prometheus' })).toThrow(
-      new ConfigError(
+    const own = ': the metrics need a port of their own';
+    for (const [env, message] of [
+      [{ METRICS_PORT: '3000' }, `METRICS_PORT=3000 is AUTH_PORT's${own}`],
+      [
+        { METRICS_PORT: '9464', SERVICES: 'notes8080', NOTES8080_PORT: '9464' },
+        `METRICS_PORT=9464 is NOTES8080_PORT's${own}`,
+      ],
+      [
+        { METRICS_PORT: 'prometheus' },
         'METRICS_PORT="prometheus" is not valid: expected a port number from 0 to 65535',
-      ),
-    );
+      ],
+    ] as const)
+      expect(() => loadConfig(env)).toThrow(new ConfigError(message));
     // A port of a service this process does not run is free for the metrics.
     expect(loadConfig({ METRICS_PORT: '3000', SERVICES: 'notes8080' }).metrics).toEqual({
       host: '127.0.0.1',

@@ -1,12 +1,18 @@
-import { describe, expect, it } from 'vitest';
-import { NOTES_SERVICES, useNotesService } from './support/notesServices.js';
+import { describe, expect, it, test } from 'vitest';
+import { config, NOTES_SERVICES, useNotesServices } from './support/notesServices.js';
 
 // Two people editing one note: each write says which version it read (If-Match), and the one that
 // comes second is told (412) instead of silently erasing the first. Reads tell a client its copy
 // is current (304). Without these headers the services answer exactly as their specs say.
+// A client that did not hear the answer to a create sends it again with the same Idempotency-Key,
+// and gets the first answer instead of a second note.
 
-describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, note, error }) => {
-  const { service, call } = useNotesService(descriptor);
+describe.each(NOTES_SERVICES)('$name: ETags and keys', ({ descriptor, note, conflict, error }) => {
+  const [{ service, call, count }, short] = useNotesServices(
+    descriptor,
+    {},
+    { deps: { config: { ...config, idempotencyTtlSeconds: 1 } } },
+  );
 
   const create = async (title: string) => {
     const created = await call('POST', '/notes', { json: note(title, 'first') });
@@ -17,7 +23,10 @@ describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, n
   const read = (id: number, ifNoneMatch?: string) =>
     call('GET', `/notes/${id}`, { headers: only('if-none-match', ifNoneMatch) });
   const write = (id: number, title: string, ifMatch?: string) =>
-    call('PUT', `/notes/${id}`, { json: note(title, 'first'), headers: only('if-match', ifMatch) });
+    call('PUT', `/notes/${id}`, {
+      json: note(title, 'first'),
+      headers: only('if-match', ifMatch),
+    });
   const remove = (id: number, ifMatch?: string) =>
     call('DELETE', `/notes/${id}`, { headers: only('if-match', ifMatch) });
   const stored = async (id: number) =>
@@ -104,5 +113,63 @@ describe.each(NOTES_SERVICES)('$name: ETags and preconditions', ({ descriptor, n
     // Empty elements and spaces around commas are the list syntax's own.
     expect((await read(id, ` , "other",${etag} ,`)).status).toBe(304);
     expect((await write(id, 'lists', `"other" , ${etag}`)).status).toBe(200);
+  });
+
+  const post = (title: string, key?: string, localAddress?: string) =>
+    call('POST', '/notes', {
+      json: note(title),
+      headers: key === undefined ? {} : { 'idempotency-key': key },
+      localAddress,
+    });
+
+  test('a retry with the same key gets the first answer; another body, a refusal', async () => {
+    const first = await post('once', 'retry-1');
+    const again = await post('once', 'retry-1');
+    expect([first.status, again.status]).toEqual([201, 201]);
+    expect(again.json).toEqual(first.json);
+    expect(await count('once')).toBe(1);
+    // In the service's own shape, storing nothing.
+    const other = await post('another body', 'retry-1');
+    const reused = { [error]: 'This Idempotency-Key was already used with another request body' };
+    expect([other.status, other.json]).toEqual([conflict, reused]);
+    expect(await count('another body')).toBe(0);
+  });
+
+  test('different keys make different notes; keyless requests are not deduplicated', async () => {
+    for (const key of ['a', 'b', undefined, undefined]) await post('keyed', key);
+    expect(await count('keyed')).toBe(4);
+  });
+
+  test('parallel requests with one key create one note, and all get its answer', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, () => post('raced', 'race')));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(201));
+    expect(new Set(answers.map((answer) => answer.text)).size).toBe(1);
+    expect(await count('raced')).toBe(1);
+  });
+
+  test("a key is its client's: the same key from another address is another key", async () => {
+    const mine = await post('mine', 'predictable-1', '127.0.0.6');
+    const theirs = await post('theirs', 'predictable-1', '127.0.0.7');
+    expect([mine.status, theirs.status]).toEqual([201, 201]);
+    expect((theirs.json as { title: string }).title).toBe('theirs');
+    expect((await post('mine', 'predictable-1', '127.0.0.6')).json).toEqual(mine.json);
+  });
+
+  test('a malformed key is refused with 400 and creates nothing', async () => {
+    const answer = await post('bad key', 'x'.repeat(256));
+    expect([answer.status, answer.json]).toEqual([
+      400,
+      { [error]: 'Idempotency-Key must be 1 to 255 visible ASCII characters' },
+    ]);
+    expect(await count('bad key')).toBe(0);
+  });
+
+  test('a key is forgotten after IDEMPOTENCY_TTL_SECONDS', async () => {
+    const headers = { 'idempotency-key': 'short-lived' };
+    const remember = () => short.call('POST', '/notes', { json: note('remembered'), headers });
+    await remember();
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await remember()).status).toBe(201);
+    expect(await short.count('remembered')).toBe(2);
   });
 });

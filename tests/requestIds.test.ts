@@ -33,18 +33,14 @@ describe.each(NOTES_SERVICES)('$name request ids', ({ descriptor }) => {
       });
   });
 
-  it(
-    'keeps the id a client or a proxy sent, and replaces ' +
-      'one that is not 1-128 visible ASCII characters',
-    async () => {
-      const echoed = await withId('proxy-7f3a:01/ABC~');
-      expect(echoed.headers['x-request-id']).toBe('proxy-7f3a:01/ABC~');
-      expect(lineOf(echoed)?.reqId).toBe('proxy-7f3a:01/ABC~');
-      for (const bad of ['x'.repeat(129), 'two words', '', 'tab\there'])
-        expect((await withId(bad)).headers['x-request-id'], JSON.stringify(bad)).toMatch(UUID);
-      expect((await withId('y'.repeat(128))).headers['x-request-id']).toBe('y'.repeat(128));
-    },
-  );
+  it('keeps a client’s or proxy’s id; replaces one not 1-128 visible ASCII chars', async () => {
+    const echoed = await withId('proxy-7f3a:01/ABC~');
+    expect(echoed.headers['x-request-id']).toBe('proxy-7f3a:01/ABC~');
+    expect(lineOf(echoed)?.reqId).toBe('proxy-7f3a:01/ABC~');
+    for (const bad of ['x'.repeat(129), 'two words', '', 'tab\there'])
+      expect((await withId(bad)).headers['x-request-id'], JSON.stringify(bad)).toMatch(UUID);
+    expect((await withId('y'.repeat(128))).headers['x-request-id']).toBe('y'.repeat(128));
+  });
 });
 
 describe('auth request ids', () => {

@@ -3,44 +3,24 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../harness/http.js';
 import { logLines } from '../harness/logs.js';
-import { startProcess, type RunningProcess } from '../harness/processes.js';
-import { removeDataDir, temporaryDataDir } from '../harness/postgres.js';
+import type { RunningProcess } from '../harness/processes.js';
+import { listeningPorts } from '../harness/procfs.js';
 import { loadConfig } from '../server/config.js';
-import { createTestDatabase } from './support/services.js';
+import { startTestProcess } from './support/services.js';
 
 // Traces as a collector receives them: the whole process started as `npm start` starts it, with
 // OTEL_EXPORTER_OTLP_ENDPOINT naming a receiver in this test, which takes OTLP/HTTP in its JSON
 // encoding (OTEL_EXPORTER_OTLP_PROTOCOL=http/json), as the OpenTelemetry collector would.
 
-interface AnyValue {
-  stringValue?: string;
-  intValue?: number | string;
-}
-interface Attribute {
-  key: string;
-  value: AnyValue;
-}
-interface Span {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Attribute[];
-}
-interface ExportRequest {
+type Attribute = { key: string; value: { stringValue?: string; intValue?: number | string } };
+type Span = { traceId: string; name: string; kind: number; attributes: Attribute[] };
+type ExportRequest = {
   resourceSpans: { resource: { attributes: Attribute[] }; scopeSpans: { spans: Span[] }[] }[];
-}
-
+};
+type Values = Record<string, string | number | undefined>;
 /** A span as received, with its attributes as an object and its resource's. */
-interface Received {
-  span: Span;
-  attributes: Record<string, string | number | undefined>;
-  resource: Record<string, string | number | undefined>;
-}
-
-const SERVER = 2;
-const CLIENT = 3;
+type Received = { span: Span; attributes: Values; resource: Values };
+const [SERVER, CLIENT] = [2, 3];
 
 const attributesOf = (attributes: Attribute[]) =>
   Object.fromEntries(
@@ -54,7 +34,7 @@ const received: Received[] = [];
 const paths: string[] = [];
 let receiver: http.Server;
 let server: RunningProcess;
-const cleanups: (() => Promise<void>)[] = [];
+const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   receiver = http.createServer((req, res) => {
@@ -63,38 +43,25 @@ beforeAll(async () => {
     req.on('end', () => {
       paths.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest;
-      for (const { resource, scopeSpans } of body.resourceSpans) {
-        for (const { spans } of scopeSpans)
-          for (const span of spans)
-            received.push({
-              span,
-              attributes: attributesOf(span.attributes),
-              resource: attributesOf(resource.attributes),
-            });
-      }
+      for (const { resource, scopeSpans } of body.resourceSpans)
+        for (const span of scopeSpans.flatMap(({ spans }) => spans)) {
+          const [attributes, ofResource] = [span.attributes, resource.attributes].map(attributesOf);
+          received.push({ span, attributes: attributes!, resource: ofResource! });
+        }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const dataDir = await temporaryDataDir();
-  cleanups.push(() => removeDataDir(dataDir));
-  const database = await createTestDatabase();
-  cleanups.push(database.drop);
-  server = await startProcess({
-    form: 'compiled',
-    dataDir,
-    env: {
-      DATABASE_URL: database.url,
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      // Spans are sent a tenth of a second after they end, rather than five seconds.
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    },
-  });
+  const env = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    // Spans are sent a tenth of a second after they end, rather than five seconds.
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+  };
+  server = await startTestProcess(env, cleanups);
 });
 
 afterAll(async () => {
-  await server?.stop(5_000);
   for (const cleanup of cleanups.reverse()) await cleanup();
   await new Promise((resolve) => receiver?.close(resolve));
 });
@@ -108,6 +75,10 @@ async function spansWhere(match: (span: Received) => boolean): Promise<Received[
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** The server span of the request for `path`. */
+const serverSpan = async (path: string) =>
+  (await spansWhere((it) => it.span.kind === SERVER && it.attributes['url.path'] === path))[0];
 
 describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   test(
@@ -128,9 +99,7 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       });
       expect(reply.status).toBe(200);
 
-      const [read] = await spansWhere(
-        ({ span, attributes }) => span.kind === SERVER && attributes['url.path'] === `/notes/${id}`,
-      );
+      const read = await serverSpan(`/notes/${id}`);
       expect(read).toBeDefined();
       expect(read!.span.name).toBe('GET /notes/{id}');
       expect(read!.attributes).toMatchObject({
@@ -164,10 +133,7 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   test('a request no route takes keeps a server span of its own, without a route', async () => {
     const reply = await send(server.urls.notes8080, { method: 'GET', path: '/no-such-path-4321' });
     expect(reply.status).toBe(404);
-    const [span] = await spansWhere(
-      ({ span, attributes }) =>
-        span.kind === SERVER && attributes['url.path'] === '/no-such-path-4321',
-    );
+    const span = await serverSpan('/no-such-path-4321');
     expect(span).toBeDefined();
     expect(span!.span.name).toBe('GET');
     expect(span!.attributes['http.route']).toBeUndefined();
@@ -177,25 +143,23 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     });
   });
 
-  test(
-    "OTEL_SERVICE_NAME names the traces' service; an " +
-      'endpoint that is not an http(s) URL stops the start',
-    () => {
-      expect(
-        loadConfig({
-          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
-          OTEL_SERVICE_NAME: 'notes',
-        }).tracing,
-      ).toEqual({ serviceName: 'notes' });
-      expect(
-        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', SERVICES: 'auth' })
-          .tracing,
-      ).toEqual({ serviceName: 'auth' });
-      expect(loadConfig({}).tracing).toBeUndefined();
-      expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
-        'OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is ' +
-          'not valid: expected an http:// or https:// URL',
-      );
-    },
-  );
+  test("OTEL_SERVICE_NAME names the traces' service; a non-http(s) endpoint stops a start", () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    const tracing = (env: Record<string, string>) => loadConfig({ ...endpoint, ...env }).tracing;
+    expect(tracing({ OTEL_SERVICE_NAME: 'notes' })).toEqual({ serviceName: 'notes' });
+    expect(tracing({ SERVICES: 'auth' })).toEqual({ serviceName: 'auth' });
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      'OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318" is not valid: ' +
+        'expected an http:// or https:// URL',
+    );
+  });
+
+  // The process started without METRICS_PORT, whose metrics tests start processes of their own.
+  test("METRICS_PORT unset: nothing listens beyond the services' ports, no metrics", async () => {
+    expect(server.metricsUrl).toBeUndefined();
+    const servicePorts = Object.values(server.urls).map((url) => Number(new URL(url).port));
+    expect(await listeningPorts(server.pid)).toEqual(servicePorts.sort((a, b) => a - b));
+    expect(server.output()).not.toContain('metrics listening');
+  });
 });

@@ -1,26 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  ENVIRONMENT_VARIABLES,
-  loadConfig,
-  SERVICE_NAMES,
-  type ServiceName,
-} from '../../server/config.js';
-import {
-  containerOf,
-  deployments,
-  environmentOf,
-  FOLDER,
-  generated,
-  generators,
-  ingresses,
-  kustomization,
-  objects,
-  REPLACED,
-  ROOT,
-  services,
-} from './manifests.js';
+import { ENVIRONMENT_VARIABLES, loadConfig, SERVICE_NAMES } from '../../server/config.js';
+import type { ServiceName } from '../../server/config.js';
+import * as manifests from './manifests.js';
+
+const { containerOf, deployments, environmentOf, generated, generators } = manifests;
+const { ingresses, kustomization, objects, REPLACED, ROOT, services } = manifests;
 
 // deploy/kubernetes as a whole: every object valid under the Kubernetes schemas
 // (kubernetes-models' validators: types, required fields, formats), only variables the code
@@ -29,7 +15,7 @@ import {
 describe('deploy/kubernetes', () => {
   it('the kustomization lists every file of the folder, and each file it lists is there', () => {
     const listed = [...kustomization.resources, ...generators.flatMap(({ envs }) => envs)];
-    const present = readdirSync(FOLDER).filter((file) => file !== 'kustomization.yaml');
+    const present = readdirSync(manifests.FOLDER).filter((file) => file !== 'kustomization.yaml');
     expect([...listed].sort()).toEqual(present.sort());
   });
 
@@ -49,21 +35,17 @@ describe('deploy/kubernetes', () => {
     expect(problems).toEqual([]);
   });
 
-  it(
-    'has a Deployment of two replicas for each service, one ' +
-      'container each, of the image the kustomization names',
-    () => {
-      expect(deployments.map((deployment) => deployment.metadata.name).sort()).toEqual(
-        [...SERVICE_NAMES].sort(),
-      );
-      for (const deployment of deployments) {
-        expect(deployment.spec!.replicas).toBe(2);
-        const { containers } = deployment.spec!.template.spec!;
-        expect(containers).toHaveLength(1);
-        expect(kustomization.images.map(({ name }) => name)).toContain(containers[0]!.image);
-      }
-    },
-  );
+  it('has a Deployment of two replicas of one container of its image per service', () => {
+    const names = deployments.map((deployment) => deployment.metadata.name);
+    expect(names.sort()).toEqual([...SERVICE_NAMES].sort());
+    for (const deployment of deployments) {
+      expect(deployment.spec!.replicas).toBe(2);
+      const { containers } = deployment.spec!.template.spec!;
+      expect(containers).toHaveLength(1);
+      // The image the kustomization names.
+      expect(kustomization.images.map(({ name }) => name)).toContain(containers[0]!.image);
+    }
+  });
 
   it("sets only variables the services read (or OpenTelemetry's own)", () => {
     const named = [

@@ -16,24 +16,15 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const FOLDER = path.join(ROOT, 'deploy/kubernetes');
 export const read = (file: string) => readFileSync(path.join(FOLDER, file), 'utf8');
 
-interface Generator {
-  name: string;
-  envs: string[];
-}
-interface Kustomization {
-  resources: string[];
+type Generator = { name: string; envs: string[] };
+type Kustomization = { resources: string[]; images: { name: string }[] } & {
   configMapGenerator: Generator[];
   secretGenerator: Generator[];
-  images: { name: string }[];
-}
+};
 export const kustomization = parse(read('kustomization.yaml')) as Kustomization;
 export const generators = [...kustomization.configMapGenerator, ...kustomization.secretGenerator];
 
-interface KubernetesObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string };
-}
+type KubernetesObject = { apiVersion: string; kind: string; metadata: { name: string } };
 export const objects = kustomization.resources.flatMap((file) =>
   parseAllDocuments(read(file)).map((document) => document.toJS() as KubernetesObject),
 );

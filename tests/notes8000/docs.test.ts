@@ -16,14 +16,9 @@ let schemas: Record<string, any>;
 beforeAll(async () => {
   const answer = await get('/openapi.json');
   expect(answer.headers['content-type']).toMatch(/^application\/json/);
-  ({
-    paths,
-    components: { schemas },
-  } = answer.json as Record<string, any>);
-  expect((answer.json as { info: object }).info).toMatchObject({
-    title: 'Notes API',
-    version: '0.1.0',
-  });
+  const document = answer.json as Record<string, any>;
+  [paths, schemas] = [document.paths, document.components.schemas];
+  expect(document.info).toMatchObject({ title: 'Notes API', version: '0.1.0' });
 });
 const json = (content: any) => content['application/json'].schema;
 const answerOf = (route: string, method: string, status: string) =>
@@ -66,11 +61,14 @@ describe('notes8000 /openapi.json', () => {
   test('describes the answers: Note, its timestamps, errors, messages, an integer path id', () => {
     const fields = ['id', 'title', 'content', 'created_at', 'updated_at'];
     expect([Object.keys(schemas.Note.properties), schemas.Note.required]).toEqual([fields, fields]);
-    expect(answerOf('/notes', 'post', '201')).toEqual(ref('Note'));
-    expect(answerOf('/notes', 'get', '200')).toEqual({ type: 'array', items: ref('Note') });
-    expect(answerOf('/notes/{note_id}', 'get', '200')).toEqual(ref('Note'));
-    expect(answerOf('/notes/{note_id}', 'put', '200')).toEqual(ref('Note'));
-    expect(answerOf('/notes/{note_id}', 'delete', '200')).toEqual(ref('Message'));
+    for (const [route, method, status, schema] of [
+      ['/notes', 'post', '201', ref('Note')],
+      ['/notes', 'get', '200', { type: 'array', items: ref('Note') }],
+      ['/notes/{note_id}', 'get', '200', ref('Note')],
+      ['/notes/{note_id}', 'put', '200', ref('Note')],
+      ['/notes/{note_id}', 'delete', '200', ref('Message')],
+    ] as const)
+      expect(answerOf(route, method, status), `${method} ${route}`).toEqual(schema);
     // The timestamps are naive ISO 8601 (Python's isoformat of a UTC datetime): no offset, so not
     // RFC 3339's date-time.
     const shown = ['2026-11-22T10:11:49.123456', '2026-11-22T10:11:49'];
@@ -81,14 +79,11 @@ describe('notes8000 /openapi.json', () => {
       expect(timestamp).toMatchObject({ type: 'string', pattern: expect.any(String) });
       expect(timestamp).not.toHaveProperty('format');
       const pattern = new RegExp(timestamp.pattern);
-      expect(
+      const [refused, allowed] = [
         shown.filter((text) => !pattern.test(text)),
-        `${field} refuses`,
-      ).toEqual([]);
-      expect(
         never.filter((text) => pattern.test(text)),
-        `${field} allows`,
-      ).toEqual([]);
+      ];
+      expect({ refused, allowed }, field).toEqual({ refused: [], allowed: [] });
     }
 
     for (const method of ['get', 'put', 'delete']) {
@@ -104,9 +99,8 @@ describe('notes8000 /openapi.json', () => {
     const entries = { detail: { type: 'array', items: ref('ValidationError') } };
     expect(schemas.HTTPValidationError).toMatchObject({ type: 'object', properties: entries });
     const { ValidationError, HTTPError } = schemas;
-    expect(ValidationError.required).toEqual(
-      expect.arrayContaining(['type', 'loc', 'msg', 'input']),
-    );
+    const required = ['type', 'loc', 'msg', 'input'];
+    expect(ValidationError.required).toEqual(expect.arrayContaining(required));
     // Every key an entry's `ctx` is sent with, and no other.
     const [integer, string] = [{ type: 'integer' }, { type: 'string' }];
     expect(ValidationError.properties.ctx).toMatchObject({
@@ -137,10 +131,8 @@ describe('notes8000 /openapi.json', () => {
 describe('notes8000 /docs', () => {
   test('is an HTML page whose every referenced asset is served by the service itself', async () => {
     const page = await get('/docs');
-    expect([page.status, page.headers['content-type']]).toEqual([
-      200,
-      expect.stringMatching(/^text\/html/),
-    ]);
+    const html = expect.stringMatching(/^text\/html/);
+    expect([page.status, page.headers['content-type']]).toEqual([200, html]);
     const assets = [...page.text.matchAll(/(?:href|src)="([^"]+)"/g)].map((match) => match[1]!);
     expect(assets.length).toBeGreaterThanOrEqual(4);
     for (const asset of assets) {

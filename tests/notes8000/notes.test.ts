@@ -173,6 +173,12 @@ describe('notes8000 GET and DELETE /notes/{id}', () => {
 });
 
 describe('notes8000 routing', () => {
+  test('GET /health answers {status: "healthy"}', async () => {
+    const answer = await call('GET', '/health');
+    expect([answer.status, answer.json]).toEqual([200, { status: 'healthy' }]);
+    expect(answer.headers['content-type']).toMatch(JSON_TYPE);
+  });
+
   test.each([
     ['PATCH', '/notes/1', 405, 'DELETE, GET, HEAD, PUT'],
     ['DELETE', '/notes', 405, 'GET, HEAD, POST'],

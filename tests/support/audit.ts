@@ -6,17 +6,8 @@ import type { AuthClient } from './authClient.js';
 /** The fields every event has, each of its type (`email` and `userId` may be null). */
 export function expectEventFields(event: AuditEvent): void {
   const shown = JSON.stringify(event);
-  expect(Object.keys(event).sort(), shown).toEqual([
-    'address',
-    'detail',
-    'email',
-    'id',
-    'requestId',
-    'time',
-    'type',
-    'userAgent',
-    'userId',
-  ]);
+  const fields = 'address detail email id requestId time type userAgent userId';
+  expect(Object.keys(event).sort().join(' '), shown).toBe(fields);
   expect(event, shown).toMatchObject({
     id: expect.any(Number),
     type: expect.any(String),
@@ -40,20 +31,12 @@ export async function auditPage(service: AuthClient, admin: string, query = '') 
 }
 
 /** Every event kept, newest first, a page of 100 at a time. */
-export async function allEvents(
-  service: AuthClient,
-  admin: string,
-  filter = '',
-): Promise<AuditEvent[]> {
+export async function allEvents(service: AuthClient, admin: string, filter = '') {
   const events: AuditEvent[] = [];
-  for (let before: number | null | undefined; before !== null;) {
-    const page = await auditPage(
-      service,
-      admin,
-      `?limit=100${before === undefined ? '' : `&before=${before}`}${filter}`,
-    );
+  for (let query = `?limit=100${filter}`; query;) {
+    const page = await auditPage(service, admin, query);
     events.push(...page.events);
-    before = page.next;
+    query = page.next === null ? '' : `?limit=100&before=${page.next}${filter}`;
   }
   return events;
 }

@@ -144,21 +144,16 @@ export type AuthClient = Awaited<ReturnType<ReturnType<typeof useAuthService>['s
 /** The Set-Cookie lines of an answer, none when it sets no cookie. */
 export const setCookies = (reply: Reply): string[] => reply.headers['set-cookie'] ?? [];
 
-export function tokenFrom(reply: Reply): string {
-  const cookie = setCookies(reply).find((line) => line.startsWith('token='));
-  const token = /^token=([^;]*)/.exec(cookie ?? '')?.[1];
-  if (!token) throw new Error(`no token cookie in ${JSON.stringify(setCookies(reply))}`);
-  return token;
+/** The value of the cookie `name` an answer sets; fails when it sets none (or an empty one). */
+function cookieFrom(reply: Reply, name: string): string {
+  const line = setCookies(reply).find((cookie) => cookie.startsWith(`${name}=`));
+  const value = line?.slice(name.length + 1).split(';')[0];
+  if (!value) throw new Error(`no ${name} cookie in ${JSON.stringify(setCookies(reply))}`);
+  return value;
 }
-
+export const tokenFrom = (reply: Reply): string => cookieFrom(reply, 'token');
 /** The device cookie a login set (see DeviceTrust). */
-export function deviceFrom(reply: Reply): string {
-  const device = /^device=([^;]+)/.exec(
-    setCookies(reply).find((line) => line.startsWith('device=')) ?? '',
-  )?.[1];
-  if (!device) throw new Error(`no device cookie in ${JSON.stringify(setCookies(reply))}`);
-  return device;
-}
+export const deviceFrom = (reply: Reply): string => cookieFrom(reply, 'device');
 
 export async function signIn(service: AuthClient, credentials = USER): Promise<string> {
   const reply = await service.login(credentials);

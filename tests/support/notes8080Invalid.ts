@@ -13,6 +13,9 @@ const [notString, tooLong] = ['title must be a string', 'title must be at most 2
 const oversized = json({ title: 'big', body: 'x'.repeat(BODY_LIMIT) });
 const nul = (field: string) => `${field} must not contain the NUL character`;
 const unicode = (field: string) => `${field} must be well-formed Unicode`;
+const FORM = 'application/x-www-form-urlencoded';
+const deep = raw(`{"title":"x","body":${'['.repeat(64)}${']'.repeat(64)}}`);
+const doubleQuotes = 'Expecting property name enclosed in double quotes';
 
 /** Every rejected body, for create and update alike: the exact `error`, its status unless 400. */
 export const invalidBodies: [string, Options, string, number?][] = [
@@ -38,25 +41,12 @@ export const invalidBodies: [string, Options, string, number?][] = [
   ['JSON null', json(null), notAnObject('null')],
   ['truncated JSON', raw('{"title": "x", "body": '), notJson('Expecting value', 23)],
   ['JSON followed by garbage', raw('{"title":"x"} garbage'), notJson('Extra data', 14)],
-  [
-    'JSON nested 65 levels deep',
-    raw(`{"title":"x","body":${'['.repeat(64)}${']'.repeat(64)}}`),
-    notJson('Nesting deeper than 64 levels', 83),
-  ],
-  [
-    'single-quoted JSON',
-    raw("{'title': 'x'}"),
-    notJson('Expecting property name enclosed in double quotes', 1),
-  ],
+  ['JSON nested 65 levels deep', deep, notJson('Nesting deeper than 64 levels', 83)],
+  ['single-quoted JSON', raw("{'title': 'x'}"), notJson(doubleQuotes, 1)],
   ['an empty JSON body', raw(''), noBody],
   ['no body at all', {}, noBody],
   ['a text/plain body', raw('{"title":"x"}', 'text/plain'), notJsonType('text/plain'), 415],
-  [
-    'a form-encoded body',
-    raw('title=x', 'application/x-www-form-urlencoded'),
-    notJsonType('application/x-www-form-urlencoded'),
-    415,
-  ],
+  ['a form-encoded body', raw('title=x', FORM), notJsonType(FORM), 415],
   ['a JSON body without a content type', raw('{"title":"x"}', null), notJsonType('none'), 415],
   ['a body over the size limit', oversized, 'Request body too large', 413],
 ];

@@ -38,6 +38,7 @@ const json = (value: unknown) => raw(JSON.stringify(value));
 const [note, text] = ['{"title":"x","content":"y"}', '{"title":"no ctype","content":"x"}'];
 const nested = `{"title":${'['.repeat(1_000)}${']'.repeat(1_000)},"content":"x"}`;
 const badJson = 'Expecting property name enclosed in double quotes';
+const [form, nul] = ['title=x&content=y', '{"title":"a\\u0000b","content":"\\u0000"}'];
 
 /** What a create refuses: the request, and the entries of the answer. */
 export const invalidCreates: [string, Options, unknown[]][] = [
@@ -66,15 +67,11 @@ export const invalidCreates: [string, Options, unknown[]][] = [
   ['JSON string body', raw('"a note"'), [notAnObject('a note')]],
   ['JSON number body', raw('42'), [notAnObject(42)]],
   ['text/plain body', raw(note, 'text/plain'), [notAnObject(note)]],
-  [
-    'form-encoded body',
-    raw('title=x&content=y', 'application/x-www-form-urlencoded'),
-    [notAnObject('title=x&content=y')],
-  ],
+  ['form-encoded body', raw(form, 'application/x-www-form-urlencoded'), [notAnObject(form)]],
   ['no Content-Type header, JSON body', raw(text, null), [notAnObject(text)]],
   [
     'U+0000 in the title and the content',
-    raw('{"title":"a\\u0000b","content":"\\u0000"}'),
+    raw(nul),
     [nulCharacter('title', 'a\u0000b'), nulCharacter('content', '\u0000')],
   ],
   [
