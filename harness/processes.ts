@@ -100,8 +100,7 @@ async function spawnEntryPoint({
     ...env,
   };
   const start = await startScript();
-  if (form === 'compiled')
-    await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
+  if (form === 'compiled') await compiled();
   const startedAt = performance.now();
   const child =
     form === 'npm'
@@ -169,6 +168,11 @@ async function spawnEntryPoint({
   child.channel?.unref();
   return { child, listening, output: () => output, exited, startedAt, entry: start.entry };
 }
+
+// The sources do not change during a run: `npm start`'s compile step runs once per test process.
+let compiling: Promise<unknown> | undefined;
+const compiled = () =>
+  (compiling ??= promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT }));
 
 /**
  * Starts the server's entry point (see spawnEntryPoint), and waits until every service it runs
