@@ -7,12 +7,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../../harness/http.js';
 import { removeDataDir, temporaryDataDir, withClient } from '../../harness/postgres.js';
 import type { ScratchDatabase } from '../../harness/postgres.js';
-import { ROOT, startProcess } from '../../harness/processes.js';
+import { ROOT, runUntilExit, startProcess } from '../../harness/processes.js';
 import { commandLine, descendants, isAlive, postgresProcessesFor } from '../../harness/procfs.js';
 import { createTestDatabase } from '../support/services.js';
 
 // The commands besides `npm start`: the migrations by hand, a new migration, the image's health
-// check, a `.env` that each of them reads, and `npm test` itself.
+// check, a `.env` that each of them reads (or cannot use), and `npm test` itself.
 
 let dataDir: string;
 let database: ScratchDatabase;
@@ -164,6 +164,37 @@ describe('a .env in the working folder', () => {
       expect(await runCompiled('migrate.js', '--env', 'notes8000')).toEqual(latest('notes8000'));
     },
   );
+});
+
+describe('a .env that cannot be used', () => {
+  const dotEnv = () => path.join(folder, '.env');
+  const unusable = (line: number) =>
+    `${dotEnv()}, line ${line}: expected NAME=value, a # comment or a blank line\n`;
+  /** The compiled server's start in the folder: how it ended and what it printed. */
+  const start = () => runUntilExit({ dataDir, env: {}, form: 'compiled', cwd: folder });
+
+  test.each([
+    [
+      'a line that is no assignment: the line named, its text not repeated',
+      'LOG_LEVEL=warn\nAUTH_ADMIN_PASSWORD secret-value\n',
+      2,
+    ],
+    ['a space before the =, refused as a shell would refuse it', 'AUTH_PORT = 13000\n', 1],
+  ])('%s: the server and the migrations command say so in one line', async (_, text, line) => {
+    await fs.writeFile(dotEnv(), text);
+    expect(await start()).toMatchObject({ code: 1, output: unusable(line) });
+    expect(await runCompiled('migrate.js')).toEqual({ code: 1, output: unusable(line) });
+  });
+
+  test('a .env that cannot be read', async () => {
+    await fs.rm(dotEnv(), { force: true });
+    await fs.mkdir(dotEnv());
+    expect(await start()).toMatchObject({
+      code: 1,
+      output: `${dotEnv()} cannot be read: EISDIR: illegal operation on a directory, read\n`,
+    });
+    await fs.rm(dotEnv(), { recursive: true });
+  });
 });
 
 describe('npm test', () => {
