@@ -175,23 +175,19 @@ describe('hostile input', () => {
         expect(me.json).toEqual({ user: { id: '1', email: 'user@example.com', role: 'user' } });
       }
       for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
-        const cookie = { cookie: `token=${name}` };
-        const me = await started('auth').request('GET', '/api/me', { headers: cookie });
-        expect({ name, status: me.status, body: me.json }).toEqual({
-          name,
-          status: 401,
-          body: { error: 'invalid session' },
-        });
-        const dashboard = await send(started('auth').url, {
+        const headers = { cookie: `token=${name}` };
+        const me = await started('auth').request('GET', '/api/me', { headers });
+        const page = await send(started('auth').url, {
           method: 'GET',
           path: '/dashboard',
-          headers: cookie,
+          headers,
         });
-        expect({ name, status: dashboard.status, location: dashboard.headers.location }).toEqual({
+        // The API refuses the session, the page sends to the login page.
+        expect({
           name,
-          status: 302,
-          location: '/login',
-        });
+          me: [me.status, me.json],
+          page: [page.status, page.headers.location],
+        }).toEqual({ name, me: [401, { error: 'invalid session' }], page: [302, '/login'] });
       }
       if (wrongAnswers.length)
         console.error(`answers to __proto__/constructor keys:\n${wrongAnswers.join('\n')}`);
