@@ -3,33 +3,28 @@ import { MANY_ADDRESSES } from '../../server/auth/auditRate.js';
 import { allEvents, attempt, eventLines } from '../support/audit.js';
 import { ADMIN, signIn, useAuthService } from '../support/authClient.js';
 
-// Floods of login attempts on the audit trail: thousands of requests each, so they run here.
+// Floods of login attempts on the audit trail: thousands of requests each, so they run here. The
+// audit trail is one ring per process whatever the store: a flood presses on it alike.
 
 const { start } = useAuthService();
 
-// The audit trail is one ring per process whatever the store: a flood presses on it alike.
 describe('the audit trail under a flood', () => {
-  const startService = (env: Record<string, string> = {}) => start(env);
-
   it(
     'keeps a flood within its bounds: a few events per type and address each ' +
       'minute, a summary counting the rest, at most AUDIT_MAX_EVENTS in all',
     async () => {
-      const service = await startService({ AUDIT_MAX_EVENTS: '20' });
+      const service = await start({ AUDIT_MAX_EVENTS: '20' });
       const addresses = ['127.0.9.1', '127.0.9.2', '127.0.9.3', '127.0.9.4'];
       const answers = new Map<string, number>();
-      // Two attempts at once from each address (its limit), 500 from each: 50 are checked, the rest
-      // refused by its budget.
+      // Two attempts at once from each address (its limit), 500 from each: 50 are checked, the
+      // rest refused by its budget.
       await Promise.all(
         addresses.flatMap((address) =>
           [0, 1].map(async (lane) => {
             for (let i = 0; i < 250; i++) {
-              const { status } = await attempt(
-                service,
-                { email: `flood-${lane}-${i}@example.com`, password: 'wrong' },
-                `flood-${address}-${lane}-${i}`,
-                address,
-              );
+              const credentials = { email: `flood-${lane}-${i}@example.com`, password: 'wrong' };
+              const id = `flood-${address}-${lane}-${i}`;
+              const { status } = await attempt(service, credentials, id, address);
               answers.set(`${status} ${address}`, (answers.get(`${status} ${address}`) ?? 0) + 1);
             }
           }),
@@ -37,12 +32,11 @@ describe('the audit trail under a flood', () => {
       );
       for (const address of addresses)
         expect([answers.get(`401 ${address}`), answers.get(`429 ${address}`)]).toEqual([50, 450]);
-      // 5 events of each type from each address, one by one; their window's summaries are kept once
-      // it ends.
+      // 5 events of each type from each address, one by one; their window's summaries are kept
+      // once it ends.
       expect(eventLines(service)).toHaveLength(addresses.length * 2 * 5);
       service.advance(60);
-      const admin = await signIn(service, ADMIN);
-      const events = await allEvents(service, admin);
+      const events = await allEvents(service, await signIn(service, ADMIN));
       expect(events.length).toBeLessThanOrEqual(20);
       const summaries = events.filter((event) => event.detail.count !== undefined);
       expect(
@@ -57,15 +51,14 @@ describe('the audit trail under a flood', () => {
   );
 
   it("keeps every other client's address while 1,001 addresses fail at once", async () => {
-    const service = await startService();
+    const service = await start();
     const addresses = Array.from({ length: 1_001 }, (_, i) => `127.1.${i >> 8}.${i & 255}`);
+    const wrong = { email: 'nobody@example.com', password: 'wrong' };
     for (let next = 0; next < addresses.length; next += 16)
       await Promise.all(
         addresses
           .slice(next, next + 16)
-          .map((address) =>
-            attempt(service, { email: 'nobody@example.com', password: 'wrong' }, address, address),
-          ),
+          .map((address) => attempt(service, wrong, address, address)),
       );
     await attempt(service, { email: ADMIN.email, password: 'wrong' }, 'admin', '127.0.8.1');
     const admin = await signIn(service, ADMIN);

@@ -5,15 +5,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { send } from '../../harness/http.js';
-import { withClient, type ScratchDatabase } from '../../harness/postgres.js';
-import { ROOT, startProcess } from '../../harness/processes.js';
-import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
-import { isAlive } from '../../harness/procfs.js';
-import { descendants, postgresProcessesFor } from '../../harness/procfs.js';
+import { removeDataDir, temporaryDataDir, withClient } from '../../harness/postgres.js';
+import type { ScratchDatabase } from '../../harness/postgres.js';
+import { ROOT, runUntilExit, startProcess } from '../../harness/processes.js';
+import { commandLine, descendants, isAlive, postgresProcessesFor } from '../../harness/procfs.js';
 import { createTestDatabase } from '../support/services.js';
 
 // The commands besides `npm start`: the migrations by hand, a new migration, the image's health
-// check, a `.env` that each of them reads, and `npm test` itself.
+// check, a `.env` that each of them reads (or cannot use), and `npm test` itself.
 
 let dataDir: string;
 let database: ScratchDatabase;
@@ -33,63 +32,56 @@ afterAll(async () => {
   await fs.rm(folder, { recursive: true, force: true });
 });
 
-type Outcome = { code: number; output: string };
-const outcome = (run: Promise<{ stdout: string; stderr: string }>): Promise<Outcome> =>
-  run.then(
+/** How a command ended (0, or its exit code) and everything it printed. */
+const outcome = (
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+) =>
+  promisify(execFile)(command, args, options).then(
     ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
     (failure: { code: number; stdout: string; stderr: string }) => ({
       code: failure.code,
       output: failure.stdout + failure.stderr,
     }),
   );
-
 const migrate = (env: Record<string, string>, ...args: string[]) =>
-  outcome(
-    promisify(execFile)(
-      'npm',
-      ['run', '--silent', 'migrate', ...(args.length ? ['--', ...args] : [])],
-      {
-        cwd: ROOT,
-        env: { ...process.env, ...env },
-      },
-    ),
-  );
-
+  outcome('npm', ['run', '--silent', 'migrate', ...(args.length ? ['--', ...args] : [])], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
 /** A compiled entry point run in the test's folder, with no configuration in its environment. */
 const runCompiled = (entry: string, ...args: string[]) =>
-  outcome(
-    promisify(execFile)(process.execPath, [path.join('dist', 'server', entry), ...args], {
-      cwd: folder,
-      env: { PATH: process.env.PATH },
-    }),
-  );
-
-const latest = (service: string) => `${service}: schema ${service} is at its latest migration\n`;
+  outcome(process.execPath, [path.join('dist', 'server', entry), ...args], {
+    cwd: folder,
+    env: { PATH: process.env.PATH },
+  });
+const latest = (service: string) => ({
+  code: 0,
+  output: `${service}: schema ${service} is at its latest migration\n`,
+});
 
 describe('npm run migrate', () => {
   test("migrates every service's schema, or the one --env names", async () => {
-    expect(await migrate({ DATABASE_URL: database.url }, '--env', 'notes8000')).toEqual({
-      code: 0,
-      output: latest('notes8000'),
-    });
-    const all = await migrate({ DATABASE_URL: database.url });
+    const { url } = database;
+    expect(await migrate({ DATABASE_URL: url }, '--env', 'notes8000')).toEqual(latest('notes8000'));
+    const all = await migrate({ DATABASE_URL: url });
     expect(all.code).toBe(0);
-    expect(all.output).toContain(latest('notes8080'));
-    const tables = await withClient(database.url, (client) =>
-      client.query<{ table_schema: string }>(
+    expect(all.output).toContain(latest('notes8080').output);
+    const tables = await withClient(url, (client) =>
+      client.query(
         "SELECT table_schema FROM information_schema.tables WHERE table_name = 'notes' ORDER BY 1",
       ),
     );
-    expect(tables.rows.map((row) => row.table_schema)).toEqual(['notes8000', 'notes8080']);
+    expect(tables.rows).toEqual([{ table_schema: 'notes8000' }, { table_schema: 'notes8080' }]);
   });
 
   test("without DATABASE_URL, migrates DATA_DIR's embedded PostgreSQL and stops it", async () => {
     const dir = await temporaryDataDir();
     try {
-      expect(await migrate({ DATABASE_URL: '', DATA_DIR: dir }, '--env', 'notes8080')).toEqual({
-        code: 0,
-        output: latest('notes8080'),
-      });
+      expect(await migrate({ DATABASE_URL: '', DATA_DIR: dir }, '--env', 'notes8080')).toEqual(
+        latest('notes8080'),
+      );
       expect(await postgresProcessesFor(dir)).toEqual([]);
     } finally {
       await removeDataDir(dir);
@@ -130,8 +122,9 @@ describe('a .env in the working folder', () => {
   test(
     'the server, its health check and the migrations ' + 'command read it; the environment wins',
     async () => {
+      const dotEnv = path.join(folder, '.env');
       await fs.writeFile(
-        path.join(folder, '.env'),
+        dotEnv,
         '# allowed names\nNOTES8080_ALLOWED_HOSTS=notes.example\n\n' +
           'export NOTES8000_ALLOWED_HOSTS="eight.example"\nSERVICES=notes8080\n',
       );
@@ -142,22 +135,24 @@ describe('a .env in the working folder', () => {
         env: { DATABASE_URL: database.url, SERVICES: 'notes8080,notes8000' },
       });
       try {
-        const live = async (service: 'notes8080' | 'notes8000', host: string) =>
-          (await send(server.urls[service], { method: 'GET', path: '/live', headers: { host } }))
-            .status;
+        const live = async (service: 'notes8080' | 'notes8000', host?: string) => {
+          const url = server.urls[service];
+          const headers = { host: host ?? new URL(url).host };
+          return (await send(url, { method: 'GET', path: '/live', headers })).status;
+        };
         expect(await live('notes8080', 'notes.example')).toBe(200);
-        expect(await live('notes8080', new URL(server.urls.notes8080).host)).toBe(400);
+        expect(await live('notes8080')).toBe(400);
         expect(await live('notes8000', 'eight.example')).toBe(200);
-        expect(await live('notes8000', new URL(server.urls.notes8000).host)).toBe(400);
+        expect(await live('notes8000')).toBe(400);
 
         // The health check's own variables, in .env alone: where to ask, and the Host it may name.
         const { port } = new URL(server.urls.notes8080);
         const healthEnv = (host: string) =>
           `SERVICES=notes8080\nNOTES8080_HOST=127.0.0.1\nNOTES8080_PORT=${port}\n` +
           `NOTES8080_ALLOWED_HOSTS=${host}\n`;
-        await fs.writeFile(path.join(folder, '.env'), healthEnv('notes.example'));
+        await fs.writeFile(dotEnv, healthEnv('notes.example'));
         expect(await runCompiled('healthcheck.js')).toEqual({ code: 0, output: '' });
-        await fs.writeFile(path.join(folder, '.env'), healthEnv('elsewhere.example'));
+        await fs.writeFile(dotEnv, healthEnv('elsewhere.example'));
         expect(await runCompiled('healthcheck.js')).toEqual({
           code: 1,
           output: 'notes8080: GET /live answered 400\n',
@@ -165,13 +160,41 @@ describe('a .env in the working folder', () => {
       } finally {
         await server.stop(5_000);
       }
-      await fs.writeFile(path.join(folder, '.env'), `DATABASE_URL=${database.url}\n`);
-      expect(await runCompiled('migrate.js', '--env', 'notes8000')).toEqual({
-        code: 0,
-        output: latest('notes8000'),
-      });
+      await fs.writeFile(dotEnv, `DATABASE_URL=${database.url}\n`);
+      expect(await runCompiled('migrate.js', '--env', 'notes8000')).toEqual(latest('notes8000'));
     },
   );
+});
+
+describe('a .env that cannot be used', () => {
+  const dotEnv = () => path.join(folder, '.env');
+  const unusable = (line: number) =>
+    `${dotEnv()}, line ${line}: expected NAME=value, a # comment or a blank line\n`;
+  /** The compiled server's start in the folder: how it ended and what it printed. */
+  const start = () => runUntilExit({ dataDir, env: {}, form: 'compiled', cwd: folder });
+
+  test.each([
+    [
+      'a line that is no assignment: the line named, its text not repeated',
+      'LOG_LEVEL=warn\nAUTH_ADMIN_PASSWORD secret-value\n',
+      2,
+    ],
+    ['a space before the =, refused as a shell would refuse it', 'AUTH_PORT = 13000\n', 1],
+  ])('%s: the server and the migrations command say so in one line', async (_, text, line) => {
+    await fs.writeFile(dotEnv(), text);
+    expect(await start()).toMatchObject({ code: 1, output: unusable(line) });
+    expect(await runCompiled('migrate.js')).toEqual({ code: 1, output: unusable(line) });
+  });
+
+  test('a .env that cannot be read', async () => {
+    await fs.rm(dotEnv(), { force: true });
+    await fs.mkdir(dotEnv());
+    expect(await start()).toMatchObject({
+      code: 1,
+      output: `${dotEnv()} cannot be read: EISDIR: illegal operation on a directory, read\n`,
+    });
+    await fs.rm(dotEnv(), { recursive: true });
+  });
 });
 
 describe('npm test', () => {
@@ -190,11 +213,6 @@ describe('npm test', () => {
     );
     return { pid: child.pid!, exited, output: () => output };
   }
-  const commandOf = (pid: number) =>
-    fs.readFile(`/proc/${pid}/cmdline`, 'utf8').then(
-      (text) => text.replaceAll('\0', ' '),
-      () => '',
-    );
 
   test('stopped by SIGTERM mid-run, leaves no process of it behind', async () => {
     const run = npmTest(['tests/metrics.test.ts'], { TEST_DB: 'embedded' });
@@ -204,8 +222,8 @@ describe('npm test', () => {
       .poll(
         async () => {
           started = descendants(run.pid);
-          const commands = await Promise.all(started.map(commandOf));
-          return commands.some((command) => command.includes('dist/server/main.js'));
+          const commands = await Promise.all(started.map(commandLine));
+          return commands.some((command) => command.join(' ').includes('dist/server/main.js'));
         },
         { timeout: 90_000, interval: 200 },
       )

@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -7,8 +7,9 @@ import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../harness/browser.js';
+import { listenOnFreePort } from '../../harness/http.js';
 import { ROOT } from '../../harness/processes.js';
-import { postgresProcessesFor } from '../../harness/procfs.js';
+import { isAlive, postgresProcessesFor } from '../../harness/procfs.js';
 import { browserAvailable } from '../support/browser.js';
 
 /**
@@ -47,6 +48,8 @@ describe.skipIf(!browserAvailable)('npm run dev', () => {
     await page.goto(`${dev.url}/login`);
     await page.waitForSelector('h1');
     // Survives hot updates; a reload of the page would lose it.
+    const unreloaded = () =>
+      page.evaluate(() => (window as unknown as { unreloaded?: boolean }).unreloaded);
     await page.evaluate(() => ((window as unknown as { unreloaded: boolean }).unreloaded = true));
     const heading = () => page.locator('h1').textContent();
 
@@ -67,19 +70,12 @@ describe.skipIf(!browserAvailable)('npm run dev', () => {
 
     await edit(copy, 'web/src/LoginPage.tsx', '<h1>One</h1>', '<h1>Two</h1>');
     await expect.poll(heading, WHILE_VITE_WORKS).toBe('Two');
-    expect(
-      await page.evaluate(() => (window as unknown as { unreloaded?: boolean }).unreloaded),
-    ).toBe(true);
+    expect(await unreloaded()).toBe(true);
 
     // Vite restarts itself when its configuration changes: the tab waits for its socket (in a
     // worker made from a blob), then reloads.
     await edit(copy, 'vite.config.ts', 'export default', '// Edited.\nexport default');
-    await expect
-      .poll(
-        () => page.evaluate(() => (window as unknown as { unreloaded?: boolean }).unreloaded),
-        WHILE_VITE_WORKS,
-      )
-      .toBeUndefined();
+    await expect.poll(unreloaded, WHILE_VITE_WORKS).toBeUndefined();
     await expect.poll(heading, WHILE_VITE_WORKS).toBe('Two');
     expect(refused).toEqual([]);
     await page.close();
@@ -89,43 +85,40 @@ describe.skipIf(!browserAvailable)('npm run dev', () => {
     process.kill(-dev.child.pid!, 'SIGINT');
     expect(await dev.exited).toBe(0);
     expect(performance.now() - stopped).toBeLessThan(5_000);
-    expect(alive(server)).toBe(false);
+    expect(isAlive(server)).toBe(false);
     expect(await postgresProcessesFor(copy)).toEqual([]);
     // A start, two hot updates, a restart and a reload, each on a possibly busy machine.
   }, 240_000);
 
-  it('ends with one line and a non-zero status when VITE_PORT is taken', async () => {
-    const taken = net.createServer();
-    await new Promise<void>((resolve) => taken.listen(0, resolve));
-    try {
-      const port = (taken.address() as net.AddressInfo).port;
-      const dev = spawnDev(copy, { VITE_PORT: String(port) });
-      running = dev;
-      expect(await dev.exited).toBe(1);
-      expect(dev.output()).toContain(
+  it.each([
+    {
+      taken: 'VITE_PORT',
+      env: (port: number) => ({ VITE_PORT: String(port) }),
+      line: (port: number) =>
         `VITE_PORT=${port} is already in use (another npm run dev?): set VITE_PORT to a free port`,
-      );
-    } finally {
-      taken.close();
-    }
-  });
-
-  it('ends with the server’s one line and a non-zero status when it cannot start', async () => {
-    const taken = net.createServer();
-    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-    try {
-      const port = (taken.address() as net.AddressInfo).port;
-      const dev = spawnDev(copy, {
+    },
+    {
+      taken: 'the server’s port',
+      host: '127.0.0.1',
+      env: (port: number) => ({
         AUTH_HOST: '127.0.0.1',
         AUTH_PORT: String(port),
+      }),
+      line: (port: number) => `auth cannot listen on 127.0.0.1:${port} (AUTH_HOST, AUTH_PORT)`,
+      databaseStopped: true,
+    },
+  ])('ends with one line and a non-zero status when $taken is taken', async (c) => {
+    const taken = net.createServer();
+    const port = await listenOnFreePort(taken, c.host);
+    try {
+      const dev = spawnDev(copy, {
         VITE_PORT: String(await freePort()),
+        ...c.env(port),
       });
       running = dev;
       expect(await dev.exited).toBe(1);
-      expect(dev.output()).toContain(
-        `auth cannot listen on 127.0.0.1:${port} (AUTH_HOST, AUTH_PORT)`,
-      );
-      expect(await postgresProcessesFor(copy)).toEqual([]);
+      expect(dev.output()).toContain(c.line(port));
+      if (c.databaseStopped) expect(await postgresProcessesFor(copy)).toEqual([]);
     } finally {
       taken.close();
     }
@@ -150,7 +143,10 @@ async function copyOfRepository(): Promise<string> {
   }
   // Hard links: quick, and Vite's cache of the copy (node_modules/.vite) is a folder of its own.
   await promisify(execFile)('cp', ['-al', path.join(ROOT, 'node_modules'), copy]);
-  await fs.rm(path.join(copy, 'node_modules', '.vite'), { recursive: true, force: true });
+  await fs.rm(path.join(copy, 'node_modules', '.vite'), {
+    recursive: true,
+    force: true,
+  });
   return copy;
 }
 
@@ -159,45 +155,36 @@ async function edit(copy: string, file: string, from: string, to: string): Promi
   const text = await fs.readFile(target, 'utf8');
   expect(text).toContain(from);
   // Written whole and renamed over the file, as editors save: no watcher reads it half-written.
-  const draft = `${target}.draft`;
-  await fs.writeFile(draft, text.replace(from, to));
-  await fs.rename(draft, target);
+  await fs.writeFile(`${target}.draft`, text.replace(from, to));
+  await fs.rename(`${target}.draft`, target);
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
+/** A loopback port free a moment ago. */
 async function freePort(): Promise<number> {
   const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
+  const port = await listenOnFreePort(server, '127.0.0.1');
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
 
-interface Dev {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | string>;
-}
+type Dev = ReturnType<typeof spawnDev>;
 
 /** `npm run dev` in `cwd`, in a process group of its own, as a terminal starts it. */
-function spawnDev(cwd: string, env: Record<string, string>): Dev {
+function spawnDev(cwd: string, env: Record<string, string>) {
   const child = spawn('npm', ['run', 'dev'], {
     cwd,
-    env: { ...process.env, LOG_FORMAT: 'json', NOTES8000_HOST: '127.0.0.1', ...env },
+    env: {
+      ...process.env,
+      LOG_FORMAT: 'json',
+      NOTES8000_HOST: '127.0.0.1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
   );
@@ -219,7 +206,10 @@ async function startDev(cwd: string) {
   const line = async (pattern: RegExp): Promise<RegExpExecArray> => {
     const from = dev.output().length;
     await expect
-      .poll(() => pattern.exec(dev.output().slice(from)), { timeout: 60_000, interval: 50 })
+      .poll(() => pattern.exec(dev.output().slice(from)), {
+        timeout: 60_000,
+        interval: 50,
+      })
       .not.toBeNull();
     return pattern.exec(dev.output().slice(from))!;
   };

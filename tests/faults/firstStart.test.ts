@@ -5,11 +5,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
 import { ROOT, startProcess, type RunningProcess } from '../../harness/processes.js';
-import { removeDataDir, temporaryDataDir } from '../../harness/postgres.js';
 import { rssBytes } from '../../harness/procfs.js';
+import { useTemporaryDataDir } from '../support/services.js';
 
 // The memory of a first start against a warm one: alone, since memory read beside other files
 // moves with their load.
+
+const dataDir = useTemporaryDataDir();
 
 test(
   'a first start builds the pages outside the server ' +
@@ -18,17 +20,11 @@ test(
     // A copy of the repository without built pages, so that this start has to build them.
     await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
     const copy = await fs.mkdtemp(path.join(os.tmpdir(), 'first-start-'));
-    const dataDir = await temporaryDataDir();
     const started: RunningProcess[] = [];
     const start = async () => {
-      const server = await startProcess({
-        form: 'compiled',
-        dataDir,
-        cwd: copy,
-        env: { DATABASE_URL: '' },
-      });
-      started.push(server);
-      return server;
+      const env = { DATABASE_URL: '' };
+      started.push(await startProcess({ form: 'compiled', dataDir: dataDir(), cwd: copy, env }));
+      return started.at(-1)!;
     };
     try {
       // dist/server is a relative link into dist/builds, where the compiled migrations sit too.
@@ -47,8 +43,9 @@ test(
       expect(firstRss).toBeLessThan((await rssBytes(warm.pid)) + 30 * 1024 * 1024);
     } finally {
       for (const server of started) await server.stop(5_000);
-      await removeDataDir(dataDir);
       await fs.rm(copy, { recursive: true, force: true });
     }
   },
+  // The first start builds the pages: longer than a test's default on a busy machine.
+  120_000,
 );

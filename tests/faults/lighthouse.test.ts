@@ -7,9 +7,9 @@ import { startService, type StartedService } from '../../harness/service.js';
 import { builtSpa, ensureSpaBuilt } from '../../server/auth/spa.js';
 import { loadConfig } from '../../server/config.js';
 import { auth, type AuthDeps } from '../../server/services.js';
+import { ADMIN } from '../support/authClient.js';
 import { browserAvailable } from '../support/browser.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const RUNS_AT_MOST = 3;
 const MINIMUM_SCORE: Record<string, number> = {
   // Lighthouse's "good" band. The score weighs blocking time simulated from this host's CPU,
@@ -20,21 +20,10 @@ const MINIMUM_SCORE: Record<string, number> = {
   seo: 100,
 };
 
-/** One Lighthouse run of a page with its default mobile settings (slow 4G, CPU slowed 4×). */
-interface PageAudit {
-  path: string;
-  finalPath: string;
-  runtimeError?: string;
-  scores: Record<string, number>;
-  firstContentfulPaintMs: number;
-  /** Compressed, headers included, as Lighthouse's resource summary counts them. */
-  scriptBytes: number;
-  /** Audits that count towards a category and did not fully pass, with their score. */
-  failedAudits: string[];
-}
-
+type PageAudit = Awaited<ReturnType<typeof auditPage>>;
 type ResourceSummary = { items?: { resourceType: string; transferSize: number }[] } | undefined;
 
+/** One Lighthouse run of a page with its default mobile settings (slow 4G, CPU slowed 4×). */
 async function auditPage(port: number, origin: string, path: string, cookie?: string) {
   // The account pages ask not to be indexed, which the SEO category counts against them.
   const categories = Object.keys(MINIMUM_SCORE).filter((id) => id !== 'seo' || !cookie);
@@ -56,41 +45,35 @@ async function auditPage(port: number, origin: string, path: string, cookie?: st
       categories.map((id) => [id, Math.round((lhr.categories[id]?.score ?? 0) * 100)]),
     ),
     firstContentfulPaintMs: lhr.audits['first-contentful-paint']?.numericValue ?? Infinity,
+    /** Compressed, headers included, as Lighthouse's resource summary counts them. */
     scriptBytes: summary.find((item) => item.resourceType === 'script')?.transferSize ?? Infinity,
+    /** Audits that count towards a category and did not fully pass, with their score. */
     failedAudits: Object.values(lhr.categories).flatMap((category) =>
       category.auditRefs
         .filter((ref) => ref.weight > 0 && (lhr.audits[ref.id]?.score ?? 1) < 1)
         .map((ref) => `${ref.id} (${lhr.audits[ref.id]!.score})`),
     ),
-  } satisfies PageAudit;
-}
-
-/** The targets a run misses, each with what was measured. */
-function missedTargets(audit: PageAudit): string[] {
-  const missed = Object.entries(audit.scores)
-    .filter(([id, score]) => score < MINIMUM_SCORE[id]!)
-    .map(([id, score]) => `${id} ${score} < ${MINIMUM_SCORE[id]}`);
-  if (audit.runtimeError) missed.push(`Lighthouse failed: ${audit.runtimeError}`);
-  if (audit.finalPath !== audit.path) missed.push(`ended on ${audit.finalPath}`);
-  if (!(audit.firstContentfulPaintMs <= 850))
-    missed.push(`first contentful paint ${Math.round(audit.firstContentfulPaintMs)} ms > 850 ms`);
-  if (!(audit.scriptBytes <= 90_000)) missed.push(`JavaScript ${audit.scriptBytes} B > 90 kB`);
-  return missed;
-}
-
-/** Each figure at its best over the runs that completed. */
-function bestOf(runs: PageAudit[]): PageAudit {
-  const completed = runs.filter((run) => !run.runtimeError);
-  if (completed.length === 0) return runs.at(-1)!;
-  const ids = Object.keys(completed[0]!.scores);
-  return {
-    ...completed[0]!,
-    scores: Object.fromEntries(
-      ids.map((id) => [id, Math.max(...completed.map((run) => run.scores[id]!))]),
-    ),
-    firstContentfulPaintMs: Math.min(...completed.map((run) => run.firstContentfulPaintMs)),
-    scriptBytes: Math.max(...completed.map((run) => run.scriptBytes)),
   };
+}
+
+/** The targets missed by the best of each figure over the runs that completed. */
+function missedTargets(runs: PageAudit[]): string[] {
+  const completed = runs.filter((run) => !run.runtimeError);
+  if (completed.length === 0) return [`Lighthouse failed: ${runs.at(-1)!.runtimeError}`];
+  const best = <T>(pick: (run: PageAudit) => T, choose: (...values: T[]) => T) =>
+    choose(...completed.map(pick));
+  const missed = Object.entries(MINIMUM_SCORE).flatMap(([id, minimum]) => {
+    if (!(id in completed[0]!.scores)) return [];
+    const score = best((run) => run.scores[id]!, Math.max);
+    return score < minimum ? [`${id} ${score} < ${minimum}`] : [];
+  });
+  if (completed[0]!.finalPath !== completed[0]!.path)
+    missed.push(`ended on ${completed[0]!.finalPath}`);
+  const paint = best((run) => run.firstContentfulPaintMs, Math.min);
+  if (!(paint <= 850)) missed.push(`first contentful paint ${Math.round(paint)} ms > 850 ms`);
+  const scriptBytes = best((run) => run.scriptBytes, Math.max);
+  if (!(scriptBytes <= 90_000)) missed.push(`JavaScript ${scriptBytes} B > 90 kB`);
+  return missed;
 }
 
 describe.skipIf(!browserAvailable)('the login pages in Lighthouse, mobile', () => {
@@ -120,30 +103,29 @@ describe.skipIf(!browserAvailable)('the login pages in Lighthouse, mobile', () =
     await service?.close();
   });
 
-  async function adminCookie(): Promise<string> {
-    const reply = await send(service.url, { method: 'POST', path: '/api/login', json: ADMIN });
-    expect(reply.status, reply.text).toBe(200);
-    const cookie = (reply.headers['set-cookie'] ?? []).find((line) => line.startsWith('token='));
-    return cookie!.split(';')[0]!;
-  }
-
   test.each([
     { path: '/login', signedIn: false },
     { path: '/dashboard', signedIn: true },
   ])(
     '$path scores its targets, paints within 0.85 s and sends at most 90 kB of JavaScript',
     async ({ path, signedIn }) => {
-      const cookie = signedIn ? await adminCookie() : undefined;
+      let cookie: string | undefined;
+      if (signedIn) {
+        const reply = await send(service.url, { method: 'POST', path: '/api/login', json: ADMIN });
+        expect(reply.status, reply.text).toBe(200);
+        cookie = reply.headers['set-cookie']?.find((line) => line.startsWith('token='));
+        cookie = cookie?.split(';')[0];
+      }
       const runs: PageAudit[] = [];
       // Noise on a busy machine only ever lowers a score or delays a paint: the best figures count.
       do runs.push(await auditPage(chrome.port, service.url, path, cookie));
-      while (missedTargets(bestOf(runs)).length > 0 && runs.length < RUNS_AT_MOST);
+      while (missedTargets(runs).length > 0 && runs.length < RUNS_AT_MOST);
       const described = runs.map(
         ({ scores, firstContentfulPaintMs, scriptBytes, failedAudits, runtimeError }) =>
           JSON.stringify({ ...scores, fcpMs: Math.round(firstContentfulPaintMs), scriptBytes }) +
           ` not passed: ${runtimeError ?? failedAudits.join(', ')}`,
       );
-      expect(missedTargets(bestOf(runs)), `runs: ${described.join('; ')}`).toEqual([]);
+      expect(missedTargets(runs), `runs: ${described.join('; ')}`).toEqual([]);
     },
     RUNS_AT_MOST * 60_000,
   );

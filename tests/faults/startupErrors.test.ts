@@ -13,37 +13,20 @@ import { postgresUrl } from '../support/services.js';
 // A start that cannot work ends at once with exit 1 and one line a person can act on: what is
 // wrong and where, never a stack, never a secret.
 
-let dataDir: string;
-/** A folder with the compiled entry points as `dist/`, where a test may write a `.env`. */
-let folder: string;
+// What a .env that cannot be used makes of a start is in commands.test.ts, beside the .env that
+// every command reads.
 
+let dataDir: string;
 beforeAll(async () => {
   await promisify(execFile)('npm', ['run', '--silent', 'prestart'], { cwd: ROOT });
   dataDir = await temporaryDataDir();
-  folder = await fs.mkdtemp(path.join(os.tmpdir(), 'start-errors-'));
-  await fs.symlink(path.join(ROOT, 'dist'), path.join(folder, 'dist'));
 });
-afterAll(async () => {
-  await removeDataDir(dataDir);
-  await fs.rm(folder, { recursive: true, force: true });
-});
+afterAll(() => removeDataDir(dataDir));
 
 /** The compiled server's start with `env`, in `cwd`: how it ended and what it printed. */
 const run = (env: Record<string, string>, cwd = ROOT) =>
   runUntilExit({ dataDir, env, form: 'compiled', cwd });
-
-/** A compiled entry point run in the test's folder, with no configuration in its environment. */
-const runCompiled = (entry: string, ...args: string[]) =>
-  promisify(execFile)(process.execPath, [path.join('dist', 'server', entry), ...args], {
-    cwd: folder,
-    env: { PATH: process.env.PATH },
-  }).then(
-    ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
-    (failure: { code: number; stdout: string; stderr: string }) => ({
-      code: failure.code,
-      output: failure.stdout + failure.stderr,
-    }),
-  );
+const STACK = /\n\s+at /;
 
 describe('start-up errors a person can read', () => {
   test(
@@ -80,7 +63,7 @@ describe('start-up errors a person can read', () => {
           /^Cannot use the database no_such_database at 127\.0\.0\.1:\d+ \(DATABASE_URL\): database "no_such_database" does not exist$/,
         ),
       ]);
-      expect(result.output).not.toMatch(/\n\s+at /);
+      expect(result.output).not.toMatch(STACK);
       expect(result.output).not.toContain(url.password || 'no password');
     },
   );
@@ -91,29 +74,23 @@ describe('start-up errors a person can read', () => {
     async () => {
       const busy = net.createServer();
       const port = await listenOnFreePort(busy, '127.0.0.1');
-      try {
-        const result = await run({ DATABASE_URL: '', NOTES8000_PORT: String(port) });
-        expect(result.code).toBe(1);
-        expect(result.output).toContain(
-          `notes8000 cannot listen on 127.0.0.1:${port} (NOTES8000_HOST, NOTES8000_PORT): ` +
-            'the address is already in use',
-        );
-        expect(result.output).not.toContain('listening on');
-        expect(result.output).not.toMatch(/\n\s+at /);
-      } finally {
-        busy.close();
-      }
+      const result = await run({ DATABASE_URL: '', NOTES8000_PORT: String(port) });
+      busy.close();
+      expect(result.code).toBe(1);
+      expect(result.output).toContain(
+        `notes8000 cannot listen on 127.0.0.1:${port} (NOTES8000_HOST, NOTES8000_PORT): ` +
+          'the address is already in use',
+      );
+      expect(result.output).not.toContain('listening on');
+      expect(result.output).not.toMatch(STACK);
     },
   );
 
   test('production mode with a weak password refuses in one line naming the variable', async () => {
-    const result = await run({
-      DATABASE_URL: '',
-      NODE_ENV: 'production',
-      AUTH_USER_PASSWORD: 'admin-password',
-      AUTH_ADMIN_PASSWORD: 'a-long-secret-2',
-    });
-    expect(result).toMatchObject({
+    const env = { NODE_ENV: 'production', AUTH_ADMIN_PASSWORD: 'a-long-secret-2' };
+    expect(
+      await run({ DATABASE_URL: '', AUTH_USER_PASSWORD: 'admin-password', ...env }),
+    ).toMatchObject({
       code: 1,
       output:
         'AUTH_USER_PASSWORD is a documented default ' +
@@ -133,46 +110,10 @@ describe('start-up errors a person can read', () => {
       const result = await run({ DATABASE_URL: '', SERVICES: 'auth', SPA_MODE: 'prebuilt' }, copy);
       expect(result).toMatchObject({
         code: 1,
-        output:
-          `The pages are not built in ${path.join(copy, 'dist', 'web')}: ` +
-          `run "npm run build" first\n`,
+        output: `The pages are not built in ${copy}/dist/web: run "npm run build" first\n`,
       });
     } finally {
       await fs.rm(copy, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('a .env that cannot be used', () => {
-  const expected = (line: number) =>
-    `${path.join(folder, '.env')}, line ${line}: ` +
-    `expected NAME=value, a # comment or a blank line\n`;
-
-  test.each([
-    [
-      'a line that is no assignment: the line named, its text not repeated',
-      'LOG_LEVEL=warn\nAUTH_ADMIN_PASSWORD secret-value\n',
-      2,
-    ],
-    ['a space before the =, refused as a shell would refuse it', 'AUTH_PORT = 13000\n', 1],
-  ])('%s: the server and the migrations command say so in one line', async (_, text, line) => {
-    await fs.writeFile(path.join(folder, '.env'), text);
-    expect(await run({}, folder)).toMatchObject({ code: 1, output: expected(line) });
-    expect(await runCompiled('migrate.js')).toEqual({ code: 1, output: expected(line) });
-  });
-
-  test('a .env that cannot be read', async () => {
-    await fs.rm(path.join(folder, '.env'), { force: true });
-    await fs.mkdir(path.join(folder, '.env'));
-    try {
-      expect(await run({}, folder)).toMatchObject({
-        code: 1,
-        output:
-          `${path.join(folder, '.env')} cannot be read: ` +
-          `EISDIR: illegal operation on a directory, read\n`,
-      });
-    } finally {
-      await fs.rm(path.join(folder, '.env'), { recursive: true, force: true });
     }
   });
 });

@@ -14,38 +14,30 @@ import { openSwaggerUi, operationsOf } from '../support/swaggerUi.js';
 // nothing from another origin.
 
 describe('Swagger UI at /docs', () => {
-  const services = new Map<string, Omit<StartedService<unknown>, 'db'>>();
+  const services: Record<string, Omit<StartedService<unknown>, 'db'>> = {};
   let browser: Browser;
   beforeAll(async () => {
     await ensureSpaBuilt();
     const config = loadConfig({ PASSWORD_HASH_COST: '1024' });
-    services.set(
-      'notes8080',
-      await startTestService(notes8080, { deps: { config: config.notes } }),
-    );
-    services.set(
-      'auth',
-      await startTestService(auth, { deps: { config: config.auth, spa: await builtSpa() } }),
-    );
+    services.notes8080 = await startTestService(notes8080, { deps: { config: config.notes } });
+    const spa = await builtSpa();
+    services.auth = await startTestService(auth, { deps: { config: config.auth, spa } });
     browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
-    await Promise.all([...services.values()].map((service) => service.close()));
+    await Promise.all(Object.values(services).map((service) => service.close()));
   });
 
   test.each(['notes8080', 'auth'])(
     '%s: lists every operation of its document, from its own files only',
     async (name) => {
-      const { url } = services.get(name)!;
+      const { url } = services[name]!;
       const document = (await send(url, { method: 'GET', path: '/openapi.json' })).json as object;
       const { page, listed, foreign } = await openSwaggerUi(browser, url);
-      try {
-        expect(listed).toEqual(operationsOf(document));
-        expect(foreign).toEqual([]);
-      } finally {
-        await page.close();
-      }
+      await page.close();
+      expect(listed).toEqual(operationsOf(document));
+      expect(foreign).toEqual([]);
     },
   );
 });

@@ -19,17 +19,14 @@ const MEDIANS_RATIO_LIMIT = 2;
 describe('login timing', () => {
   let service: StartedService<AuthDeps>;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-
   beforeAll(async () => {
     await ensureSpaBuilt();
     // The default scrypt cost, as in production.
-    const { auth: config } = loadConfig({});
     service = await startTestService(auth, {
-      deps: { config, spa: await builtSpa() },
+      deps: { config: loadConfig({}).auth, spa: await builtSpa() },
       logLevel: 'warn',
     });
   }, 180_000);
-
   afterAll(async () => {
     agent.destroy();
     await service?.close();
@@ -51,24 +48,18 @@ describe('login timing', () => {
     };
     await attempt('unknown', -1); // warm-up, not counted
     times.unknown.length = 0;
-    for (let i = 0; i < TRIES; i++) {
-      // Alternating, so that drift in the machine's speed touches both series alike.
-      if (i % 2 === 0) {
-        await attempt('unknown', i);
-        await attempt('wrong', i);
-      } else {
-        await attempt('wrong', i);
-        await attempt('unknown', i);
-      }
-    }
+    // Alternating, so that drift in the machine's speed touches both series alike.
+    for (let i = 0; i < TRIES; i++)
+      for (const kind of i % 2 === 0
+        ? (['unknown', 'wrong'] as const)
+        : (['wrong', 'unknown'] as const))
+        await attempt(kind, i);
 
-    const medians = { unknown: percentile(times.unknown, 50), wrong: percentile(times.wrong, 50) };
-    const checks = {
-      'both answer the same 401 body': answers.size === 1 && [...answers][0].startsWith('401 '),
+    const [unknown, wrong] = [percentile(times.unknown, 50), percentile(times.wrong, 50)];
+    expectChecks({
+      'both answer the same 401 body': answers.size === 1 && [...answers][0]!.startsWith('401 '),
       [`their median times are within ${MEDIANS_RATIO_LIMIT}× of each other`]:
-        Math.max(medians.unknown, medians.wrong) <
-        MEDIANS_RATIO_LIMIT * Math.min(medians.unknown, medians.wrong),
-    };
-    expectChecks(checks);
+        Math.max(unknown, wrong) < MEDIANS_RATIO_LIMIT * Math.min(unknown, wrong),
+    });
   }, 300_000);
 });

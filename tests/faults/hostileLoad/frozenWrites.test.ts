@@ -4,7 +4,6 @@ import { startEmbeddedPostgres } from '../../../server/db/embeddedPostgres.js';
 import { createLogger } from '../../../server/logger.js';
 import { send, type Reply } from '../../../harness/http.js';
 import { withClient } from '../../../harness/postgres.js';
-import type { RunningProcess } from '../../../harness/processes.js';
 import { databaseProcesses } from '../../../harness/procfs.js';
 import {
   NOTES_SERVICES,
@@ -14,26 +13,23 @@ import {
   type NotesService,
 } from '../../support/hostileLoad.js';
 import { useTemporaryDataDir } from '../../support/services.js';
+import { isShapedOutage } from '../../support/trafficFlow.js';
 import { expectChecks } from '../../support/checks.js';
 
-/** The key of an error body, per service. */
-const ERROR_KEY = { notes8080: 'error', notes8000: 'detail' } as const;
+const FREEZE_CYCLES = 3;
+const ANSWER_WITHIN_MS = 5_000;
 
-/** A 500 in the service's own error shape: one string under `error` (8080) or `detail` (8000). */
-function isShaped500(
-  service: NotesService,
-  reply: Pick<Reply, 'status' | 'json'> | undefined,
-): boolean {
-  if (reply?.status !== 500 || typeof reply.json !== 'object' || reply.json === null) return false;
-  const body = reply.json as Record<string, unknown>;
-  return Object.keys(body).length === 1 && typeof body[ERROR_KEY[service]] === 'string';
+interface FrozenWrite {
+  service: NotesService;
+  title: string;
+  key?: string;
+  frozen?: Reply;
+  frozenMs: number;
+  retried?: Reply;
 }
 
 describe('6. Hostile load: writes while the database is frozen', () => {
   const dataDir = useTemporaryDataDir();
-
-  const FREEZE_CYCLES = 3;
-  const ANSWER_WITHIN_MS = 5_000;
 
   test(
     `writes while the database is frozen, ${FREEZE_CYCLES} times: each answers ` +
@@ -48,17 +44,19 @@ describe('6. Hostile load: writes while the database is frozen', () => {
       });
       onTestFinished(() => database.stop());
       const services = await startServices(dataDir(), { DATABASE_URL: database.url });
+      const post = (write: FrozenWrite, text: string) =>
+        send(services.urls[write.service], {
+          method: 'POST',
+          path: '/notes',
+          json: { title: write.title, [TEXT_FIELD[write.service]]: text },
+          headers: write.key ? { 'idempotency-key': write.key } : {},
+          timeoutMs: 30_000,
+        }).catch(() => undefined);
       const seeded = await Promise.all(
-        NOTES_SERVICES.map(
-          async (service) =>
-            (
-              await send(services.urls[service], {
-                method: 'POST',
-                path: '/notes',
-                json: { title: 'warm-up', [TEXT_FIELD[service]]: 'x' },
-              })
-            ).json as { id: number },
-        ),
+        NOTES_SERVICES.map(async (service) => {
+          const reply = await post({ service, title: 'warm-up', frozenMs: 0 }, 'x');
+          return (reply?.json as { id: number }).id;
+        }),
       );
 
       const writes: FrozenWrite[] = [];
@@ -68,93 +66,72 @@ describe('6. Hostile load: writes while the database is frozen', () => {
         await Promise.all(
           NOTES_SERVICES.flatMap((service, index) =>
             range(4).map(() =>
-              send(services.urls[service], { method: 'GET', path: `/notes/${seeded[index]!.id}` }),
+              send(services.urls[service], { method: 'GET', path: `/notes/${seeded[index]}` }),
             ),
           ),
         );
-        writes.push(...(await freezeCycle(services, cycle)));
+        // The writes sent while every PostgreSQL process is stopped; the keyed ones sent again
+        // after the thaw.
+        const cycleWrites: FrozenWrite[] = NOTES_SERVICES.flatMap((service) => [
+          { service, title: `keyed ${cycle}`, key: `freeze-${cycle}-${service}`, frozenMs: NaN },
+          { service, title: `unkeyed ${cycle}`, frozenMs: NaN },
+        ]);
+        const text = `sent while frozen, cycle ${cycle}`;
+        const frozen = await databaseProcesses(dataDir());
+        try {
+          frozen.forEach((pid) => process.kill(pid, 'SIGSTOP'));
+          await Promise.all(
+            cycleWrites.map(async (write) => {
+              const startedAt = performance.now();
+              write.frozen = await post(write, text);
+              write.frozenMs = performance.now() - startedAt;
+            }),
+          );
+        } finally {
+          frozen.forEach((pid) => process.kill(pid, 'SIGCONT'));
+        }
+        await sleep(2_000);
+        for (const write of cycleWrites.filter(({ key }) => key))
+          write.retried = await post(write, text);
+        writes.push(...cycleWrites);
       }
 
-      const counts = await withClient(database.url, async (client) => {
-        const count = async (service: NotesService, title: string) =>
-          (
-            await client.query<{ n: number }>(
-              `SELECT count(*)::int AS n FROM ${service}.notes WHERE title = $1`,
-              [title],
-            )
-          ).rows[0]!.n;
-        const counted = [];
-        for (const write of writes)
-          counted.push({ ...write, stored: await count(write.service, write.title) });
-        return counted;
+      const stored = await withClient(database.url, async (client) => {
+        const counts = [];
+        for (const { service, title } of writes)
+          counts.push(
+            (
+              await client.query(
+                `SELECT count(*)::int AS n FROM ${service}.notes WHERE title = $1`,
+                [title],
+              )
+            ).rows[0].n,
+          );
+        return counts;
       });
-      const keyed = counts.filter((write) => write.key);
-
-      const checks = {
-        "every write during the freeze answered 500 in the service's shape": counts.every((write) =>
-          isShaped500(write.service, write.frozen),
+      const keyed = writes.flatMap((write, index) =>
+        write.key ? [{ ...write, stored: stored[index] }] : [],
+      );
+      expectChecks({
+        "every write during the freeze answered 500 in the service's shape": writes.every(
+          ({ service, frozen }) =>
+            isShapedOutage({
+              service,
+              status: frozen?.status,
+              body: frozen?.json,
+              startedAt: 0,
+              endedAt: 0,
+            }),
         ),
-        'each within 5 s': counts.every((write) => write.frozenMs <= ANSWER_WITHIN_MS),
+        'each within 5 s': writes.every((write) => write.frozenMs <= ANSWER_WITHIN_MS),
         'every keyed retry after the thaw answered 201': keyed.every(
           (write) => write.retried?.status === 201,
         ),
         'exactly one note per keyed title': keyed.every((write) => write.stored === 1),
         'the process kept running': services.child.exitCode === null,
-      };
-      expectChecks(checks);
+      });
       expect(await services.stop()).toBe(0);
     },
     120_000,
   );
-
-  interface FrozenWrite {
-    service: NotesService;
-    title: string;
-    key?: string;
-    frozen?: Reply;
-    frozenMs: number;
-    retried?: Reply;
-  }
-
-  /**
-   * One freeze: the writes sent while every PostgreSQL process is stopped, the keyed ones sent
-   * again after the thaw.
-   */
-  async function freezeCycle(services: RunningProcess, cycle: number): Promise<FrozenWrite[]> {
-    const writes: FrozenWrite[] = NOTES_SERVICES.flatMap((service) => [
-      { service, title: `keyed ${cycle}`, key: `freeze-${cycle}-${service}`, frozenMs: NaN },
-      { service, title: `unkeyed ${cycle}`, frozenMs: NaN },
-    ]);
-    const post = (write: FrozenWrite) =>
-      send(services.urls[write.service], {
-        method: 'POST',
-        path: '/notes',
-        json: {
-          title: write.title,
-          [TEXT_FIELD[write.service]]: `sent while frozen, cycle ${cycle}`,
-        },
-        headers: write.key ? { 'idempotency-key': write.key } : {},
-        timeoutMs: 30_000,
-      });
-    const frozen = await databaseProcesses(dataDir());
-    try {
-      frozen.forEach((pid) => process.kill(pid, 'SIGSTOP'));
-      await Promise.all(
-        writes.map(async (write) => {
-          const startedAt = performance.now();
-          write.frozen = await post(write).catch(() => undefined);
-          write.frozenMs = performance.now() - startedAt;
-        }),
-      );
-    } finally {
-      frozen.forEach((pid) => process.kill(pid, 'SIGCONT'));
-    }
-    await sleep(2_000);
-    await Promise.all(
-      writes
-        .filter((write) => write.key)
-        .map(async (write) => void (write.retried = await post(write).catch(() => undefined))),
-    );
-    return writes;
-  }
 });
