@@ -234,7 +234,7 @@ describe('npm test', () => {
   });
 
   test('says first, in one line, why a forced TEST_DB=testcontainers cannot start', async () => {
-    const run = npmTest(['tests/notes8000/health.test.ts'], {
+    const run = npmTest(['tests/notes8000/notes.test.ts'], {
       TEST_DB: 'testcontainers',
       DOCKER_HOST: 'unix:///nonexistent.sock',
     });
