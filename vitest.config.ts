@@ -9,7 +9,6 @@ const FAULTS = 'tests/faults/**/*.test.ts';
 /** Files that measure time, memory or load: one at a time, with nothing beside them. */
 const ALONE = [
   'tests/faults/development.test.ts',
-  'tests/faults/firstStart.test.ts',
   'tests/faults/loginFloodFairness.test.ts',
   'tests/faults/lighthouse.test.ts',
   'tests/faults/load.test.ts',
