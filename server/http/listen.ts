@@ -75,7 +75,6 @@ export function listen(app: Koa, { host, port }: Listen, limits = DEFAULT_LIMITS
         clearTimeout(force);
         done();
       });
-      server.closeIdleConnections();
     });
   return new Promise<{ url: string; close: typeof close }>((resolve, reject) => {
     server.once('error', reject);
