@@ -13,10 +13,7 @@ import { postgresEnv, prepareCluster, STOP_TIMEOUT_MS, SUPERUSER } from './clust
 // the server as root from a checkout other users cannot enter, initialises over an existing
 // cluster, stops the server at the first SIGINT, and trips over a postmaster a killed parent left.
 
-export interface RunningPostgres {
-  url: string;
-  stop(): Promise<void>;
-}
+export type RunningPostgres = Awaited<ReturnType<typeof startEmbeddedPostgres>>;
 
 const READY_TIMEOUT_MS = 60_000;
 /** A server that ran this long before it exited starts the restarts' back-off afresh. */
@@ -37,7 +34,7 @@ export async function startEmbeddedPostgres(options: {
   logger: Logger;
   durable?: boolean;
   port?: number;
-}): Promise<RunningPostgres> {
+}) {
   const { dataDir, logger, durable = true, port: fixedPort } = options;
   const { owner, bin, clusterDir, password } = await prepareCluster(dataDir, durable, logger);
   const fast = ['-F', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'];
@@ -102,7 +99,12 @@ export async function startEmbeddedPostgres(options: {
     async stop() {
       stopping = true;
       process.off('exit', stopOnExit);
-      await stopChild(child);
+      if (child.exitCode === null && child.signalCode === null) {
+        const force = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+        child.kill('SIGINT');
+        await once(child, 'exit');
+        clearTimeout(force);
+      }
       logger.info('embedded PostgreSQL stopped');
     },
   };
@@ -155,14 +157,6 @@ function ready(child: ChildProcess, logger: Logger): Promise<void> {
       fail(`exited during start-up (${code})`);
     });
   });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const force = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  child.kill('SIGINT');
-  await once(child, 'exit');
-  clearTimeout(force);
 }
 
 type Holder = { pid: number; processStart?: string; since: string };

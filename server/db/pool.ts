@@ -7,18 +7,7 @@ import type { Logger } from '../logger.js';
 pg.types.setTypeParser(pg.types.builtins.INT8, Number);
 
 /** A service's pg pool, in which unqualified table names resolve in the service's schema. */
-export interface Database {
-  query<Row extends pg.QueryResultRow = pg.QueryResultRow>(
-    statement: string | pg.QueryConfig,
-    values?: unknown[],
-  ): Promise<pg.QueryResult<Row>>;
-  /** Committed when `work` resolves, rolled back when it throws. */
-  transaction<T>(work: (query: Database['query']) => Promise<T>): Promise<T>;
-  /** Runs `task` about every `intervalMs` (±20%: instances spread their runs) until closed. */
-  every(intervalMs: number, task: () => Promise<unknown>): void;
-  connections(): { total: number; idle: number; waiting: number };
-  close(): Promise<void>;
-}
+export type Database = ReturnType<typeof createDatabase>;
 
 /**
  * Every wait is bounded, so that a lost database answers an error, never a hang. `maxBytes` is the
@@ -27,7 +16,7 @@ export interface Database {
 export function createDatabase(
   options: Pick<DatabaseConfig, 'poolMax' | 'timeoutMs'> &
     Record<'url' | 'schema', string> & { maxBytes?: number; logger: Logger },
-): Database {
+) {
   const { url, schema, timeoutMs, maxBytes, logger } = options;
   const pool = new pg.Pool({
     connectionString: url,
@@ -45,7 +34,8 @@ export function createDatabase(
   pool.on('error', (error) => logger.warn({ err: error.message }, 'idle database connection lost'));
   const traced = logger.isLevelEnabled('trace');
   const timers = new Set<NodeJS.Timeout>();
-  const every: Database['every'] = (intervalMs, task) => {
+  /** Runs `task` about every `intervalMs` (±20%: instances spread their runs) until closed. */
+  const every = (intervalMs: number, task: () => Promise<unknown>) => {
     const timer = setTimeout(
       async () => {
         await task().catch((error: Error) =>
@@ -57,12 +47,17 @@ export function createDatabase(
     ).unref();
     timers.add(timer);
   };
+  const query = <Row extends pg.QueryResultRow = pg.QueryResultRow>(
+    statement: string | pg.QueryConfig,
+    values?: unknown[],
+  ) => {
+    if (traced) logger.trace({ sql: statement, values }, 'statement');
+    return pool.query<Row>(statement, values);
+  };
   return {
-    query(statement, values) {
-      if (traced) logger.trace({ sql: statement, values }, 'statement');
-      return pool.query(statement, values);
-    },
-    async transaction(work) {
+    query,
+    /** Committed when `work` resolves, rolled back when it throws. */
+    async transaction<T>(work: (inTransaction: typeof query) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken = false;
       try {

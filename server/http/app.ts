@@ -13,7 +13,7 @@ import { openApiDocument, type Contract } from './openapi.js';
 import { mount, route, type Route } from './route.js';
 import type { Tracing } from './tracing.js';
 
-/** A failure in the service's words: its status, its body, its headers. */
+/** A failure in the service's words. */
 export interface ErrorAnswer {
   status: number;
   body: unknown;
@@ -31,7 +31,6 @@ export interface ServiceOptions extends Hosting {
   name: string;
   contract: Contract;
   routes: Route[];
-  /** Words a failure as the service does. */
   shape(error: unknown): ErrorAnswer;
   logger: Logger;
   edge: Edge;
@@ -41,14 +40,9 @@ export interface ServiceOptions extends Hosting {
   /** Tried when no route takes a request (the login service's files). */
   files?: Middleware;
   ready?: () => Promise<unknown>;
-  /** `/notes/` is redirected to `/notes`, as Starlette does. */
   redirectTrailingSlash?: boolean;
 }
 
-const REQUEST_ID = 'X-Request-Id';
-const VALID_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-
-/** A service's Koa app: every request through the same chain of middleware, then the router. */
 export function serviceApp(service: ServiceOptions): Koa {
   const { name, logger, edge } = service;
   const routes = [...service.routes, liveRoute, readyRoute(service)];
@@ -68,9 +62,9 @@ export function serviceApp(service: ServiceOptions): Koa {
     else logger.info({ err: error.message, reqId }, 'client went away during the answer');
   });
   app.use((ctx, next) => {
-    const sent = ctx.get(REQUEST_ID);
-    ctx.state.requestId = VALID_REQUEST_ID.test(sent) ? sent : randomUUID();
-    ctx.set(REQUEST_ID, ctx.state.requestId);
+    const sent = ctx.get('X-Request-Id');
+    ctx.state.requestId = /^[\x21-\x7e]{1,128}$/.test(sent) ? sent : randomUUID();
+    ctx.set('X-Request-Id', ctx.state.requestId);
     return next();
   });
   if (service.tracing) app.use(service.tracing.requests(name));
@@ -119,7 +113,6 @@ function errors({ shape, logger }: ServiceOptions): Middleware {
 // A client's long path must not make the log grow faster than its requests.
 const LOGGED_PATH_CHARS = 160;
 
-/** One line per request once it is answered; nothing at all when the level hides them. */
 function requestLog(logger: Logger): Middleware {
   if (!logger.isLevelEnabled('info')) return (_ctx, next) => next();
   return async (ctx, next) => {
@@ -212,7 +205,7 @@ function readyRoute({ ready, stopping, contract, shape }: ServiceOptions): Route
   );
 }
 
-/** A path with a trailing slash whose slash-less form is a route: redirected there (307). */
+/** `/notes/` redirected to `/notes` (307), as Starlette does. */
 function trailingSlash(router: Router): Middleware {
   return async (ctx, next) => {
     const path = ctx.path.replace(/\/+$/, '');

@@ -39,7 +39,10 @@ export function bodyReader(limitBytes: number): ReadBody {
     try {
       await read(ctx, async () => undefined);
     } catch (error) {
-      throw readError(error as { status?: number; message?: string });
+      const { status, message } = error as { status?: number; message?: string };
+      if (status === 413) throw httpError(413, 'Request body too large');
+      if (status === 415) throw httpError(415, message ?? 'Unsupported content encoding');
+      throw httpError(400, UNREADABLE_BODY);
     }
     const raw = (ctx.request as { rawBody?: string }).rawBody;
     if (!hasBody || raw === undefined || raw === '') return { kind: 'empty' };
@@ -49,12 +52,6 @@ export function bodyReader(limitBytes: number): ReadBody {
     rejectDeepNesting(text);
     return { kind: 'json', value: parseJson(text) };
   };
-}
-
-function readError({ status, message }: { status?: number; message?: string }): Error {
-  if (status === 413) return httpError(413, 'Request body too large');
-  if (status === 415) return httpError(415, message ?? 'Unsupported content encoding');
-  return httpError(400, UNREADABLE_BODY);
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

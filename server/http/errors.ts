@@ -1,18 +1,13 @@
 import createError, { HttpError } from 'http-errors';
 
-/**
- * A refusal with its status, as Koa makes them (http-errors); each service's shape may reword its
- * message. Ours are all shown to the client, whatever their status: it is the answer the service
- * chose.
- */
 export { HttpError };
+// Exposed whatever its status: a refusal is the answer the service chose, shown to the client.
 export const httpError = (status: number, message?: string, headers?: Record<string, string>) =>
   createError(status, ...(message === undefined ? [] : [message]), {
     expose: true,
     ...(headers && { headers }),
   });
 
-/** The Host header names a host the service does not answer (its allowlist). */
 export const INVALID_HOST = 'Invalid Host header';
 
 export const unauthorized = (message?: string) => httpError(401, message);
@@ -21,7 +16,7 @@ export const notFound = (message?: string) => httpError(404, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   httpError(429, message, { 'Retry-After': String(retryAfterSeconds) });
 
-/** The body was declared JSON but does not parse. `position` counts Unicode code points. */
+/** `position` counts Unicode code points. */
 export class MalformedJsonError extends Error {
   name = 'MalformedJsonError';
   constructor(
@@ -44,7 +39,7 @@ export function describeServerError(error: unknown): string {
   return unreachable ? 'database unavailable' : 'internal server error';
 }
 
-/** The client went away, or stopped sending or reading: logged in one line, never as an error. */
+/** The client went away, or stopped sending or reading. */
 export function isClientGone(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };
   return (
@@ -59,7 +54,7 @@ export class StartupError extends Error {
   name = 'StartupError';
 }
 
-/** What `read` returns; a StartupError it throws is printed, and the process exits with 1. */
+/** A StartupError `read` throws is printed, and the process exits with 1. */
 export function exitOnStartupError<T>(read: () => T): T {
   try {
     return read();

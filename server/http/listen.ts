@@ -6,21 +6,12 @@ import { listenVariables, type Config, type Listen } from '../config.js';
 import { StartupError } from './errors.js';
 
 /** Descriptors kept for everything but client connections: pools, files, PostgreSQL's pipes. */
-export const RESERVED_DESCRIPTORS = 1_024;
+const RESERVED_DESCRIPTORS = 1_024;
 
-interface RunningServer {
-  url: string;
-  /** Stops accepting, lets requests in flight finish (up to `graceMs`), then closes the rest. */
-  close(graceMs?: number): Promise<void>;
-}
-
-/** What one service lets its clients hold. */
+/** What one service lets its clients hold (MAX_CONNECTIONS, CLIENT_IDLE_TIMEOUT_MS, …). */
 export interface ConnectionLimits {
-  /** Past it, the oldest connection with no request in flight is closed. */
   maxConnections: number;
-  /** A connection on which no byte moves for this long while it owes or is owed bytes is closed. */
   idleTimeoutMs: number;
-  /** Time to send a request's headers, from the connection or the previous answer. */
   headersTimeoutMs: number;
 }
 
@@ -43,12 +34,11 @@ type Connections = Map<Socket, http.ServerResponse | undefined>;
 const inFlight = (res: http.ServerResponse | undefined): res is http.ServerResponse =>
   res !== undefined && !res.writableFinished;
 
-/** Serves `app` with what a client may hold bounded; a request adds no listener and no timer. */
-export function listen(
-  app: Koa,
-  { host, port }: Listen,
-  limits: ConnectionLimits = DEFAULT_LIMITS,
-): Promise<RunningServer> {
+/**
+ * Serves `app` with what a client may hold bounded; a request adds no listener and no timer.
+ * `close` stops accepting, lets requests in flight finish (up to `graceMs`), then closes the rest.
+ */
+export function listen(app: Koa, { host, port }: Listen, limits = DEFAULT_LIMITS) {
   const server = http.createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -85,9 +75,8 @@ export function listen(
         clearTimeout(force);
         done();
       });
-      server.closeIdleConnections();
     });
-  return new Promise((resolve, reject) => {
+  return new Promise<{ url: string; close: typeof close }>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
@@ -111,22 +100,18 @@ function closeOldestIdle(connections: Connections, newcomer: Socket): void {
 export async function listenAll(
   services: { name: string; app: Koa; address: Listen }[],
   limits: ConnectionLimits,
-): Promise<RunningServer[]> {
+) {
   const results = await Promise.allSettled(
     services.map(({ app, address }) => listen(app, address, limits)),
   );
-  const servers = results.flatMap((result) =>
-    result.status === 'fulfilled' ? [result.value] : [],
-  );
+  const servers = results.flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
   const failures = results.flatMap((result, index) => {
     if (result.status === 'fulfilled') return [];
     const { name, address } = services[index]!;
     const { host, port } = listenVariables(name);
-    const error = result.reason as NodeJS.ErrnoException;
-    const reason = LISTEN_FAILURES[error.code ?? ''] ?? error.message;
-    return [
-      `${name} cannot listen on ${address.host}:${address.port} (${host}, ${port}): ${reason}`,
-    ];
+    const { code, message } = result.reason as NodeJS.ErrnoException;
+    const reason = LISTEN_FAILURES[code ?? ''] ?? message;
+    return `${name} cannot listen on ${address.host}:${address.port} (${host}, ${port}): ${reason}`;
   });
   if (failures.length === 0) return servers;
   await Promise.all(servers.map((server) => server.close(0)));
@@ -152,8 +137,8 @@ export function connectionLimits({ services, connections }: Config): ConnectionL
 function fileLimit(): number | undefined {
   try {
     const soft = /^Max open files\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
-    if (soft === undefined) return undefined;
-    return soft === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(soft);
+    if (soft === 'unlimited') return Number.MAX_SAFE_INTEGER;
+    return soft === undefined ? undefined : Number(soft);
   } catch {
     return undefined;
   }

@@ -8,10 +8,9 @@ export type Method = 'get' | 'post' | 'put' | 'delete';
 /** A JSON Schema (the OpenAPI 3.1 dialect). */
 export type JsonSchema = Record<string, unknown>;
 
-/** One status an operation can answer, as its OpenAPI document describes it. */
+/** One status an operation can answer; no `schema`, no body. */
 export interface Outcome {
   description: string;
-  /** The JSON body's schema; absent when the answer has no body. */
   schema?: JsonSchema;
   example?: unknown;
   headers?: Record<string, { description: string; schema: JsonSchema }>;
@@ -28,14 +27,6 @@ export interface HeaderParameter {
 }
 
 type Infer<S> = S extends yup.Schema ? yup.InferType<S> : undefined;
-
-export interface Input<Params, Query, Body> {
-  params: Params;
-  query: Query;
-  /** Reads and validates the body, when the handler decides (a missing note before a bad body). */
-  body(): Promise<Body>;
-}
-
 type AnyObject = yup.AnyObjectSchema | undefined;
 type AnySchema = yup.Schema | undefined;
 
@@ -59,7 +50,11 @@ export interface Route<
   /** Left out of the OpenAPI document (pages, the document itself). */
   internal?: boolean;
   use?: Middleware[];
-  handler(ctx: Context, input: Input<Infer<P>, Infer<Q>, Infer<B>>): unknown;
+  handler(
+    ctx: Context,
+    // The body is read when the handler asks: a missing note may be reported before a bad body.
+    input: { params: Infer<P>; query: Infer<Q>; body(): Promise<Infer<B>> },
+  ): unknown;
 }
 
 /** One endpoint, declared once: validated, typed and documented by its schemas. */
@@ -76,18 +71,13 @@ export function route<
   return { ...spec, method: method.toLowerCase() as Method, path, handler } as Route;
 }
 
-/** The body failed its schema (`validation`), or was not sent as JSON. */
-interface BodyFailure {
-  received: RequestBody;
-  validation?: yup.ValidationError;
-}
-
 /** The parameters, query or body failed their schemas; one answer reports every failure. */
 export class InvalidRequestError extends Error {
   name = 'InvalidRequestError';
   constructor(
     readonly params: yup.ValidationError | undefined,
-    readonly body: BodyFailure | undefined,
+    /** No `validation`: the body was not sent as JSON. */
+    readonly body: { received: RequestBody; validation?: yup.ValidationError } | undefined,
     readonly query?: yup.ValidationError,
   ) {
     const failures = [params?.errors, query?.errors, body?.validation?.errors];
@@ -101,40 +91,38 @@ export function mount(router: Router, routes: Route[], readBody: ReadBody): void
     router[declared.method](
       declared.path,
       declared.path.replace(/\{(\w+)\}/g, ':$1'),
-      validate(declared, readBody),
       ...(declared.use ?? []),
-      (ctx) => declared.handler(ctx, ctx.state.input),
+      validated(declared, readBody),
     );
   }
 }
 
 const failure = (value: unknown) => (value instanceof yup.ValidationError ? value : undefined);
 
-/** The route's input in `ctx.state.input`, or an InvalidRequestError. */
-function validate({ params, query, body }: Route, readBody: ReadBody): Middleware {
-  const queryFields = query ? Object.keys(query.fields) : [];
-  return async (ctx, next) => {
+/** The handler, given its validated input; or an InvalidRequestError. */
+function validated({ params, query, body, handler }: Route, readBody: ReadBody): Middleware {
+  const queryFields = Object.keys(query?.fields ?? {});
+  return async (ctx) => {
     let read: Promise<unknown> | undefined;
     const validBody = () =>
       (read ??= body
         ? readBody(ctx).then((received) => validateBody(body, received))
         : Promise.resolve(undefined));
     const validParams = params && (await parameters(params, ctx.params));
-    const validQuery = query && (await parameters(query, lastValues(ctx.query, queryFields)));
+    // A repeated query parameter counts by its last value, as in Starlette.
+    const lastValues = queryFields.map((field) => [field, [ctx.query[field]].flat().at(-1)]);
+    const validQuery = query && (await parameters(query, Object.fromEntries(lastValues)));
     if (failure(validParams) || failure(validQuery)) {
-      const bodyFailure = body
-        ? await validBody().then(
-            () => undefined,
-            (error: unknown) => {
-              if (error instanceof InvalidRequestError) return error.body;
-              throw error;
-            },
-          )
-        : undefined;
+      const bodyFailure = await validBody().then(
+        () => undefined,
+        (error: unknown) => {
+          if (error instanceof InvalidRequestError) return error.body;
+          throw error;
+        },
+      );
       throw new InvalidRequestError(failure(validParams), bodyFailure, failure(validQuery));
     }
-    ctx.state.input = { params: validParams, query: validQuery, body: validBody };
-    await next();
+    return handler(ctx, { params: validParams, query: validQuery, body: validBody });
   };
 }
 
@@ -155,12 +143,3 @@ const parameters = (schema: yup.AnyObjectSchema, raw: Record<string, unknown>) =
     if (error instanceof yup.ValidationError) return error;
     throw error;
   });
-
-/** The query's `fields`, each the last of its values when repeated (as Starlette). */
-const lastValues = (query: Context['query'], fields: string[]) =>
-  Object.fromEntries(
-    fields.map((field) => {
-      const value = query[field];
-      return [field, Array.isArray(value) ? value.at(-1) : value];
-    }),
-  );

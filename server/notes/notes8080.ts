@@ -103,8 +103,7 @@ function shape(error: unknown): ErrorAnswer {
     // An id that no note can have is reported as what it is: no such note.
     if (error.params) return answer(404, NOTE_NOT_FOUND);
     if (error.query) return answer(400, error.query.errors.join('; '));
-    if (!error.body) return answer(404, NOTE_NOT_FOUND);
-    const { received, validation } = error.body;
+    const { received, validation } = error.body!;
     if (validation) return answer(400, validation.errors.join('; '));
     const type = received.kind === 'other' ? received.contentType : undefined;
     return answer(

@@ -19,7 +19,6 @@ import {
 } from './table.js';
 import { createdBytes, overBudget, writeBudget } from './writeBudget.js';
 
-/** What a notes service is given: its pool (on its own schema), its settings and its edge. */
 export interface NotesDeps extends Hosting {
   db: Database;
   logger: Logger;
@@ -49,7 +48,7 @@ function isCurrent(ctx: Context, etag: string): boolean {
   return wanted === 'any' || (wanted?.some((tag) => tag.replace(/^W\//, '') === etag) ?? false);
 }
 
-/** An id no note can have is not sent to PostgreSQL, which would refuse it. */
+/** An id no note can have is not sent to PostgreSQL, which would refuse it (8000's ids). */
 function storableId(id: number): number {
   if (Number.isSafeInteger(id) && id >= 1 && id <= MAX_NOTE_ID) return id;
   throw notFound(NOTE_NOT_FOUND);
@@ -68,7 +67,6 @@ function sendNote(ctx: Context, status: number, note: NoteJson): void {
   ctx.set('ETag', note.etag);
 }
 
-/** What both notes services answer alike, on the service's `notes` table. */
 export function notesService({ db, logger, config, edge, ...hosting }: NotesDeps, sql: NoteSql) {
   const table = noteTable(db, sql);
   const chargeBudget = writeBudget(config.writeBytesPerMinute);
@@ -79,7 +77,6 @@ export function notesService({ db, logger, config, edge, ...hosting }: NotesDeps
     find: table.find,
     list: noteLists(db, sql),
 
-    /** Creates the note `read` gives, once per Idempotency-Key. */
     async create(ctx: Context, read: () => Promise<[title: string, text: string]>) {
       const key = idempotencyKey(ctx);
       const [title, text] = await read();
@@ -93,7 +90,6 @@ export function notesService({ db, logger, config, edge, ...hosting }: NotesDeps
       sendNote(ctx, 201, { json, etag: '"1"' });
     },
 
-    /** The note; 304 without a body when If-None-Match names it as it is. */
     async read(ctx: Context, id: number) {
       const note = (await table.find(storableId(id))) ?? missing(undefined);
       if (!isCurrent(ctx, note.etag)) return sendNote(ctx, 200, note);
@@ -152,13 +148,9 @@ const ETAG = {
   ETag: text("The note's version as a strong entity tag; it changes with every change of the note"),
 };
 
-/** An answer with a note: its ETag beside it. */
 export const withETag = (outcome: Outcome) => ({ ...outcome, headers: ETAG });
 
-/**
- * What the OpenAPI operations on notes of both services share, besides their schemas: summaries,
- * headers, and failures in the service's shape (`failure`).
- */
+/** What both services document of their operations on notes, failures in their own shape. */
 export function noteOperations(failure: (description: string, example: string) => Outcome) {
   const refusal = (description: string, example: string, retryAfter: string) => ({
     ...failure(description, example),

@@ -8,15 +8,14 @@ export type Condition = 'any' | string[];
 const acceptedTags = (wanted: Condition | undefined) =>
   wanted === undefined || wanted === 'any' ? null : wanted;
 
-/** A note as an answer carries it: its JSON, rendered by PostgreSQL, and its ETag. */
+/** A note as PostgreSQL renders it for an answer. */
 export interface NoteJson {
   json: string;
   etag: string;
 }
 
-/** How a service's notes read in SQL. */
 export interface NoteSql {
-  /** The service's name, which names its prepared statements. */
+  /** Names the prepared statements. */
   service: string;
   textColumn: 'body' | 'content';
   /** The SELECT list that renders a row of `notes` as the service's note. */
@@ -40,7 +39,7 @@ const rendered = (select: string, from: string) =>
 const versionIn = (n: number) =>
   `($${n}::text[] IS NULL OR '"' || version || '"' = ANY($${n}::text[]))`;
 
-/** What both notes services do with their `notes` table, each job one prepared statement. */
+/** Each job on the `notes` table one prepared statement. */
 export function noteTable(db: Database, { service, textColumn, select, set }: NoteSql) {
   const statement = (name: string, text: string) => ({ name: `${service}.${name}`, text });
   const created = `WITH created AS (
@@ -74,7 +73,6 @@ export function noteTable(db: Database, { service, textColumn, select, set }: No
   };
 
   return {
-    /** The note, if it is a version `condition` accepts. */
     async find(id: number, condition?: Condition) {
       const note = await first(SQL.find, [id]);
       return note && acceptedTags(condition)?.includes(note.etag) !== false ? note : undefined;
@@ -82,16 +80,13 @@ export function noteTable(db: Database, { service, textColumn, select, set }: No
     /** Inserts a note; with `keyed` ([client, key, fingerprint]), its answer is kept too. */
     insert: async (title: string, text: string, keyed: unknown[] = []) =>
       (await first(keyed.length ? SQL.insertKeyed : SQL.insert, [title, text, ...keyed]))!,
-    /** The note as changed, if it is a version `condition` accepts. */
     update: (id: number, texts: unknown[], condition?: Condition) =>
       first(SQL.update, [id, ...texts, acceptedTags(condition)]),
-    /** Whether a note of a version `condition` accepts was deleted. */
     remove: async (id: number, condition?: Condition) =>
       Boolean((await db.query(SQL.remove, [id, acceptedTags(condition)])).rowCount),
   };
 }
 
-/** What the storage count says now, in bytes: the sum of its shards. */
 export async function storedBytes(db: Database): Promise<number> {
   const { rows } = await db.query<{ bytes: number }>(
     'SELECT coalesce(sum(bytes), 0)::float8 AS bytes FROM storage_shards',
