@@ -47,7 +47,6 @@ function storesOf({ config, db, logger }: AuthDeps) {
   return { sessions, limits: new LoginLimits(db), ready };
 }
 
-/** What the routes are made of. */
 function servicesOf(deps: AuthDeps) {
   const { config, edge, db, logger, metrics } = deps;
   const stores = storesOf(deps);
