@@ -36,16 +36,13 @@ export function requestFacts(ctx: Context): RequestFacts {
  */
 export class AuditTrail {
   readonly #rate = new EventRate(AUDIT_RATE);
-  readonly #ring: AuditRing;
 
   constructor(
-    limits: AuthConfig['audit'],
+    private readonly ring: AuditRing,
     private readonly accounts: Pick<Accounts, 'idOf' | 'byId'>,
     private readonly logger: Logger,
     private readonly countLogin?: (outcome: LoginOutcome) => void,
-  ) {
-    this.#ring = new AuditRing(limits);
-  }
+  ) {}
 
   /** A login's event is filed under the email it tried, any other under its account. */
   record(
@@ -69,7 +66,7 @@ export class AuditTrail {
   async list({ limit, email, ...query }: AuditQuery) {
     this.#keep(this.#rate.ended());
     const normalized = email === undefined ? undefined : normalizeEmail(email);
-    const events = this.#ring.list({ ...query, email: normalized, limit: limit + 1 });
+    const events = this.ring.list({ ...query, email: normalized, limit: limit + 1 });
     const page = events.slice(0, limit);
     return { events: page, next: events.length > limit ? page.at(-1)!.id : null };
   }
@@ -84,7 +81,7 @@ export class AuditTrail {
         reqId: requestId,
         detail,
       });
-    this.#ring.keep(events);
+    this.ring.keep(events);
   }
 }
 
