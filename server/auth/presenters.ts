@@ -115,10 +115,11 @@ const RECENT_EVENTS = 20;
 type Parts = { accounts: Accounts; sessions: SessionStore; limits: LoginLimits; audit: AuditTrail };
 
 /** What administrators see, in the admin API and in the admin pages alike; never a secret. */
-export function adminViews(parts: Parts, { sessions, audit, ...config }: AuthConfig, edge: Edge) {
+export function adminViews(parts: Parts, config: AuthConfig, edge: Edge) {
+  const { accounts, sessions, limits, audit } = parts;
   const withSessions = async (currentSessionId: string) => {
-    const live = await parts.sessions.list();
-    return parts.accounts.all().map((user) => {
+    const live = await sessions.list();
+    return accounts.all().map((user) => {
       const own = live.filter((session) => session.userId === user.id);
       return { ...user, sessions: own.map((session) => presentSession(session, currentSessionId)) };
     });
@@ -127,13 +128,13 @@ export function adminViews(parts: Parts, { sessions, audit, ...config }: AuthCon
     Promise.all(
       (await withSessions(currentSessionId)).map(async (user) => ({
         ...user,
-        throttle: await parts.limits.state('account', user.id),
-        events: (await parts.audit.list({ limit: RECENT_EVENTS, email: user.email })).events,
+        throttle: await limits.state('account', user.id),
+        events: (await audit.list({ limit: RECENT_EVENTS, email: user.email })).events,
       })),
     );
   const { pair, account, address } = LOGIN_LIMITS;
   const { perClient, windowMs, maxClients } = AUDIT_RATE;
-  const { store, ttlSeconds, max, maxPerUser } = sessions;
+  const { store, ttlSeconds, max, maxPerUser } = config.sessions;
   const settings: Settings = {
     sessions: { store, ttlSeconds, max, maxPerUser },
     throttling: {
@@ -146,7 +147,7 @@ export function adminViews(parts: Parts, { sessions, audit, ...config }: AuthCon
       waitingPerAddress: WAITING_PER_ADDRESS,
       deviceTrustDays: config.deviceTrustDays,
     },
-    audit: { ...audit, perClient, windowSeconds: windowMs / 1000, maxClients },
+    audit: { ...config.audit, perClient, windowSeconds: windowMs / 1000, maxClients },
     trustProxy: edge.trustProxy ?? null,
     allowedHosts: edge.allowedHosts ?? null,
     production: edge.production,
