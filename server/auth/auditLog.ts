@@ -5,12 +5,13 @@ import type { Logger } from '../logger.js';
 import type { AuditEventType, AuditEventView as AuditEvent } from '../../web/src/pageState.js';
 import { normalizeEmail, type Accounts } from './accounts.js';
 import { AUDIT_RATE, EventRate } from './auditRate.js';
+import type { Client } from './sessions.js';
 
 export type { AuditEvent, AuditEventType };
 export type NewAuditEvent = Omit<AuditEvent, 'id'>;
 /** Newest first, older than the event `before`. */
 export type AuditQuery = { limit: number; before?: number; type?: AuditEventType; email?: string };
-export type RequestFacts = { address: string; userAgent: string; requestId: string };
+export type RequestFacts = Client & { requestId: string };
 type LoginOutcome = AuditEventType extends `login.${infer Outcome}` ? Outcome : never;
 
 export const AUDIT_EVENT_TYPES: Record<AuditEventType, string> = {
@@ -35,16 +36,13 @@ export function requestFacts(ctx: Context): RequestFacts {
  */
 export class AuditTrail {
   readonly #rate = new EventRate(AUDIT_RATE);
-  readonly #ring: AuditRing;
 
   constructor(
-    limits: AuthConfig['audit'],
+    private readonly ring: AuditRing,
     private readonly accounts: Pick<Accounts, 'idOf' | 'byId'>,
     private readonly logger: Logger,
     private readonly countLogin?: (outcome: LoginOutcome) => void,
-  ) {
-    this.#ring = new AuditRing(limits);
-  }
+  ) {}
 
   /** A login's event is filed under the email it tried, any other under its account. */
   record(
@@ -68,7 +66,7 @@ export class AuditTrail {
   async list({ limit, email, ...query }: AuditQuery) {
     this.#keep(this.#rate.ended());
     const normalized = email === undefined ? undefined : normalizeEmail(email);
-    const events = this.#ring.list({ ...query, email: normalized, limit: limit + 1 });
+    const events = this.ring.list({ ...query, email: normalized, limit: limit + 1 });
     const page = events.slice(0, limit);
     return { events: page, next: events.length > limit ? page.at(-1)!.id : null };
   }
@@ -83,7 +81,7 @@ export class AuditTrail {
         reqId: requestId,
         detail,
       });
-    this.#ring.keep(events);
+    this.ring.keep(events);
   }
 }
 
@@ -94,12 +92,10 @@ const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text)) - 2;
 /** `text` in at most LOGGED_BYTES of a JSON line (escapes counted), cut with an ellipsis. */
 function cut(text: string): string {
   if (jsonBytes(text) <= LOGGED_BYTES) return text;
-  let kept = '';
-  for (const char of text) {
-    if (jsonBytes(`${kept}${char}…`) > LOGGED_BYTES) break;
-    kept += char;
-  }
-  return `${kept}…`;
+  // No character takes less than a byte.
+  const kept = [...text].slice(0, LOGGED_BYTES);
+  while (jsonBytes(`${kept.join('')}…`) > LOGGED_BYTES) kept.pop();
+  return `${kept.join('')}…`;
 }
 
 /** This process's events within the retention, at most `maxEvents`; ids from 1 at each start. */

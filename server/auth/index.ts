@@ -3,7 +3,7 @@ import type { Database } from '../db/pool.js';
 import { serviceApp, type Hosting } from '../http/app.js';
 import type { Logger } from '../logger.js';
 import { createAccounts } from './accounts.js';
-import { AuditTrail } from './auditLog.js';
+import { AuditRing, AuditTrail } from './auditLog.js';
 import { DeviceTrust } from './deviceTrust.js';
 import { LoginLimits } from './limits.js';
 import { loginCheck } from './login.js';
@@ -47,13 +47,12 @@ function storesOf({ config, db, logger }: AuthDeps) {
   return { sessions, limits: new LoginLimits(db), ready };
 }
 
-/** What the routes are made of. */
 function servicesOf(deps: AuthDeps) {
   const { config, edge, db, logger, metrics } = deps;
   const stores = storesOf(deps);
   const accounts = createAccounts(config);
   const loginOutcomes = metrics?.loginAttempts(['succeeded', 'failed', 'throttled']);
-  const audit = new AuditTrail(config.audit, accounts, logger, loginOutcomes);
+  const audit = new AuditTrail(new AuditRing(config.audit), accounts, logger, loginOutcomes);
   const devices = new DeviceTrust(config.deviceTrustDays, stores.sessions, db);
   const signedIn = signedInWith(stores.sessions, accounts);
   metrics?.sessions(config.sessions.store, () => stores.sessions.count());

@@ -37,30 +37,28 @@ export class CheckQueue {
   }
 
   async run<T>(address: string, lane: Lane, check: () => Promise<T>): Promise<T> {
+    const waiting = this.#lanes[lane];
     if (this.#running < this.atOnce) this.#running++;
     else
-      await new Promise<void>((start) => {
-        const waiting = this.#lanes[lane].get(address) ?? [];
-        this.#lanes[lane].set(address, [...waiting, start]);
-      });
+      await new Promise<void>((start) =>
+        waiting.set(address, [...(waiting.get(address) ?? []), start]),
+      );
     try {
       return await check();
     } finally {
-      this.#running--;
-      this.#startNext();
+      this.#handOn();
     }
   }
 
-  #startNext(): void {
-    const lane = Object.values(this.#lanes).find((waiting) => waiting.size > 0);
-    const [address, [start, ...others]] = lane?.entries().next().value ?? ['', []];
-    if (!lane || !start) return;
-    // The address goes to the back of the line.
-    lane.delete(address);
-    if (others.length > 0) lane.set(address, others);
-    // Counted as running now, so that no newcomer takes its place before it resumes.
-    this.#running++;
-    start();
+  /** The next check takes the place at once, before any newcomer; its address goes to the back. */
+  #handOn(): void {
+    for (const waiting of Object.values(this.#lanes))
+      for (const [address, [start, ...others]] of waiting) {
+        waiting.delete(address);
+        if (others.length > 0) waiting.set(address, others);
+        return start!();
+      }
+    this.#running--;
   }
 }
 

@@ -109,11 +109,33 @@ export const presentSession = (session: SessionInfo, currentId: string): Session
   return { id, createdAt, lastSeenAt, expiresAt, address, userAgent, current: id === currentId };
 };
 
-/** What governs sessions, logins, the audit trail and the edge; never a secret. */
-function presentSettings({ sessions, audit, ...config }: AuthConfig, edge: Edge): Settings {
+/** The latest events the users page shows of each account. */
+const RECENT_EVENTS = 20;
+
+type Parts = { accounts: Accounts; sessions: SessionStore; limits: LoginLimits; audit: AuditTrail };
+
+/** What administrators see, in the admin API and in the admin pages alike; never a secret. */
+export function adminViews(parts: Parts, config: AuthConfig, edge: Edge) {
+  const { accounts, sessions, limits, audit } = parts;
+  const withSessions = async (currentSessionId: string) => {
+    const live = await sessions.list();
+    return accounts.all().map((user) => {
+      const own = live.filter((session) => session.userId === user.id);
+      return { ...user, sessions: own.map((session) => presentSession(session, currentSessionId)) };
+    });
+  };
+  const overview = async (currentSessionId: string) =>
+    Promise.all(
+      (await withSessions(currentSessionId)).map(async (user) => ({
+        ...user,
+        throttle: await limits.state('account', user.id),
+        events: (await audit.list({ limit: RECENT_EVENTS, email: user.email })).events,
+      })),
+    );
   const { pair, account, address } = LOGIN_LIMITS;
-  const { store, ttlSeconds, max, maxPerUser } = sessions;
-  return {
+  const { perClient, windowMs, maxClients } = AUDIT_RATE;
+  const { store, ttlSeconds, max, maxPerUser } = config.sessions;
+  const settings: Settings = {
     sessions: { store, ttlSeconds, max, maxPerUser },
     throttling: {
       perPair: pair.points,
@@ -125,43 +147,11 @@ function presentSettings({ sessions, audit, ...config }: AuthConfig, edge: Edge)
       waitingPerAddress: WAITING_PER_ADDRESS,
       deviceTrustDays: config.deviceTrustDays,
     },
-    audit: {
-      retentionDays: audit.retentionDays,
-      maxEvents: audit.maxEvents,
-      perClient: AUDIT_RATE.perClient,
-      windowSeconds: AUDIT_RATE.windowMs / 1000,
-      maxClients: AUDIT_RATE.maxClients,
-    },
+    audit: { ...config.audit, perClient, windowSeconds: windowMs / 1000, maxClients },
     trustProxy: edge.trustProxy ?? null,
     allowedHosts: edge.allowedHosts ?? null,
     production: edge.production,
     passwordHashCost: config.passwordHashCost,
   };
-}
-
-/** The latest events the users page shows of each account. */
-const RECENT_EVENTS = 20;
-
-type Parts = { accounts: Accounts; sessions: SessionStore; limits: LoginLimits; audit: AuditTrail };
-
-/** What administrators see, in the admin API and in the admin pages alike. */
-export function adminViews(parts: Parts, config: AuthConfig, edge: Edge) {
-  const { accounts, sessions, limits, audit } = parts;
-  // Every account with its live sessions, marking the one of the session asking.
-  const withSessions = async (currentSessionId: string) => {
-    const live = await sessions.list();
-    return accounts.all().map((user) => {
-      const own = live.filter((session) => session.userId === user.id);
-      return { ...user, sessions: own.map((session) => presentSession(session, currentSessionId)) };
-    });
-  };
-  const overview = async (currentSessionId: string) =>
-    Promise.all(
-      (await withSessions(currentSessionId)).map(async (account) => ({
-        ...account,
-        throttle: await limits.state('account', account.id),
-        events: (await audit.list({ limit: RECENT_EVENTS, email: account.email })).events,
-      })),
-    );
-  return { accounts: withSessions, overview, settings: presentSettings(config, edge) };
+  return { accounts: withSessions, overview, settings };
 }

@@ -85,8 +85,7 @@ export function sessionRoutes(services: AuthServices) {
       responses: ok('The signed-in user', object('Me', { user: UserView })),
     },
     (ctx) => {
-      const { id, email, role } = signedInOf(ctx).user;
-      ctx.body = { user: { id, email, role } };
+      ctx.body = { user: signedInOf(ctx).user };
     },
   );
   const logout = route(
