@@ -20,16 +20,11 @@ const MINIMUM_SCORE: Record<string, number> = {
   seo: 100,
 };
 
-/**
- * The audits that weigh nothing in any category: no score depends on them, and their gatherers
- * (a second navigation for the back/forward cache, coverage, source maps) take seconds per run.
- * The resource summary counts the JavaScript sent.
- */
-const UNWEIGHTED = Object.values(defaultConfig.categories ?? {}).flatMap((category) =>
-  category.auditRefs
-    .filter((ref) => ref.weight === 0 && ref.id !== 'resource-summary')
-    .map((ref) => ref.id),
-);
+// The audits that weigh nothing in any category move no score and cost seconds a run (a second
+// navigation for the back/forward cache, coverage, source maps); the resource summary stays.
+const UNWEIGHTED = Object.values(defaultConfig.categories ?? {})
+  .flatMap((category) => category.auditRefs.filter((ref) => ref.weight === 0).map((ref) => ref.id))
+  .filter((id) => id !== 'resource-summary');
 
 type PageAudit = Awaited<ReturnType<typeof auditPage>>;
 type ResourceSummary = { items?: { resourceType: string; transferSize: number }[] } | undefined;
