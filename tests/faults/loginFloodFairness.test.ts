@@ -33,10 +33,7 @@ const TRUSTED_P95_LIMIT_MS = 500;
  * rest are counted in a summary): a short flood keeps more of its events than a long one.
  */
 const LOG_BYTES_PER_REQUEST = 600;
-/**
- * The failures an address may cause in 15 minutes; past them it gets a Retry-After of minutes, not
- * 1 s.
- */
+/** The failures an address may cause in 15 minutes (then a Retry-After of minutes, not 1 s). */
 const PER_ADDRESS = 50;
 
 type Login = { status: number | string; ms: number };
