@@ -6,15 +6,19 @@ import { defineConfig } from 'vitest/config';
  * whole processes and their signals, floods, faults, long timeouts, the image and compose.yaml.
  */
 const FAULTS = 'tests/faults/**/*.test.ts';
-/** Files that measure time, memory or load: one at a time, with nothing beside them. */
+/**
+ * Files whose bounds on time or memory are tight enough that a neighbour's load would decide them:
+ * one at a time, with nothing beside them. A file that only loads the services, or whose bound is a
+ * timeout seconds wide, runs two at a time.
+ */
 const ALONE = [
   'tests/faults/development.test.ts',
   'tests/faults/loginFloodFairness.test.ts',
   'tests/faults/lighthouse.test.ts',
-  'tests/faults/load.test.ts',
-  'tests/faults/shutdown.test.ts',
   'tests/faults/timing.test.ts',
-  'tests/faults/hostileLoad/*.test.ts',
+  'tests/faults/hostileLoad/bigList.test.ts',
+  'tests/faults/hostileLoad/idleConnections.test.ts',
+  'tests/faults/hostileLoad/loginFlood.test.ts',
 ];
 /** The image and compose.yaml need a container engine (TEST_IMAGES=1). */
 const NEEDS_ENGINE = process.env.TEST_IMAGES === '1' ? [] : ['tests/faults/containers/**'];

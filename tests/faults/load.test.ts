@@ -8,7 +8,7 @@ import { createTestDatabase, useTemporaryDataDir } from '../support/services.js'
 import { expectChecks } from '../support/checks.js';
 
 // Mixed create/read/update/delete at 50 connections against each notes service of the
-// process, then the table compared with what the clients believe it holds.
+// process, both at once, then the table compared with what the clients believe it holds.
 
 const CONNECTIONS = 50;
 const DURATION_MS = 5_000;
@@ -133,7 +133,7 @@ describe('load with accounting', () => {
     await database?.drop();
   });
 
-  test.each(NOTES_SERVICES)(
+  test.concurrent.each(NOTES_SERVICES)(
     `%s: ${DURATION_MS / 1000} s of mixed CRUD at ${CONNECTIONS} connections; ` +
       'the table matches the clients',
     async (service) => {

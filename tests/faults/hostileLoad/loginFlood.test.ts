@@ -14,7 +14,7 @@ import {
 import { useTemporaryDataDir } from '../../support/services.js';
 import { expectChecks } from '../../support/checks.js';
 
-const FLOOD_MS = 5_000;
+const FLOOD_MS = 3_000;
 const LOGIN_CLIENTS = 16;
 const READERS_PER_SERVICE = 4;
 // Reads take tens of milliseconds here; the bound leaves room for a busy machine.
