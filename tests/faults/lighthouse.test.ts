@@ -1,5 +1,5 @@
 import * as chromeLauncher from 'chrome-launcher';
-import lighthouse, { defaultConfig } from 'lighthouse';
+import lighthouse from 'lighthouse';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CHROMIUM } from '../../harness/browser.js';
 import { send } from '../../harness/http.js';
@@ -20,12 +20,6 @@ const MINIMUM_SCORE: Record<string, number> = {
   seo: 100,
 };
 
-// The audits that weigh nothing in any category move no score and cost seconds a run (a second
-// navigation for the back/forward cache, coverage, source maps); the resource summary stays.
-const UNWEIGHTED = Object.values(defaultConfig.categories ?? {})
-  .flatMap((category) => category.auditRefs.filter((ref) => ref.weight === 0).map((ref) => ref.id))
-  .filter((id) => id !== 'resource-summary');
-
 type PageAudit = Awaited<ReturnType<typeof auditPage>>;
 type ResourceSummary = { items?: { resourceType: string; transferSize: number }[] } | undefined;
 
@@ -38,7 +32,6 @@ async function auditPage(port: number, origin: string, path: string, cookie?: st
     output: 'json',
     logLevel: 'error',
     onlyCategories: categories,
-    skipAudits: UNWEIGHTED,
     extraHeaders: cookie ? { cookie } : {},
   });
   if (!result) throw new Error(`Lighthouse returned nothing for ${path}`);

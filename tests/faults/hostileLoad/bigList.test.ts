@@ -18,14 +18,13 @@ import { useTemporaryDataDir } from '../../support/services.js';
 import { expectChecks, type Checks } from '../../support/checks.js';
 
 const MB = 1_000_000;
-const BIG_NOTES = 60;
+const BIG_NOTES = 120;
 const NOTE_CHARS = 2 ** 20;
 const FULL_READERS = 4;
 const STALLED_READERS = 4;
-// Sent a batch of at most 1 MiB at a time, the list is 60 batches: 8 readers that held it would
-// keep 8 × 63 MB of rows, and as much again of JSON. What the figure measures besides is the
-// collector's pace, which varies from run to run, and the second service's run starts from what
-// the first left to collect: so 300 MB.
+// 8 readers of 126 MB each that held their lists would keep over 1 GB. What the figure measures
+// besides is the collector's pace, which varies from run to run, and the second service's run
+// starts from what the first left to collect: so 300 MB.
 const GROWTH_LIMIT = 300 * MB;
 // Counted from when the server last put bytes into the connection, as the kernel saw it: the
 // server looks every second, and a loaded machine may run that look a second late.
