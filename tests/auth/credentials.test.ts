@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ADMIN,
-  authConfig,
-  deviceFrom,
-  setCookies,
-  START,
-  tokenFrom,
-  USER,
-  useAuthInstances,
-} from '../support/authClient.js';
+import { ADMIN, deviceFrom, setCookies, START, tokenFrom, USER } from '../support/authClient.js';
+import { useAuthInstances } from '../support/authClient.js';
 import { advanceClock, setClock } from '../support/clock.js';
 
 // Credentials that end: device cookies expire and name the account's credential generation, and
@@ -21,26 +13,13 @@ const CHANGED = { email: USER.email, password: 'another-password' };
 describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   /** An instance on the test's clock; with postgres, the case's instances share one database. */
   async function instance(env: Record<string, string> = {}) {
-    const config = authConfig({ SESSION_STORE: store, ...env });
-    const service = await instances.start({
-      deps: { config },
-      ...(store === 'postgres' && { db: (await instances.database()).connect() }),
-    });
+    const browser = await instances.configured({ SESSION_STORE: store, ...env });
+    const { service, login } = browser;
     // Ready once it has compared the stored credentials with its own, as a load balancer waits.
     expect((await service.request('GET', '/ready')).status).toBe(200);
-    const login = (credentials: typeof USER, from = '127.0.0.1', device?: string) =>
-      service.request('POST', '/api/login', {
-        json: credentials,
-        localAddress: from,
-        headers: device ? { cookie: `device=${device}` } : {},
-      });
-    const cookie = (token: string) => ({ headers: { cookie: `token=${token}` } });
     return {
-      login,
+      ...browser,
       stop: () => instances.stop(service),
-      me: async (token: string) => (await service.request('GET', '/api/me', cookie(token))).status,
-      as: (token: string, method: string, path: string) =>
-        service.request(method, path, cookie(token)),
       /** Spends the budget of address `from` with unknown emails: only trusted browsers get in. */
       async block(from: string) {
         // 25 at once, fewer than may wait for a check per address.

@@ -49,28 +49,59 @@ export function useAuthInstances() {
   }
   const stopAll = () => close(running.splice(0));
 
+  async function start({
+    deps,
+    ...options
+  }: Omit<StartOptions<AuthDeps>, 'deps'> & { deps: Omit<StartOptions<AuthDeps>['deps'], 'spa'> }) {
+    const service = await startService(auth, { ...options, deps: { ...deps, spa } });
+    running.push(service);
+    return service;
+  }
+  const shared = () =>
+    (database ??= serviceDatabase(auth).then(async (created) => {
+      await created.migrate();
+      return created;
+    }));
+
   return {
     spa: () => spa,
-    async start({
-      deps,
-      ...options
-    }: Omit<StartOptions<AuthDeps>, 'deps'> & {
-      deps: Omit<StartOptions<AuthDeps>['deps'], 'spa'>;
-    }) {
-      const service = await startService(auth, { ...options, deps: { ...deps, spa } });
-      running.push(service);
-      return service;
+    start,
+    database: shared,
+    /** An instance configured by `env` (on the test's database with SESSION_STORE=postgres). */
+    async configured(env: Record<string, string> = {}) {
+      const config = authConfig(env);
+      const postgres = config.sessions.store === 'postgres';
+      return browserOf(
+        await start({ deps: { config }, ...(postgres && { db: (await shared()).connect() }) }),
+      );
     },
-    database: () =>
-      (database ??= serviceDatabase(auth).then(async (created) => {
-        await created.migrate();
-        return created;
-      })),
     stop(service: StartedService<AuthDeps>) {
       const at = running.indexOf(service);
       return close(at < 0 ? [] : running.splice(at, 1));
     },
     stopAll,
+  };
+}
+
+/** An instance as a browser reaches it: a login's answer, the statuses of a session's requests. */
+function browserOf(service: StartedService<AuthDeps>) {
+  const cookie = (token: string) => ({ headers: { cookie: `token=${token}` } });
+  const login = (credentials = USER, from?: string, device?: string) =>
+    service.request('POST', '/api/login', {
+      json: credentials,
+      localAddress: from,
+      headers: device ? { cookie: `device=${device}` } : {},
+    });
+  const as = (token: string, method: string, path: string) =>
+    service.request(method, path, cookie(token));
+  return {
+    service,
+    login,
+    signIn: async (credentials = USER) => tokenFrom(await login(credentials)),
+    as,
+    me: async (token: string) => (await as(token, 'GET', '/api/me')).status,
+    dashboard: async (token: string) =>
+      (await send(service.url, { method: 'GET', path: '/dashboard', ...cookie(token) })).status,
   };
 }
 
