@@ -142,49 +142,47 @@ describe.each(['memory', 'postgres'])('the audit trail with SESSION_STORE=%s', (
     }
   });
 
-  it(
-    "cuts what a log line repeats of the client's text but the request id, to under 500 bytes; " +
-      'files every attempt on an account under it with its address, whatever the address ' +
-      'sent before; a summary of unknown emails names none',
-    async () => {
-      const service = await start({ SESSION_STORE: store });
-      const email = `${'電'.repeat(240)}@example.com`;
-      const [requestId, userAgent] = ['r'.repeat(128), 'Mozilla/5.0 '.repeat(30)];
-      await attempt(service, { email, password: 'wrong' }, requestId, '127.0.0.1', userAgent);
-      const [line] = eventLines(service);
-      expect(line).toMatchObject({
-        event: 'login.failed',
-        email: expect.stringMatching(/^電+…$/),
-        reqId: requestId,
-      });
-      expect(Buffer.byteLength(JSON.stringify(line))).toBeLessThanOrEqual(500);
+  it("cuts log lines under 500 bytes; files an account's attempts by address", async () => {
+    const service = await start({ SESSION_STORE: store });
+    const email = `${'電'.repeat(240)}@example.com`;
+    const [requestId, userAgent] = ['r'.repeat(128), 'Mozilla/5.0 '.repeat(30)];
+    await attempt(service, { email, password: 'wrong' }, requestId, '127.0.0.1', userAgent);
+    // What a line repeats of the client's text is cut, but the request id.
+    const [line] = eventLines(service);
+    expect(line).toMatchObject({
+      event: 'login.failed',
+      email: expect.stringMatching(/^電+…$/),
+      reqId: requestId,
+    });
+    expect(Buffer.byteLength(JSON.stringify(line))).toBeLessThanOrEqual(500);
 
-      const from = '127.0.7.1';
-      const wrong = (email: string, requestId: string) =>
-        attempt(service, { email, password: 'wrong' }, requestId, from);
-      for (let i = 0; i < 6; i++) await wrong(ADMIN.email, `decoy-${i}`);
-      for (let i = 0; i < 6; i++) await wrong('admin@example.org', `other-${i}`);
-      service.advance(60);
-      const admin = await signIn(service, ADMIN);
-      const events = (query: string) => allEvents(service, admin, query);
-      const failed = await events('&type=login.failed');
-      expect(failed.find((event) => event.requestId === requestId)).toMatchObject({
-        email,
-        userAgent: userAgent.slice(0, 256),
-      });
-      const filed = await events(`&email=${ADMIN.email}&type=login.failed`);
-      expect(filed.map(({ address, detail }) => [address, detail.count])).toEqual(
-        Array(5).fill([from, undefined]),
-      );
-      const [throttled] = await events(`&email=${ADMIN.email}&type=login.throttled`);
-      expect([throttled?.address, throttled?.userId]).toEqual([from, '2']);
-      const unknown = failed.filter((event) => event.userId === null && event.address === from);
-      expect(unknown.map((event) => [event.email, event.detail.count])).toEqual([
-        [null, 1],
-        ...Array(5).fill(['admin@example.org', undefined]),
-      ]);
-    },
-  );
+    // Every attempt on an account filed under it, whatever the address sent before; a summary of
+    // unknown emails names none.
+    const from = '127.0.7.1';
+    const wrong = (email: string, requestId: string) =>
+      attempt(service, { email, password: 'wrong' }, requestId, from);
+    for (let i = 0; i < 6; i++) await wrong(ADMIN.email, `decoy-${i}`);
+    for (let i = 0; i < 6; i++) await wrong('admin@example.org', `other-${i}`);
+    service.advance(60);
+    const admin = await signIn(service, ADMIN);
+    const events = (query: string) => allEvents(service, admin, query);
+    const failed = await events('&type=login.failed');
+    expect(failed.find((event) => event.requestId === requestId)).toMatchObject({
+      email,
+      userAgent: userAgent.slice(0, 256),
+    });
+    const filed = await events(`&email=${ADMIN.email}&type=login.failed`);
+    expect(filed.map(({ address, detail }) => [address, detail.count])).toEqual(
+      Array(5).fill([from, undefined]),
+    );
+    const [throttled] = await events(`&email=${ADMIN.email}&type=login.throttled`);
+    expect([throttled?.address, throttled?.userId]).toEqual([from, '2']);
+    const unknown = failed.filter((event) => event.userId === null && event.address === from);
+    expect(unknown.map((event) => [event.email, event.detail.count])).toEqual([
+      [null, 1],
+      ...Array(5).fill(['admin@example.org', undefined]),
+    ]);
+  });
 });
 
 describe('the parts of the audit trail a flood presses on', () => {

@@ -37,46 +37,39 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     };
   }
 
-  it(
-    'sets the device cookie for DEVICE_TRUST_DAYS, naming the account, its generation and ' +
-      'the login time, and trusts it until then, no longer',
-    async () => {
-      setClock(START);
-      const service = await instance({ DEVICE_TRUST_DAYS: '2' });
-      const reply = await service.login(USER);
-      expect(setCookies(reply).find((line) => line.startsWith('device='))).toMatch(
-        /^device=[^;]+; Max-Age=172800; Path=\/api\/login; HttpOnly; SameSite=Lax$/,
-      );
-      const [account, generation, issuedAt] = deviceFrom(reply).split('.');
-      expect([account, issuedAt]).toEqual(['1', String(START / 1000)]);
-      expect(Number(generation)).toBeGreaterThan(0);
-      advanceClock(2 * 24 * 3600 - 60);
-      await service.block('127.0.1.1');
-      expect(await service.trusts(deviceFrom(reply), '127.0.1.1')).toBe(true);
-      advanceClock(60);
-      expect(await service.trusts(deviceFrom(reply), '127.0.1.1')).toBe(false);
-    },
-  );
+  it('trusts a device cookie for DEVICE_TRUST_DAYS, no longer', async () => {
+    setClock(START);
+    const service = await instance({ DEVICE_TRUST_DAYS: '2' });
+    const reply = await service.login(USER);
+    // Naming the account, its generation and the login time.
+    expect(setCookies(reply).find((line) => line.startsWith('device='))).toMatch(
+      /^device=[^;]+; Max-Age=172800; Path=\/api\/login; HttpOnly; SameSite=Lax$/,
+    );
+    const [account, generation, issuedAt] = deviceFrom(reply).split('.');
+    expect([account, issuedAt]).toEqual(['1', String(START / 1000)]);
+    expect(Number(generation)).toBeGreaterThan(0);
+    advanceClock(2 * 24 * 3600 - 60);
+    await service.block('127.0.1.1');
+    expect(await service.trusts(deviceFrom(reply), '127.0.1.1')).toBe(true);
+    advanceClock(60);
+    expect(await service.trusts(deviceFrom(reply), '127.0.1.1')).toBe(false);
+  });
 
-  it(
-    'an administrator ending every session of an account makes its ' +
-      "sessions and device cookies worthless, and only that account's",
-    async () => {
-      setClock(START);
-      const service = await instance();
-      const user = await service.login(USER);
-      const [token, device] = [tokenFrom(user), deviceFrom(user)];
-      const admin = tokenFrom(await service.login(ADMIN));
-      await service.block('127.0.1.2');
-      expect(await service.trusts(device, '127.0.1.2')).toBe(true);
-      expect((await service.as(admin, 'DELETE', '/api/admin/users/1/sessions')).status).toBe(200);
-      expect([await service.me(token), await service.me(admin)]).toEqual([401, 200]);
-      expect(await service.trusts(device, '127.0.1.2')).toBe(false);
-      // A new login is a new device of the new generation.
-      const again = await service.login(USER, '127.0.1.3');
-      expect(await service.trusts(deviceFrom(again), '127.0.1.2')).toBe(true);
-    },
-  );
+  it("ending an account's sessions voids its sessions and devices, no other's", async () => {
+    setClock(START);
+    const service = await instance();
+    const user = await service.login(USER);
+    const [token, device] = [tokenFrom(user), deviceFrom(user)];
+    const admin = tokenFrom(await service.login(ADMIN));
+    await service.block('127.0.1.2');
+    expect(await service.trusts(device, '127.0.1.2')).toBe(true);
+    expect((await service.as(admin, 'DELETE', '/api/admin/users/1/sessions')).status).toBe(200);
+    expect([await service.me(token), await service.me(admin)]).toEqual([401, 200]);
+    expect(await service.trusts(device, '127.0.1.2')).toBe(false);
+    // A new login is a new device of the new generation.
+    const again = await service.login(USER, '127.0.1.3');
+    expect(await service.trusts(deviceFrom(again), '127.0.1.2')).toBe(true);
+  });
 
   it("a restart with a new password ends the account's sessions and device cookies", async () => {
     setClock(START);

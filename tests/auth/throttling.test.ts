@@ -27,39 +27,35 @@ describe('auth login throttling', () => {
     expect((await service.login(USER)).status).toBe(200);
   });
 
-  it(
-    'bounds guessing at 100 failures an hour per account over all addresses; past it only a ' +
-      'browser that logged in before gets in, for that account only, its cookie never forged',
-    async () => {
-      const service = await start();
-      const device = deviceFrom(await service.login(USER, undefined, '127.0.0.99'));
-      const guesses = (first: number, last: number) =>
-        failFrom(service, USER.email, addresses(1, first, last));
-      expect(await guesses(1, 20)).toEqual(Array(100).fill(401));
-      expect(await guesses(21, 29)).toEqual(Array(45).fill(429));
-      const fresh = await service.login(USER, undefined, '127.0.2.1');
-      expect(fresh.status).toBe(429);
-      expect(Number(fresh.headers['retry-after'])).toBeGreaterThan(0);
-      // Other accounts are not touched.
-      expect((await service.login(ADMIN, undefined, '127.0.2.1')).status).toBe(200);
+  it('bounds an account at 100 failures an hour; then only its known browsers', async () => {
+    const service = await start();
+    const device = deviceFrom(await service.login(USER, undefined, '127.0.0.99'));
+    const guesses = (first: number, last: number) =>
+      failFrom(service, USER.email, addresses(1, first, last));
+    expect(await guesses(1, 20)).toEqual(Array(100).fill(401));
+    expect(await guesses(21, 29)).toEqual(Array(45).fill(429));
+    const fresh = await service.login(USER, undefined, '127.0.2.1');
+    expect(fresh.status).toBe(429);
+    expect(Number(fresh.headers['retry-after'])).toBeGreaterThan(0);
+    // Other accounts are not touched.
+    expect((await service.login(ADMIN, undefined, '127.0.2.1')).status).toBe(200);
 
-      // The owner's browser shows its device cookie: admitted from any address, for its account.
-      const locked = await failFrom(service, ADMIN.email, addresses(1, 1, 20));
-      expect(locked).toEqual(Array(100).fill(401));
-      expect((await withDevice(service, device, '127.0.3.1', ADMIN)).status).toBe(429);
-      const [id, generation, issuedAt, nonce, signature] = device.split('.');
-      // Forged, made younger, or of another generation, it no longer matches its signature.
-      for (const forged of [
-        [id, generation, issuedAt, nonce, 'forged'],
-        [id, generation, Number(issuedAt) + 86_400, nonce, signature],
-        [id, Number(generation) + 1, issuedAt, nonce, signature],
-      ])
-        expect((await withDevice(service, forged.join('.'), '127.0.3.1')).status).toBe(429);
-      expect((await withDevice(service, device, '127.0.3.1')).status).toBe(200);
-      service.advance(3600);
-      expect((await service.login(USER, undefined, '127.0.2.1')).status).toBe(200);
-    },
-  );
+    // The owner's browser shows its device cookie: admitted from any address, for its account.
+    const locked = await failFrom(service, ADMIN.email, addresses(1, 1, 20));
+    expect(locked).toEqual(Array(100).fill(401));
+    expect((await withDevice(service, device, '127.0.3.1', ADMIN)).status).toBe(429);
+    const [id, generation, issuedAt, nonce, signature] = device.split('.');
+    // Forged, made younger, or of another generation, it no longer matches its signature.
+    for (const forged of [
+      [id, generation, issuedAt, nonce, 'forged'],
+      [id, generation, Number(issuedAt) + 86_400, nonce, signature],
+      [id, Number(generation) + 1, issuedAt, nonce, signature],
+    ])
+      expect((await withDevice(service, forged.join('.'), '127.0.3.1')).status).toBe(429);
+    expect((await withDevice(service, device, '127.0.3.1')).status).toBe(200);
+    service.advance(3600);
+    expect((await service.login(USER, undefined, '127.0.2.1')).status).toBe(200);
+  });
 
   it('admits 24 correct logins arriving together from one address (an office NAT)', async () => {
     const service = await start();
@@ -134,29 +130,25 @@ describe('auth login throttling', () => {
     expect((await from('2001:db8:1:3::1', 'another@example.com')).status).toBe(401);
   });
 
-  it(
-    'counts each account on its own, emails in any letter case as one; clears a pair on ' +
-      'success; counts neither refusals nor unreadable bodies',
-    async () => {
-      const service = await start();
-      for (let attempt = 1; attempt <= 4; attempt++) await fail(service);
-      expect((await service.login(USER)).status).toBe(200);
-      for (let attempt = 1; attempt <= 5; attempt++) {
-        const email = attempt % 2 ? 'USER@example.com' : USER.email;
-        expect((await fail(service, email)).status).toBe(401);
-      }
-      expect((await service.login(USER)).status).toBe(429);
-      expect((await service.login(ADMIN)).status).toBe(200);
-      service.advance(60);
-      // Were these counted, they would fill the window anew and block past 900 s.
-      for (let attempt = 1; attempt <= 10; attempt++)
-        expect((await fail(service)).status).toBe(429);
-      service.advance(840);
-      for (let attempt = 1; attempt <= 11; attempt++)
-        expect((await service.postLogin(JSON.stringify({ email: USER.email }))).status).toBe(400);
-      expect((await service.login(USER)).status).toBe(200);
-    },
-  );
+  it('counts per account in any letter case; clears on success; not refusals', async () => {
+    const service = await start();
+    for (let attempt = 1; attempt <= 4; attempt++) await fail(service);
+    expect((await service.login(USER)).status).toBe(200);
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const email = attempt % 2 ? 'USER@example.com' : USER.email;
+      expect((await fail(service, email)).status).toBe(401);
+    }
+    expect((await service.login(USER)).status).toBe(429);
+    expect((await service.login(ADMIN)).status).toBe(200);
+    service.advance(60);
+    // Were these counted, they would fill the window anew and block past 900 s.
+    for (let attempt = 1; attempt <= 10; attempt++) expect((await fail(service)).status).toBe(429);
+    service.advance(840);
+    // Nor unreadable bodies.
+    for (let attempt = 1; attempt <= 11; attempt++)
+      expect((await service.postLogin(JSON.stringify({ email: USER.email }))).status).toBe(400);
+    expect((await service.login(USER)).status).toBe(200);
+  });
 });
 
 // The parts of login limiting whose order cannot be seen reliably over HTTP: the queue's turns,
