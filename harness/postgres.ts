@@ -93,12 +93,8 @@ export async function withClient<T>(
 }
 
 export async function postgresVersion(url: string): Promise<string> {
-  return withClient(
-    url,
-    async (client) =>
-      (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!
-        .server_version,
-  );
+  const { rows } = await withClient(url, (client) => client.query('SHOW server_version'));
+  return rows[0].server_version;
 }
 
 export interface ThrowawayPostgres {

@@ -60,16 +60,12 @@ export async function startService<Deps extends { logger: Logger; edge: Edge; co
   if (!db && descriptor.usesDatabase(options.deps.config)) {
     if (!options.postgresUrl)
       throw new Error(`${descriptor.name} keeps its tables in PostgreSQL: give a postgresUrl`);
-    const { schema } = descriptor.database;
-    const scratch = await createMigratedDatabase(
-      options.postgresUrl,
-      descriptor.name,
-      descriptor.database,
-    );
+    const { database, name } = descriptor;
+    const scratch = await createMigratedDatabase(options.postgresUrl, name, database);
     cleanups.push(scratch.drop);
     db = createDatabase({
       url: scratch.url,
-      schema,
+      schema: database.schema,
       poolMax: 10,
       timeoutMs: 2_000,
       ...options.pool,
