@@ -81,11 +81,10 @@ const answeredSince = (before: Sample[], after: Sample[], labels: Labels) =>
 describe('METRICS_PORT', () => {
   test('GET /metrics: durations by route, logins, pools, bytes, sessions, process', async () => {
     const server = withSessionsInMemory!;
-    const metricsPort = Number(new URL(server.metricsUrl!).port);
-    expect(new URL(server.metricsUrl!).hostname).toBe('127.0.0.1');
-    expect(Object.values(server.urls).map((url) => Number(new URL(url).port))).not.toContain(
-      metricsPort,
-    );
+    const metrics = new URL(server.metricsUrl!);
+    expect(metrics.hostname).toBe('127.0.0.1');
+    const ports = Object.values(server.urls).map((url) => new URL(url).port);
+    expect(ports).not.toContain(metrics.port);
 
     const before = (await scrape(server)).samples;
     const notes = server.urls.notes8080;
@@ -155,9 +154,11 @@ describe('METRICS_PORT', () => {
 
     // Only GET /metrics is answered; the metrics port serves nothing else, and no service serves
     // them.
-    for (const [method, path] of ['GET /', 'GET /metrics/', 'POST /metrics'].map((line) =>
-      line.split(' '),
-    ))
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['GET', '/metrics/'],
+      ['POST', '/metrics'],
+    ])
       expect((await send(server.metricsUrl!, { method: method!, path: path! })).status).toBe(404);
     expect((await send(notes, { method: 'GET', path: '/metrics' })).status).toBe(404);
   });
@@ -182,23 +183,17 @@ describe('METRICS_PORT', () => {
 
   test("a METRICS_PORT that is a service's port, or no port, stops the start in one line", () => {
     const own = ': the metrics need a port of their own';
+    const notes8080 = { SERVICES: 'notes8080', NOTES8080_PORT: '9464' };
+    const number = 'expected a port number from 0 to 65535';
     for (const [env, message] of [
       [{ METRICS_PORT: '3000' }, `METRICS_PORT=3000 is AUTH_PORT's${own}`],
-      [
-        { METRICS_PORT: '9464', SERVICES: 'notes8080', NOTES8080_PORT: '9464' },
-        `METRICS_PORT=9464 is NOTES8080_PORT's${own}`,
-      ],
-      [
-        { METRICS_PORT: 'prometheus' },
-        'METRICS_PORT="prometheus" is not valid: expected a port number from 0 to 65535',
-      ],
+      [{ METRICS_PORT: '9464', ...notes8080 }, `METRICS_PORT=9464 is NOTES8080_PORT's${own}`],
+      [{ METRICS_PORT: 'prometheus' }, `METRICS_PORT="prometheus" is not valid: ${number}`],
     ] as const)
       expect(() => loadConfig(env)).toThrow(new ConfigError(message));
     // A port of a service this process does not run is free for the metrics.
-    expect(loadConfig({ METRICS_PORT: '3000', SERVICES: 'notes8080' }).metrics).toEqual({
-      host: '127.0.0.1',
-      port: 3000,
-    });
+    const free = loadConfig({ METRICS_PORT: '3000', SERVICES: 'notes8080' }).metrics;
+    expect(free).toEqual({ host: '127.0.0.1', port: 3000 });
     expect(loadConfig({}).metrics).toBeUndefined();
   });
 });
