@@ -113,9 +113,7 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
       const message = 'メールアドレスまたはパスワードが正しくありません';
       await pages.announced(message);
       const email = page.getByLabel('メールアドレス');
-      expect(await focused(email), 'the focus after a failed login is on the email field').toBe(
-        true,
-      );
+      expect(await focused(email), 'the focus after a failed login').toBe(true);
       for (const field of [email, page.getByLabel('パスワード')]) {
         expect(await field.getAttribute('aria-invalid')).toBe('true');
         const described = await field.getAttribute('aria-describedby');
@@ -123,18 +121,16 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
       }
       // The next Tab stays in the form.
       await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe(
-        'password',
-      );
+      const next = await page.evaluate(() => document.activeElement?.getAttribute('name'));
+      expect(next).toBe('password');
 
       pages.gateway.mode = 'hold';
       await pages.fillLogin(USER);
       await submitButton().focus();
       await page.keyboard.press('Enter');
       await pages.announced('ログイン中…');
-      expect(await submitButton().getAttribute('aria-disabled'), 'while the login runs').toBe(
-        'true',
-      );
+      const disabled = await submitButton().getAttribute('aria-disabled');
+      expect(disabled, 'while the login runs').toBe('true');
       expect(await focused(submitButton()), 'the focus while the login runs').toBe(true);
       pages.gateway.mode = 'forward';
       pages.gateway.release();

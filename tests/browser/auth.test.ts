@@ -25,10 +25,8 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     const [email, password] = [page.getByLabel('メールアドレス'), page.getByLabel('パスワード')];
     expect(await email.getAttribute('type')).toBe('email');
     expect(await password.getAttribute('type')).toBe('password');
-    expect([await input(email, 'required'), await input(password, 'required')]).toEqual([
-      true,
-      true,
-    ]);
+    const required = [await input(email, 'required'), await input(password, 'required')];
+    expect(required).toEqual([true, true]);
     const sent = pages.loginRequests();
     await submitButton().click();
     expect(await input(email, 'valueMissing'), 'sent empty').toBe(true);
@@ -76,9 +74,8 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
       await submitButton().click({ force: true });
       await page.keyboard.press('Enter');
       await page.keyboard.press('Enter');
-      expect(await submitButton().evaluate((button) => button === document.activeElement)).toBe(
-        true,
-      );
+      const focused = submitButton().evaluate((button) => button === document.activeElement);
+      expect(await focused).toBe(true);
       expect(sent).toHaveLength(1);
       pages.gateway.mode = 'forward';
       pages.gateway.release();
@@ -97,15 +94,12 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
       expect(await shown(`ようこそ、${ADMIN.email} さん`)).toBe(1);
       expect(await shown('ロール: 管理者 (admin)')).toBe(1);
       const menu = page.getByRole('region', { name: '管理メニュー' });
-      expect(await menu.getByRole('listitem').allTextContents(), 'the admin').toEqual([
-        'ユーザ管理',
-        'システム設定',
-      ]);
-      expect(
-        await menu
-          .getByRole('link')
-          .evaluateAll((links) => links.map((a) => a.getAttribute('href'))),
-      ).toEqual(['/admin/users', '/admin/settings']);
+      const items = await menu.getByRole('listitem').allTextContents();
+      expect(items, 'the admin').toEqual(['ユーザ管理', 'システム設定']);
+      const links = menu
+        .getByRole('link')
+        .evaluateAll((all) => all.map((a) => a.getAttribute('href')));
+      expect(await links).toEqual(['/admin/users', '/admin/settings']);
 
       const other = await pages.watchedPage(context);
       await other.goto(url('/dashboard'));
@@ -134,14 +128,8 @@ describe.skipIf(!browserAvailable)('login and dashboard pages in Chromium', () =
     // A browser sends the cookie of the longer path first: these reach /dashboard and /api/me
     // ahead of the session's.
     const domain = new URL(pages.gateway.url).hostname;
-    await context.addCookies(
-      ['/api', '/dashboard'].map((under) => ({
-        name: 'token',
-        value: 'planted',
-        domain,
-        path: under,
-      })),
-    );
+    const planted = (path: string) => ({ name: 'token', value: 'planted', domain, path });
+    await context.addCookies(['/api', '/dashboard'].map(planted));
     const dashboard = page.waitForRequest((request) => request.url().endsWith('/dashboard'));
     await pages.signIn(USER);
     const plantedFirst = /^token=planted; token=[0-9a-f-]{36}$/;
