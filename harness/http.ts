@@ -50,12 +50,8 @@ export function send(baseUrl: string, request: Request): Promise<Reply> {
     ...request.headers,
   };
   // Node sends a GET, DELETE or OPTIONS body with neither length nor chunking unless told.
-  if (
-    body !== undefined &&
-    !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length')
-  ) {
-    headers['content-length'] = Buffer.byteLength(body);
-  }
+  const sized = Object.keys(headers).some((name) => name.toLowerCase() === 'content-length');
+  if (body !== undefined && !sized) headers['content-length'] = Buffer.byteLength(body);
   const startedAt = performance.now();
   return new Promise((resolve, reject) => {
     const req = http.request(
