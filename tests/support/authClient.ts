@@ -17,7 +17,8 @@ export const authConfig = (env: Record<string, string> = {}) =>
 
 /**
  * The instances of the login service a test file starts, with the pages built once for the file:
- * `start` runs one (as startService does, the pages given); `database()` is the scratch database
+ * `start` runs one (as startService does, the pages given), `configured(env)` one configured as
+ * the process would be, reached as a browser does; `database()` is the scratch database
  * the instances of a test share, as instances behind one proxy, or one restarted, do; `stop`
  * closes one before the test ends, `stopAll` every one running. After each test every instance
  * still running is closed and the database dropped. A test fails if an instance it closed logged
