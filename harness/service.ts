@@ -33,10 +33,7 @@ export interface StartOptions<Deps> {
   edge?: Edge;
   /** The server a scratch database is made on (services with a database). */
   postgresUrl?: string;
-  /**
-   * A pool to use instead of a scratch database (one that fails on purpose, say); no migrations
-   * run.
-   */
+  /** A pool to use instead of a scratch database (one failing on purpose, say); no migrations. */
   db?: Database;
   /** Settings of the scratch database's pool (NOTES_MAX_BYTES's cap among them). */
   pool?: { poolMax?: number; timeoutMs?: number; maxBytes?: number };

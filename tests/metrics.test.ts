@@ -63,10 +63,7 @@ const login = (server: RunningProcess, password: string) =>
     json: { email: 'user@example.com', password },
   });
 
-/**
- * A note whose title and body take 1,001 bytes: 1,097 as the storage count counts it (96 more for
- * the row).
- */
+/** A note of 1,001 bytes of title and body: 1,097 in the storage count (96 more for the row). */
 const NOTE = { title: 'm', body: 'x'.repeat(1000) };
 const NOTE_BYTES = 1097;
 

@@ -22,10 +22,7 @@ function contrast(first: string, second: string): number {
   return (light! + 0.05) / (dark! + 0.05);
 }
 
-/**
- * The focused control's ring, and the colour behind it (the nearest opaque background of its
- * ancestors).
- */
+/** The focused control's ring, and the colour behind it (its nearest opaque ancestor's). */
 function focusRing(control: Locator) {
   return control.evaluate((element) => {
     const style = getComputedStyle(element);

@@ -32,10 +32,7 @@ export function useAuthDatabase(): () => Database {
   return () => db;
 }
 
-/**
- * A store whose sessions are made with their account's current credential generation, as a login
- * makes them.
- */
+/** A store whose sessions have their account's current credential generation, as logins do. */
 export type TestStore = Omit<SessionStore, 'create'> & {
   create(user: User, client: Client): Promise<string>;
   /** The same, with what the caps ended to make room. */
@@ -60,10 +57,7 @@ export function testStore(store: SessionStore): TestStore {
   };
 }
 
-/**
- * A PostgreSQL store with the generations of the two accounts stored as an instance stores them at
- * its start.
- */
+/** A PostgreSQL store, both accounts' generations stored as an instance stores them at start. */
 export async function postgresStore(
   db: Database,
   limits: SessionLimits = LIMITS,
