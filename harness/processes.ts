@@ -94,28 +94,19 @@ async function spawnEntryPoint({
   const start = await startScript();
   if (form === 'compiled') await compiled();
   const startedAt = performance.now();
+  const options = { cwd, env: environment, detached: ownGroup };
+  const node = [
+    ...(wrapper.length > 0 ? [...wrapper.slice(1), process.execPath] : []),
+    ...nodeFlags,
+    ...(form === 'compiled' ? [start.entry] : ['--import', 'tsx', 'server/main.ts']),
+  ];
   const child =
     form === 'npm'
-      ? spawn('npm', ['start'], {
-          cwd,
-          env: environment,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          detached: ownGroup,
-        })
-      : spawn(
-          wrapper[0] ?? process.execPath,
-          [
-            ...(wrapper.length > 0 ? [...wrapper.slice(1), process.execPath] : []),
-            ...nodeFlags,
-            ...(form === 'compiled' ? [start.entry] : ['--import', 'tsx', 'server/main.ts']),
-          ],
-          {
-            cwd,
-            env: environment,
-            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-            detached: ownGroup,
-          },
-        );
+      ? spawn('npm', ['start'], { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(wrapper[0] ?? process.execPath, node, {
+          ...options,
+          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+        });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

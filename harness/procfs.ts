@@ -101,7 +101,7 @@ function allProcesses(): number[] {
     .map(Number);
 }
 
-/** The fields of /proc/<pid>/stat after the command (which may hold spaces, parentheses). */
+/** /proc/<pid>/stat's fields after the command (it may hold spaces, parentheses): state, ppid, … */
 function statFields(pid: number): string[] {
   let stat: string;
   try {
