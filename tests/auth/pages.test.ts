@@ -7,6 +7,7 @@ import { auth, type AuthDeps } from '../../server/services.js';
 import { ADMIN, signIn, USER, useAuthService } from '../support/authClient.js';
 
 const { start } = useAuthService();
+const HTML = expect.stringMatching(/^text\/html/);
 
 describe('auth pages', () => {
   it('redirects /dashboard to /login without a live session; serves it with one', async () => {
@@ -26,18 +27,19 @@ describe('auth pages', () => {
       expect(text).not.toMatch(/<div id="root">|<script/);
     }
     const page = await service.dashboard(await signIn(service, ADMIN));
-    expect([page.status, page.headers['cache-control']]).toEqual([200, 'no-store']);
-    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    const { status, headers } = page;
+    expect([status, headers['cache-control'], headers['content-type']]).toEqual([
+      200,
+      'no-store',
+      HTML,
+    ]);
     expect(page.text).toContain('<div id="root">');
   });
 
   it('serves /login: a Japanese document that loads only from its own origin', async () => {
     const service = await start();
     const reply = await service.page('/login');
-    expect([reply.status, reply.headers['content-type']]).toEqual([
-      200,
-      expect.stringMatching(/^text\/html/),
-    ]);
+    expect([reply.status, reply.headers['content-type']]).toEqual([200, HTML]);
     expect(reply.text).toMatch(/<html lang="ja">/);
     const references = [...reply.text.matchAll(/(?:src|href)="([^"]*)"/g)].map((match) => match[1]);
     const assets = references.filter((reference) => reference.startsWith('/assets/'));
@@ -45,10 +47,8 @@ describe('auth pages', () => {
     expect(assets.length).toBeGreaterThanOrEqual(1);
     for (const asset of assets) {
       const file = await service.page(asset);
-      expect([file.status, file.headers['cache-control']]).toEqual([
-        200,
-        expect.stringContaining('immutable'),
-      ]);
+      const immutable = expect.stringContaining('immutable');
+      expect([file.status, file.headers['cache-control']]).toEqual([200, immutable]);
     }
     expect(references.filter((reference) => !assets.includes(reference))).toEqual(['data:,']);
   });

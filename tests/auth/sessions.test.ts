@@ -163,11 +163,8 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
       expect(forbidden.text).toContain('このページを表示する権限がありません');
       expect(forbidden.text).not.toContain(ADMIN.email);
       const page = await service.as(admin, 'GET', path);
-      expect([path, page.status, page.headers['content-type']]).toEqual([
-        path,
-        200,
-        expect.stringMatching(/^text\/html/),
-      ]);
+      const html = expect.stringMatching(/^text\/html/);
+      expect([path, page.status, page.headers['content-type']]).toEqual([path, 200, html]);
       for (const text of texts) expect(page.text).toContain(text);
       for (const secret of [admin, USER.password, ADMIN.password])
         expect(page.text).not.toContain(secret);
