@@ -9,7 +9,7 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
   const pages = pagesInBrowser();
   const { url } = pages;
 
-  it('admin pages send a visitor to /login, a user to 403; who ends other browsers', async () => {
+  it('admin pages: a visitor to /login, a user 403; the user ends other browsers', async () => {
     const { page } = pages;
     const other = await pages.otherBrowser(USER);
     for (const path of ['/admin/users', '/admin/settings']) {
