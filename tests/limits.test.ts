@@ -1,12 +1,8 @@
 import http from 'node:http';
 import { describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../server/config.js';
-import {
-  config,
-  NOTES_SERVICES,
-  statusAndBody,
-  useNotesServices,
-} from './support/notesServices.js';
+import { config, NOTES_SERVICES, statusAndBody } from './support/notesServices.js';
+import { useNotesServices } from './support/notesServices.js';
 
 // What a client can make a notes service spend: a storage cap, a write budget per client address,
 // and lists streamed at once per address.

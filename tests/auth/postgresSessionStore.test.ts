@@ -2,15 +2,8 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { PostgresSessionStore } from '../../server/auth/postgresSessions.js';
-import {
-  alice,
-  bob,
-  client,
-  LIMITS,
-  postgresStore,
-  storesOn,
-  useAuthDatabase,
-} from '../support/sessionStores.js';
+import { alice, bob, client, LIMITS, postgresStore, storesOn } from '../support/sessionStores.js';
+import { useAuthDatabase } from '../support/sessionStores.js';
 
 // What the PostgreSQL store keeps in its tables, and the credential generations every instance
 // agrees on.

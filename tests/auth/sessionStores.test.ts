@@ -2,15 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemorySessionStore } from '../../server/auth/sessions.js';
-import {
-  alice,
-  bob,
-  client,
-  LIMITS,
-  storesOn,
-  useAuthDatabase,
-  type TestStore,
-} from '../support/sessionStores.js';
+import { alice, bob, client, LIMITS, storesOn, useAuthDatabase } from '../support/sessionStores.js';
+import type { TestStore } from '../support/sessionStores.js';
 import { advanceClock, setClock } from '../support/clock.js';
 
 // What every session store promises, whichever keeps the sessions: each case runs on both.

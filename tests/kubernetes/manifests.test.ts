@@ -1,12 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigError,
-  ENVIRONMENT_VARIABLES,
-  loadConfig,
-  SERVICE_NAMES,
-} from '../../server/config.js';
+import { ConfigError, ENVIRONMENT_VARIABLES, loadConfig } from '../../server/config.js';
+import { SERVICE_NAMES } from '../../server/config.js';
 import type { ServiceName } from '../../server/config.js';
 import { STOP_DEADLINE_MS } from '../../server/lifecycle.js';
 import * as manifests from './manifests.js';

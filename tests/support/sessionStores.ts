@@ -2,12 +2,8 @@ import { afterAll, beforeAll } from 'vitest';
 import type { User } from '../../server/auth/accounts.js';
 import { auth } from '../../server/services.js';
 import { PostgresSessionStore } from '../../server/auth/postgresSessions.js';
-import {
-  MemorySessionStore,
-  type Client,
-  type SessionLimits,
-  type SessionStore,
-} from '../../server/auth/sessions.js';
+import { MemorySessionStore, type Client, type SessionLimits } from '../../server/auth/sessions.js';
+import type { SessionStore } from '../../server/auth/sessions.js';
 import type { Database } from '../../server/db/pool.js';
 import { serviceDatabase, type ServiceDatabase } from './serviceDatabase.js';
 
