@@ -8,11 +8,14 @@ import { serviceDatabase, type ServiceDatabase } from './serviceDatabase.js';
 import { advanceClock, setClock } from './clock.js';
 import { postgresUrl } from './services.js';
 
+/** Header fields, or variables of an environment, by name. */
+type Fields = Record<string, string>;
+
 export const USER = { email: 'user@example.com', password: 'user-password' };
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 export const START = Date.parse('2030-01-01T00:00:00Z');
 
-export const authConfig = (env: Record<string, string> = {}) =>
+export const authConfig = (env: Fields = {}) =>
   loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', ...env }).auth;
 
 /**
@@ -69,7 +72,7 @@ export function useAuthInstances() {
     start,
     database: shared,
     /** An instance configured by `env` (on the test's database with SESSION_STORE=postgres). */
-    async configured(env: Record<string, string> = {}) {
+    async configured(env: Fields = {}) {
       const config = authConfig(env);
       const postgres = config.sessions.store === 'postgres';
       return browserOf(
@@ -117,7 +120,7 @@ function browserOf(service: StartedService<AuthDeps>) {
 export function useAuthService() {
   const instances = useAuthInstances();
 
-  async function start(env: Record<string, string> = {}) {
+  async function start(env: Fields = {}) {
     if (!vi.isFakeTimers()) setClock(START);
     const config = authConfig(env);
     const service = await instances.start({
@@ -127,7 +130,7 @@ export function useAuthService() {
     });
     const { url, request } = service;
 
-    const withToken = (token: string | undefined, headers: Record<string, string> = {}) =>
+    const withToken = (token: string | undefined, headers: Fields = {}) =>
       token === undefined ? headers : { ...headers, cookie: `token=${token}` };
 
     return {
@@ -137,31 +140,25 @@ export function useAuthService() {
       request,
       advance: advanceClock,
       /** A page or one of its files, as a browser asks for it; redirects are not followed. */
-      page: (path: string, headers: Record<string, string> = {}) =>
-        send(url, { method: 'GET', path, headers }),
-      postLogin: (body: string, headers: Record<string, string> = {}) =>
+      page: (path: string, headers: Fields = {}) => send(url, { method: 'GET', path, headers }),
+      postLogin: (body: string, headers: Fields = {}) =>
         request('POST', '/api/login', {
           headers: { 'content-type': 'application/json', ...headers },
           body,
         }),
-      login: (credentials: { email: string; password: string }, token?: string, from?: string) =>
+      login: (credentials: typeof USER, token?: string, from?: string) =>
         request('POST', '/api/login', {
           json: credentials,
           headers: withToken(token),
           localAddress: from,
         }),
       me: (token?: string) => request('GET', '/api/me', { headers: withToken(token) }),
-      logout: (token?: string, headers: Record<string, string> = {}) =>
+      logout: (token?: string, headers: Fields = {}) =>
         request('POST', '/api/logout', { headers: withToken(token, headers) }),
       dashboard: (token?: string) =>
         send(url, { method: 'GET', path: '/dashboard', headers: withToken(token) }),
       /** An API call or a page with the session of `token`. */
-      as: (
-        token: string | undefined,
-        method: string,
-        path: string,
-        headers: Record<string, string> = {},
-      ) =>
+      as: (token: string | undefined, method: string, path: string, headers: Fields = {}) =>
         path.startsWith('/api/')
           ? request(method, path, { headers: withToken(token, headers) })
           : send(url, { method, path, headers: withToken(token, headers) }),
