@@ -3,10 +3,7 @@ import { chromium, type Browser } from 'playwright-core';
 /** Debian's Chromium (or CHROMIUM_PATH); never a browser downloaded by a test tool. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/**
- * Headless Chromium driven by playwright-core, without the background traffic a closed network
- * refuses.
- */
+/** Headless Chromium (playwright-core), without the background traffic a closed network refuses. */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,

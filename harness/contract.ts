@@ -60,18 +60,10 @@ export function contractChecker(
           `the document says application/json`,
       );
     }
+    const answer = [String(reply.status), 'content', 'application/json', 'schema'];
     const pointer = operation
-      ? [
-          'paths',
-          template!,
-          verb,
-          'responses',
-          String(reply.status),
-          'content',
-          'application/json',
-          'schema',
-        ]
-      : ['x-unmatched', String(reply.status), 'content', 'application/json', 'schema'];
+      ? ['paths', template!, verb, 'responses', ...answer]
+      : ['x-unmatched', ...answer];
     const escaped = pointer.map((token) => token.replaceAll('~', '~0').replaceAll('/', '~1'));
     const validate = ajv.getSchema(`contract#/${escaped.map(encodeURIComponent).join('/')}`)!;
     if (!validate(reply.json)) {

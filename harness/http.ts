@@ -17,9 +17,7 @@ export interface Request {
   agent?: http.Agent;
   /** The address the request leaves from (127.0.0.2, say: another client of the same machine). */
   localAddress?: string;
-  /**
-   * A request without an answer by then rejects with a `TimeoutError`: a hang, not a slow answer.
-   */
+  /** Unanswered by then, the request rejects with a `TimeoutError`: a hang, not a slow answer. */
   timeoutMs?: number;
 }
 
@@ -31,9 +29,7 @@ export interface Reply {
   readonly text: string;
   /** The body parsed as JSON, or undefined when it is not JSON. */
   readonly json: unknown;
-  /**
-   * When the request was sent (performance.now clock) and how long the whole answer took, in ms.
-   */
+  /** When the request was sent (performance.now) and how long the whole answer took, in ms. */
   startedAt: number;
   ms: number;
 }
@@ -50,12 +46,8 @@ export function send(baseUrl: string, request: Request): Promise<Reply> {
     ...request.headers,
   };
   // Node sends a GET, DELETE or OPTIONS body with neither length nor chunking unless told.
-  if (
-    body !== undefined &&
-    !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length')
-  ) {
-    headers['content-length'] = Buffer.byteLength(body);
-  }
+  const sized = Object.keys(headers).some((name) => name.toLowerCase() === 'content-length');
+  if (body !== undefined && !sized) headers['content-length'] = Buffer.byteLength(body);
   const startedAt = performance.now();
   return new Promise((resolve, reject) => {
     const req = http.request(

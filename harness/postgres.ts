@@ -62,16 +62,14 @@ export async function createMigratedDatabase(
       key,
       withClient(adminUrl, async (client) => {
         await client.query('SELECT pg_advisory_lock(hashtext($1))', [template]);
-        const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
-          template,
-        ]);
+        const exists = 'SELECT 1 FROM pg_database WHERE datname = $1';
+        const found = await client.query(exists, [template]);
         if (found.rowCount === 0) {
           const built = await createScratchDatabase(adminUrl, `building_${schema}`);
           const logger = createLogger('silent');
           await runMigrations({ url: built.url, schema, directory: migrations, logger });
-          await client.query(
-            `ALTER DATABASE ${new URL(built.url).pathname.slice(1)} RENAME TO ${template}`,
-          );
+          const name = new URL(built.url).pathname.slice(1);
+          await client.query(`ALTER DATABASE ${name} RENAME TO ${template}`);
         }
         return template;
       }),
@@ -93,12 +91,8 @@ export async function withClient<T>(
 }
 
 export async function postgresVersion(url: string): Promise<string> {
-  return withClient(
-    url,
-    async (client) =>
-      (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!
-        .server_version,
-  );
+  const { rows } = await withClient(url, (client) => client.query('SHOW server_version'));
+  return rows[0].server_version;
 }
 
 export interface ThrowawayPostgres {

@@ -26,10 +26,7 @@ export interface RunningProcess {
   output(): string;
   /** Resolves with the exit code (or signal name) once the spawned process has ended. */
   exited: Promise<number | string>;
-  /**
-   * SIGTERM to the server process, SIGKILL when it has not ended within `graceMs`; resolves with
-   * how it ended.
-   */
+  /** SIGTERM to the server process, SIGKILL after `graceMs`; resolves with how it ended. */
   stop(graceMs?: number): Promise<number | string>;
 }
 
@@ -50,9 +47,7 @@ export interface ProcessOptions {
   readyTimeoutMs?: number;
   /** Where it runs: the repository, or a copy of it. */
   cwd?: string;
-  /**
-   * In a process group of its own, as a terminal starts it (so that the group can be signalled).
-   */
+  /** In a process group of its own, as a terminal starts it (the group can be signalled). */
   ownGroup?: boolean;
 }
 
@@ -60,10 +55,7 @@ const READY_TIMEOUT_MS = 120_000;
 
 interface Spawned {
   child: ChildProcess;
-  /**
-   * Where each service (and the metrics) listens, as the process reports it; rejects when it exits
-   * first.
-   */
+  /** Where each service (and the metrics) listens, as reported; rejects if it exits first. */
   listening: Promise<{ urls: ServiceUrls; metricsUrl?: string }>;
   output(): string;
   exited: Promise<number | string>;
@@ -102,28 +94,19 @@ async function spawnEntryPoint({
   const start = await startScript();
   if (form === 'compiled') await compiled();
   const startedAt = performance.now();
+  const options = { cwd, env: environment, detached: ownGroup };
+  const node = [
+    ...(wrapper.length > 0 ? [...wrapper.slice(1), process.execPath] : []),
+    ...nodeFlags,
+    ...(form === 'compiled' ? [start.entry] : ['--import', 'tsx', 'server/main.ts']),
+  ];
   const child =
     form === 'npm'
-      ? spawn('npm', ['start'], {
-          cwd,
-          env: environment,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          detached: ownGroup,
-        })
-      : spawn(
-          wrapper[0] ?? process.execPath,
-          [
-            ...(wrapper.length > 0 ? [...wrapper.slice(1), process.execPath] : []),
-            ...nodeFlags,
-            ...(form === 'compiled' ? [start.entry] : ['--import', 'tsx', 'server/main.ts']),
-          ],
-          {
-            cwd,
-            env: environment,
-            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-            detached: ownGroup,
-          },
-        );
+      ? spawn('npm', ['start'], { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(wrapper[0] ?? process.execPath, node, {
+          ...options,
+          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+        });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -224,10 +207,7 @@ export async function startProcess(options: ProcessOptions): Promise<RunningProc
   };
 }
 
-/**
- * A start that is expected to end by itself (refused, failed): how it ended, what it printed, how
- * long it took.
- */
+/** A start expected to end by itself (refused, failed): how it ended, its output, how long. */
 export async function runUntilExit(
   options: ProcessOptions,
   timeoutMs = 30_000,

@@ -101,10 +101,7 @@ function allProcesses(): number[] {
     .map(Number);
 }
 
-/**
- * The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses):
- * state, ppid, …
- */
+/** /proc/<pid>/stat's fields after the command (it may hold spaces, parentheses): state, ppid, … */
 function statFields(pid: number): string[] {
   let stat: string;
   try {
@@ -130,20 +127,14 @@ export function endDescendants(graceMs = 5_000): void {
   for (const pid of ending) signal(pid, 'SIGKILL');
 }
 
-/** Whether process `pid` still exists. */
-export const isAlive = (pid: number) => {
+/** Whether process `pid` still exists (signal 0 checks it, sending nothing). */
+export const isAlive = (pid: number) => signal(pid, 0);
+
+/** Sends `name` to `pid`; false when it is already gone. */
+export function signal(pid: number, name: NodeJS.Signals | 0): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    return process.kill(pid, name);
   } catch {
     return false;
-  }
-};
-
-export function signal(pid: number, name: NodeJS.Signals) {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // already gone
   }
 }

@@ -31,27 +31,35 @@ export async function startReverseProxy(upstream: string): Promise<ReverseProxy>
   };
 }
 
+/** Sends `req` on to `target` with `headers`, and its answer back; a failure drops the client. */
+export function forward(
+  target: URL,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  headers = req.headers,
+): void {
+  const { hostname: host, port } = target;
+  const options = { host, port, method: req.method, path: req.url, headers };
+  const proxied = http.request(options, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+  });
+  proxied.on('error', () => res.destroy());
+  req.pipe(proxied);
+}
+
 function serve(upstream: string): void {
   const target = new URL(upstream);
   const server = http.createServer((req, res) => {
     const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress]
       .filter(Boolean)
       .join(', ');
-    const proxied = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, 'x-forwarded-for': forwardedFor, 'x-forwarded-proto': 'https' },
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    proxied.on('error', () => res.destroy());
-    req.pipe(proxied);
+    const headers = {
+      ...req.headers,
+      'x-forwarded-for': forwardedFor,
+      'x-forwarded-proto': 'https',
+    };
+    forward(target, req, res, headers);
   });
   server.listen(0, '127.0.0.1', () =>
     console.log(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),

@@ -33,10 +33,7 @@ export interface StartOptions<Deps> {
   edge?: Edge;
   /** The server a scratch database is made on (services with a database). */
   postgresUrl?: string;
-  /**
-   * A pool to use instead of a scratch database (one that fails on purpose, say); no migrations
-   * run.
-   */
+  /** A pool to use instead of a scratch database (one failing on purpose, say); no migrations. */
   db?: Database;
   /** Settings of the scratch database's pool (NOTES_MAX_BYTES's cap among them). */
   pool?: { poolMax?: number; timeoutMs?: number; maxBytes?: number };
@@ -60,16 +57,12 @@ export async function startService<Deps extends { logger: Logger; edge: Edge; co
   if (!db && descriptor.usesDatabase(options.deps.config)) {
     if (!options.postgresUrl)
       throw new Error(`${descriptor.name} keeps its tables in PostgreSQL: give a postgresUrl`);
-    const { schema } = descriptor.database;
-    const scratch = await createMigratedDatabase(
-      options.postgresUrl,
-      descriptor.name,
-      descriptor.database,
-    );
+    const { database, name } = descriptor;
+    const scratch = await createMigratedDatabase(options.postgresUrl, name, database);
     cleanups.push(scratch.drop);
     db = createDatabase({
       url: scratch.url,
-      schema,
+      schema: database.schema,
       poolMax: 10,
       timeoutMs: 2_000,
       ...options.pool,

@@ -11,9 +11,7 @@ export interface ServerSide {
   unsent: number;
 }
 
-/**
- * The server's side of each IPv4 connection to `port`, by the client's port, from /proc/net/tcp.
- */
+/** The server's side of each IPv4 connection to `port`, by client port, from /proc/net/tcp. */
 export async function serverConnections(port: number): Promise<Map<number, ServerSide>> {
   const connections = new Map<number, ServerSide>();
   for (const line of (await fs.readFile('/proc/net/tcp', 'utf8')).split('\n').slice(1)) {

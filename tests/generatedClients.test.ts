@@ -61,11 +61,8 @@ function argumentsOf(name: Name) {
     const { email, password } = accounts.find((candidate) => candidate.role === role)!;
     return { email, password };
   };
-  return JSON.stringify({
-    baseUrl: services.auth.url,
-    admin: account('admin'),
-    user: account('user'),
-  });
+  const [baseUrl, admin, user] = [services.auth.url, account('admin'), account('user')];
+  return JSON.stringify({ baseUrl, admin, user });
 }
 
 /** Runs a Node program to its end: its exit code and output. */

@@ -63,10 +63,7 @@ const login = (server: RunningProcess, password: string) =>
     json: { email: 'user@example.com', password },
   });
 
-/**
- * A note whose title and body take 1,001 bytes: 1,097 as the storage count counts it (96 more for
- * the row).
- */
+/** A note of 1,001 bytes of title and body: 1,097 in the storage count (96 more for the row). */
 const NOTE = { title: 'm', body: 'x'.repeat(1000) };
 const NOTE_BYTES = 1097;
 
@@ -79,95 +76,89 @@ const answeredSince = (before: Sample[], after: Sample[], labels: Labels) =>
   (valuesOf(after, COUNT, labels)[0] ?? 0) - (valuesOf(before, COUNT, labels)[0] ?? 0);
 
 describe('METRICS_PORT', () => {
-  test(
-    'GET /metrics: durations by route template (never a raw path), ' +
-      'login attempts, pools, stored bytes, sessions, process metrics',
-    async () => {
-      const server = withSessionsInMemory!;
-      const metricsPort = Number(new URL(server.metricsUrl!).port);
-      expect(new URL(server.metricsUrl!).hostname).toBe('127.0.0.1');
-      expect(Object.values(server.urls).map((url) => Number(new URL(url).port))).not.toContain(
-        metricsPort,
-      );
+  test('GET /metrics: durations by route, logins, pools, bytes, sessions, process', async () => {
+    const server = withSessionsInMemory!;
+    const metrics = new URL(server.metricsUrl!);
+    expect(metrics.hostname).toBe('127.0.0.1');
+    const ports = Object.values(server.urls).map((url) => new URL(url).port);
+    expect(ports).not.toContain(metrics.port);
 
-      const before = (await scrape(server)).samples;
-      const notes = server.urls.notes8080;
-      expect((await send(notes, { method: 'GET', path: '/notes/123' })).status).toBe(404);
-      expect((await send(notes, { method: 'GET', path: '/no-such-path-98765' })).status).toBe(404);
-      const created = await send(notes, { method: 'POST', path: '/notes', json: NOTE });
-      expect(created.status).toBe(201);
-      const id = (created.json as { id: number }).id;
-      expect((await send(notes, { method: 'GET', path: `/notes/${id}` })).status).toBe(200);
-      expect((await login(server, 'wrong password')).status).toBe(401);
-      expect((await login(server, 'user-password')).status).toBe(200);
+    const before = (await scrape(server)).samples;
+    const notes = server.urls.notes8080;
+    expect((await send(notes, { method: 'GET', path: '/notes/123' })).status).toBe(404);
+    expect((await send(notes, { method: 'GET', path: '/no-such-path-98765' })).status).toBe(404);
+    const created = await send(notes, { method: 'POST', path: '/notes', json: NOTE });
+    expect(created.status).toBe(201);
+    const id = (created.json as { id: number }).id;
+    expect((await send(notes, { method: 'GET', path: `/notes/${id}` })).status).toBe(200);
+    expect((await login(server, 'wrong password')).status).toBe(401);
+    expect((await login(server, 'user-password')).status).toBe(200);
 
-      const { reply, samples } = await scrape(server);
-      expect(reply.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const { reply, samples } = await scrape(server);
+    expect(reply.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
 
-      const notesRequests = { service: 'notes8080', method: 'GET', route: '/notes/{id}' };
-      for (const labels of [
-        { ...notesRequests, status: '404' },
-        { ...notesRequests, status: '200' },
-        { service: 'notes8080', method: 'POST', route: '/notes', status: '201' },
-        { service: 'notes8080', method: 'GET', route: 'unmatched', status: '404' },
-        { service: 'auth', method: 'POST', route: '/api/login', status: '401' },
-        { service: 'auth', method: 'POST', route: '/api/login', status: '200' },
-      ]) {
-        expect(answeredSince(before, samples, labels), JSON.stringify(labels)).toBe(1);
-      }
-      // The seconds it took, and a bucket for each bound.
-      const read = { ...notesRequests, status: '200' };
-      expect(valuesOf(samples, 'http_request_duration_seconds_sum', read)[0]).toBeGreaterThan(0);
-      const inf = { ...read, le: '+Inf' };
-      expect(valuesOf(samples, 'http_request_duration_seconds_bucket', inf)).toEqual([1]);
-      expect(reply.text).toContain('# TYPE http_request_duration_seconds histogram');
-      // Buckets as Prometheus reads them: cumulative, from the smallest bound, the last at +Inf.
-      const create = { route: '/notes', method: 'POST' };
-      const buckets = samplesWhere(samples, 'http_request_duration_seconds_bucket', create);
-      const bounds = '0.0005 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 +Inf';
-      expect(buckets.map((sample) => sample.labels.le).join(' ')).toBe(bounds);
-      const counts = buckets.map((sample) => sample.value);
-      expect(counts).toEqual([...counts].sort((a, b) => a - b));
-      expect(counts.at(-1)).toBe(1);
-      // No path a client sent is a label.
-      for (const raw of ['/notes/123', `/notes/${id}`, '98765'])
-        expect(reply.text).not.toContain(raw);
-      const routes = samplesWhere(samples, COUNT, { service: 'notes8080' }).map(
-        (sample) => sample.labels.route,
-      );
-      expect([...new Set(routes)].sort()).toEqual(['/notes', '/notes/{id}', 'unmatched']);
+    const notesRequests = { service: 'notes8080', method: 'GET', route: '/notes/{id}' };
+    for (const labels of [
+      { ...notesRequests, status: '404' },
+      { ...notesRequests, status: '200' },
+      { service: 'notes8080', method: 'POST', route: '/notes', status: '201' },
+      { service: 'notes8080', method: 'GET', route: 'unmatched', status: '404' },
+      { service: 'auth', method: 'POST', route: '/api/login', status: '401' },
+      { service: 'auth', method: 'POST', route: '/api/login', status: '200' },
+    ]) {
+      expect(answeredSince(before, samples, labels), JSON.stringify(labels)).toBe(1);
+    }
+    // The seconds it took, and a bucket for each bound.
+    const read = { ...notesRequests, status: '200' };
+    expect(valuesOf(samples, 'http_request_duration_seconds_sum', read)[0]).toBeGreaterThan(0);
+    const inf = { ...read, le: '+Inf' };
+    expect(valuesOf(samples, 'http_request_duration_seconds_bucket', inf)).toEqual([1]);
+    expect(reply.text).toContain('# TYPE http_request_duration_seconds histogram');
+    // Buckets as Prometheus reads them: cumulative, from the smallest bound, the last at +Inf.
+    const create = { route: '/notes', method: 'POST' };
+    const buckets = samplesWhere(samples, 'http_request_duration_seconds_bucket', create);
+    const bounds = '0.0005 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 +Inf';
+    expect(buckets.map((sample) => sample.labels.le).join(' ')).toBe(bounds);
+    const counts = buckets.map((sample) => sample.value);
+    expect(counts).toEqual([...counts].sort((a, b) => a - b));
+    expect(counts.at(-1)).toBe(1);
+    // No path a client sent is a label.
+    for (const raw of ['/notes/123', `/notes/${id}`, '98765'])
+      expect(reply.text).not.toContain(raw);
+    const routes = samplesWhere(samples, COUNT, { service: 'notes8080' }).map(
+      (sample) => sample.labels.route,
+    );
+    expect([...new Set(routes)].sort()).toEqual(['/notes', '/notes/{id}', 'unmatched']);
 
-      for (const [outcome, count] of Object.entries({ failed: 1, succeeded: 1, throttled: 0 }))
-        expect(valuesOf(samples, 'auth_login_attempts_total', { outcome }), outcome).toEqual([
-          count,
-        ]);
-      expect(valuesOf(samples, 'auth_sessions', { store: 'memory' })).toEqual([1]);
+    for (const [outcome, count] of Object.entries({ failed: 1, succeeded: 1, throttled: 0 }))
+      expect(valuesOf(samples, 'auth_login_attempts_total', { outcome }), outcome).toEqual([count]);
+    expect(valuesOf(samples, 'auth_sessions', { store: 'memory' })).toEqual([1]);
 
-      for (const [service, stored] of Object.entries({ notes8080: NOTE_BYTES, notes8000: 0 })) {
-        const pool = (state: string) =>
-          valuesOf(samples, 'db_pool_connections', { service, state });
-        const [[total], [idle]] = [pool('total'), pool('idle')];
-        expect(total).toBeGreaterThanOrEqual(1);
-        expect(idle).toBeLessThanOrEqual(total!);
-        expect(pool('waiting')).toEqual([0]);
-        expect(valuesOf(samples, 'notes_max_bytes', { service })).toEqual([1024 ** 3]);
-        expect(valuesOf(samples, 'notes_stored_bytes', { service })).toEqual([stored]);
-      }
-      // The login service keeps no tables with sessions in memory: it has no pool.
-      expect(valuesOf(samples, 'db_pool_connections', { service: 'auth' })).toEqual([]);
+    for (const [service, stored] of Object.entries({ notes8080: NOTE_BYTES, notes8000: 0 })) {
+      const pool = (state: string) => valuesOf(samples, 'db_pool_connections', { service, state });
+      const [[total], [idle]] = [pool('total'), pool('idle')];
+      expect(total).toBeGreaterThanOrEqual(1);
+      expect(idle).toBeLessThanOrEqual(total!);
+      expect(pool('waiting')).toEqual([0]);
+      expect(valuesOf(samples, 'notes_max_bytes', { service })).toEqual([1024 ** 3]);
+      expect(valuesOf(samples, 'notes_stored_bytes', { service })).toEqual([stored]);
+    }
+    // The login service keeps no tables with sessions in memory: it has no pool.
+    expect(valuesOf(samples, 'db_pool_connections', { service: 'auth' })).toEqual([]);
 
-      expect(valuesOf(samples, 'process_cpu_user_seconds_total')[0]).toBeGreaterThan(0);
-      expect(valuesOf(samples, 'nodejs_heap_size_used_bytes')[0]).toBeGreaterThan(0);
+    expect(valuesOf(samples, 'process_cpu_user_seconds_total')[0]).toBeGreaterThan(0);
+    expect(valuesOf(samples, 'nodejs_heap_size_used_bytes')[0]).toBeGreaterThan(0);
 
-      // Only GET /metrics is answered; the metrics port serves nothing else, and no service serves
-      // them.
-      for (const [method, path] of ['GET /', 'GET /metrics/', 'POST /metrics'].map((line) =>
-        line.split(' '),
-      ))
-        expect((await send(server.metricsUrl!, { method: method!, path: path! })).status).toBe(404);
-      expect((await send(notes, { method: 'GET', path: '/metrics' })).status).toBe(404);
-    },
-  );
+    // Only GET /metrics is answered; the metrics port serves nothing else, and no service serves
+    // them.
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['GET', '/metrics/'],
+      ['POST', '/metrics'],
+    ])
+      expect((await send(server.metricsUrl!, { method: method!, path: path! })).status).toBe(404);
+    expect((await send(notes, { method: 'GET', path: '/metrics' })).status).toBe(404);
+  });
 
   test('scrapes at once share one gathering; a later scrape sees later requests', async () => {
     // With the sessions in PostgreSQL the gathering asks the database (once at a time).
@@ -189,23 +180,17 @@ describe('METRICS_PORT', () => {
 
   test("a METRICS_PORT that is a service's port, or no port, stops the start in one line", () => {
     const own = ': the metrics need a port of their own';
+    const notes8080 = { SERVICES: 'notes8080', NOTES8080_PORT: '9464' };
+    const number = 'expected a port number from 0 to 65535';
     for (const [env, message] of [
       [{ METRICS_PORT: '3000' }, `METRICS_PORT=3000 is AUTH_PORT's${own}`],
-      [
-        { METRICS_PORT: '9464', SERVICES: 'notes8080', NOTES8080_PORT: '9464' },
-        `METRICS_PORT=9464 is NOTES8080_PORT's${own}`,
-      ],
-      [
-        { METRICS_PORT: 'prometheus' },
-        'METRICS_PORT="prometheus" is not valid: expected a port number from 0 to 65535',
-      ],
+      [{ METRICS_PORT: '9464', ...notes8080 }, `METRICS_PORT=9464 is NOTES8080_PORT's${own}`],
+      [{ METRICS_PORT: 'prometheus' }, `METRICS_PORT="prometheus" is not valid: ${number}`],
     ] as const)
       expect(() => loadConfig(env)).toThrow(new ConfigError(message));
     // A port of a service this process does not run is free for the metrics.
-    expect(loadConfig({ METRICS_PORT: '3000', SERVICES: 'notes8080' }).metrics).toEqual({
-      host: '127.0.0.1',
-      port: 3000,
-    });
+    const free = loadConfig({ METRICS_PORT: '3000', SERVICES: 'notes8080' }).metrics;
+    expect(free).toEqual({ host: '127.0.0.1', port: 3000 });
     expect(loadConfig({}).metrics).toBeUndefined();
   });
 });

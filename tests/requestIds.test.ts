@@ -25,12 +25,9 @@ describe.each(NOTES_SERVICES)('$name request ids', ({ descriptor }) => {
     const ids = replies.map((reply) => String(reply.headers['x-request-id']));
     for (const id of ids) expect(id).toMatch(UUID);
     expect(new Set(ids).size).toBe(3);
+    const method = expect.any(String);
     for (const reply of replies)
-      expect(lineOf(reply)).toMatchObject({
-        status: reply.status,
-        method: expect.any(String),
-        address: '127.0.0.1',
-      });
+      expect(lineOf(reply)).toMatchObject({ status: reply.status, method, address: '127.0.0.1' });
   });
 
   it('keeps a client’s or proxy’s id; replaces one not 1-128 visible ASCII chars', async () => {
@@ -48,14 +45,10 @@ describe('auth request ids', () => {
     const service = await auth.start();
     const token = await signIn(service);
     const line = (id: string) => service.logs.lines.find((entry) => entry.reqId === id);
-    const me = await service.request('GET', '/api/me', {
-      headers: { cookie: `token=${token}`, 'x-request-id': 'me-1' },
-    });
+    const me = await service.as(token, 'GET', '/api/me', { 'x-request-id': 'me-1' });
     expect(me.headers['x-request-id']).toBe('me-1');
     expect(line('me-1')).toMatchObject({ path: '/api/me', status: 200, userId: '1' });
-    const anonymous = await service.request('GET', '/api/me', {
-      headers: { 'x-request-id': 'me-2' },
-    });
+    const anonymous = await service.as(undefined, 'GET', '/api/me', { 'x-request-id': 'me-2' });
     expect(anonymous.status).toBe(401);
     expect(line('me-2')).not.toHaveProperty('userId');
     const page = await service.page('/login', { 'x-request-id': 'page-1' });

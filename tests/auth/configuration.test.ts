@@ -2,15 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { startService } from '../../harness/service.js';
 import { auth } from '../../server/services.js';
 import { ConfigError } from '../../server/config.js';
-import {
-  ADMIN,
-  authConfig,
-  setCookies,
-  signIn,
-  tokenFrom,
-  USER,
-  useAuthService,
-} from '../support/authClient.js';
+import { ADMIN, authConfig, setCookies, signIn, tokenFrom, USER } from '../support/authClient.js';
+import { useAuthService } from '../support/authClient.js';
 
 const { start, spa } = useAuthService();
 
@@ -21,28 +14,24 @@ describe('auth production mode', () => {
     AUTH_ADMIN_PASSWORD: 'a-long-secret-2',
   };
 
-  it(
-    'marks the cookie and its deletion Secure, accepts only the configured passwords, adds ' +
-      'HSTS and upgrade-insecure-requests',
-    async () => {
-      const service = await start(production);
-      expect((await service.login(USER)).status).toBe(401);
-      const admin = await service.login({ email: ADMIN.email, password: 'a-long-secret-2' });
-      expect(admin.status).toBe(200);
-      const reply = await service.login({ email: USER.email, password: 'a-long-secret-1' });
-      expect(setCookies(reply)[0]).toMatch(
-        /^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
-      );
-      const logout = await service.logout(tokenFrom(reply));
-      expect(setCookies(logout)).toEqual([
-        'token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure',
-      ]);
-      const page = await service.page('/login');
-      expect(page.headers['strict-transport-security']).toMatch(/max-age=\d+/);
-      expect(page.headers['content-security-policy']).toContain('upgrade-insecure-requests');
-      expect((await service.me()).headers['strict-transport-security']).toMatch(/max-age=\d+/);
-    },
-  );
+  it('takes the configured passwords alone; Secure cookies, HSTS, upgraded requests', async () => {
+    const service = await start(production);
+    expect((await service.login(USER)).status).toBe(401);
+    const admin = await service.login({ email: ADMIN.email, password: 'a-long-secret-2' });
+    expect(admin.status).toBe(200);
+    const reply = await service.login({ email: USER.email, password: 'a-long-secret-1' });
+    expect(setCookies(reply)[0]).toMatch(
+      /^token=[^;]+; Max-Age=3600; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+    );
+    const deletion = 'token=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax; Secure';
+    expect(setCookies(await service.logout(tokenFrom(reply)))).toEqual([deletion]);
+    const page = await service.page('/login');
+    expect(page.headers).toMatchObject({
+      'strict-transport-security': expect.stringMatching(/max-age=\d+/),
+      'content-security-policy': expect.stringContaining('upgrade-insecure-requests'),
+    });
+    expect((await service.me()).headers['strict-transport-security']).toMatch(/max-age=\d+/);
+  });
 
   it('refuses to start with a weak or default password, one line naming each variable', () => {
     const defaults = (...variables: string[]) =>
@@ -102,9 +91,8 @@ describe('auth configuration checks', () => {
       AUTH_ADMIN_PASSWORD: 'hunter2',
     });
     expect((await service.login(ADMIN)).status).toBe(401);
-    const reply = await service.me(
-      await signIn(service, { email: 'boss@example.org', password: 'hunter2' }),
-    );
+    const boss = await signIn(service, { email: 'boss@example.org', password: 'hunter2' });
+    const reply = await service.me(boss);
     expect(reply.json).toEqual({ user: { id: '2', email: 'boss@example.org', role: 'admin' } });
   });
 });

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ADMIN,
-  authConfig,
-  deviceFrom,
-  setCookies,
-  START,
-  tokenFrom,
-  USER,
-  useAuthInstances,
-} from '../support/authClient.js';
+import { ADMIN, deviceFrom, setCookies, START, tokenFrom, USER } from '../support/authClient.js';
+import { useAuthInstances } from '../support/authClient.js';
 import { advanceClock, setClock } from '../support/clock.js';
 
 // Credentials that end: device cookies expire and name the account's credential generation, and
@@ -21,26 +13,13 @@ const CHANGED = { email: USER.email, password: 'another-password' };
 describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
   /** An instance on the test's clock; with postgres, the case's instances share one database. */
   async function instance(env: Record<string, string> = {}) {
-    const config = authConfig({ SESSION_STORE: store, ...env });
-    const service = await instances.start({
-      deps: { config },
-      ...(store === 'postgres' && { db: (await instances.database()).connect() }),
-    });
+    const browser = await instances.configured({ SESSION_STORE: store, ...env });
+    const { service, login } = browser;
     // Ready once it has compared the stored credentials with its own, as a load balancer waits.
     expect((await service.request('GET', '/ready')).status).toBe(200);
-    const login = (credentials: typeof USER, from = '127.0.0.1', device?: string) =>
-      service.request('POST', '/api/login', {
-        json: credentials,
-        localAddress: from,
-        headers: device ? { cookie: `device=${device}` } : {},
-      });
-    const cookie = (token: string) => ({ headers: { cookie: `token=${token}` } });
     return {
-      login,
+      ...browser,
       stop: () => instances.stop(service),
-      me: async (token: string) => (await service.request('GET', '/api/me', cookie(token))).status,
-      as: (token: string, method: string, path: string) =>
-        service.request(method, path, cookie(token)),
       /** Spends the budget of address `from` with unknown emails: only trusted browsers get in. */
       async block(from: string) {
         // 25 at once, fewer than may wait for a check per address.
@@ -58,46 +37,39 @@ describe.each(['memory', 'postgres'])('with SESSION_STORE=%s', (store) => {
     };
   }
 
-  it(
-    'sets the device cookie for DEVICE_TRUST_DAYS, naming the account, its generation and ' +
-      'the login time, and trusts it until then, no longer',
-    async () => {
-      setClock(START);
-      const service = await instance({ DEVICE_TRUST_DAYS: '2' });
-      const reply = await service.login(USER);
-      expect(setCookies(reply).find((line) => line.startsWith('device='))).toMatch(
-        /^device=[^;]+; Max-Age=172800; Path=\/api\/login; HttpOnly; SameSite=Lax$/,
-      );
-      const [account, generation, issuedAt] = deviceFrom(reply).split('.');
-      expect([account, issuedAt]).toEqual(['1', String(START / 1000)]);
-      expect(Number(generation)).toBeGreaterThan(0);
-      advanceClock(2 * 24 * 3600 - 60);
-      await service.block('127.0.1.1');
-      expect(await service.trusts(deviceFrom(reply), '127.0.1.1')).toBe(true);
-      advanceClock(60);
-      expect(await service.trusts(deviceFrom(reply), '127.0.1.1')).toBe(false);
-    },
-  );
+  it('trusts a device cookie for DEVICE_TRUST_DAYS, no longer', async () => {
+    setClock(START);
+    const service = await instance({ DEVICE_TRUST_DAYS: '2' });
+    const reply = await service.login(USER);
+    // Naming the account, its generation and the login time.
+    expect(setCookies(reply).find((line) => line.startsWith('device='))).toMatch(
+      /^device=[^;]+; Max-Age=172800; Path=\/api\/login; HttpOnly; SameSite=Lax$/,
+    );
+    const [account, generation, issuedAt] = deviceFrom(reply).split('.');
+    expect([account, issuedAt]).toEqual(['1', String(START / 1000)]);
+    expect(Number(generation)).toBeGreaterThan(0);
+    advanceClock(2 * 24 * 3600 - 60);
+    await service.block('127.0.1.1');
+    expect(await service.trusts(deviceFrom(reply), '127.0.1.1')).toBe(true);
+    advanceClock(60);
+    expect(await service.trusts(deviceFrom(reply), '127.0.1.1')).toBe(false);
+  });
 
-  it(
-    'an administrator ending every session of an account makes its ' +
-      "sessions and device cookies worthless, and only that account's",
-    async () => {
-      setClock(START);
-      const service = await instance();
-      const user = await service.login(USER);
-      const [token, device] = [tokenFrom(user), deviceFrom(user)];
-      const admin = tokenFrom(await service.login(ADMIN));
-      await service.block('127.0.1.2');
-      expect(await service.trusts(device, '127.0.1.2')).toBe(true);
-      expect((await service.as(admin, 'DELETE', '/api/admin/users/1/sessions')).status).toBe(200);
-      expect([await service.me(token), await service.me(admin)]).toEqual([401, 200]);
-      expect(await service.trusts(device, '127.0.1.2')).toBe(false);
-      // A new login is a new device of the new generation.
-      const again = await service.login(USER, '127.0.1.3');
-      expect(await service.trusts(deviceFrom(again), '127.0.1.2')).toBe(true);
-    },
-  );
+  it("ending an account's sessions voids its sessions and devices, no other's", async () => {
+    setClock(START);
+    const service = await instance();
+    const user = await service.login(USER);
+    const [token, device] = [tokenFrom(user), deviceFrom(user)];
+    const admin = tokenFrom(await service.login(ADMIN));
+    await service.block('127.0.1.2');
+    expect(await service.trusts(device, '127.0.1.2')).toBe(true);
+    expect((await service.as(admin, 'DELETE', '/api/admin/users/1/sessions')).status).toBe(200);
+    expect([await service.me(token), await service.me(admin)]).toEqual([401, 200]);
+    expect(await service.trusts(device, '127.0.1.2')).toBe(false);
+    // A new login is a new device of the new generation.
+    const again = await service.login(USER, '127.0.1.3');
+    expect(await service.trusts(deviceFrom(again), '127.0.1.2')).toBe(true);
+  });
 
   it("a restart with a new password ends the account's sessions and device cookies", async () => {
     setClock(START);

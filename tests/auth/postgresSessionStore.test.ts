@@ -2,15 +2,8 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { PostgresSessionStore } from '../../server/auth/postgresSessions.js';
-import {
-  alice,
-  bob,
-  client,
-  LIMITS,
-  postgresStore,
-  storesOn,
-  useAuthDatabase,
-} from '../support/sessionStores.js';
+import { alice, bob, client, LIMITS, postgresStore, storesOn } from '../support/sessionStores.js';
+import { useAuthDatabase } from '../support/sessionStores.js';
 
 // What the PostgreSQL store keeps in its tables, and the credential generations every instance
 // agrees on.
@@ -36,12 +29,7 @@ describe('the PostgreSQL session store', () => {
     await store.create(bob, client);
     await db().query("UPDATE sessions SET last_seen_at = now() - interval '2 minutes'");
     const lastSeen = async () =>
-      new Map(
-        (await store.list()).map(({ userId, lastSeenAt }) => [
-          userId,
-          Date.now() - Date.parse(lastSeenAt),
-        ]),
-      );
+      new Map((await store.list()).map((s) => [s.userId, Date.now() - Date.parse(s.lastSeenAt)]));
     expect(await store.find(used)).toBeDefined();
     await vi.waitFor(async () => expect((await lastSeen()).get(alice.id)).toBeLessThan(10_000));
     expect((await lastSeen()).get(bob.id)).toBeGreaterThan(110_000);
@@ -54,9 +42,8 @@ describe('the PostgreSQL session store', () => {
     await short.create(alice, client, (await short.generation(alice.id))!);
     const { token: live } = await long.create(bob, client, (await long.generation(bob.id))!);
     await sleep(1_100);
-    expect([await short.sweep(), await short.sweep(), await rowCount('sessions')]).toEqual([
-      1, 0, 1,
-    ]);
+    const swept = [await short.sweep(), await short.sweep(), await rowCount('sessions')];
+    expect(swept).toEqual([1, 0, 1]);
     expect(await short.find(live)).toBeDefined();
   });
 });
@@ -69,44 +56,38 @@ describe('credential generations in PostgreSQL', () => {
   const instance = (own: ReturnType<typeof credentials>) =>
     new PostgresSessionStore(db(), LIMITS, own, 2);
 
-  it(
-    'keeps the generation across a start with the same email (in any letter case) and ' +
-      'password; another password or email makes a new one, ends the sessions, and leaves ' +
-      'the older instance admitting no one',
-    async () => {
-      await db().query('TRUNCATE credentials, sessions');
-      const first = instance(credentials('first password'));
-      const generation = await first.generation(alice.id);
-      const again = instance(credentials('first password', alice.email.toUpperCase()));
-      expect(await again.generation(alice.id)).toBe(generation);
-      expect(await first.generation(alice.id)).toBe(generation);
+  it('keeps the generation while email and password stay; a new one ends sessions', async () => {
+    // The same email in any letter case.
+    await db().query('TRUNCATE credentials, sessions');
+    const first = instance(credentials('first password'));
+    const generation = await first.generation(alice.id);
+    const again = instance(credentials('first password', alice.email.toUpperCase()));
+    expect(await again.generation(alice.id)).toBe(generation);
+    expect(await first.generation(alice.id)).toBe(generation);
 
-      const { token } = await first.create(alice, client, generation!);
-      const changed = instance(credentials('second password'));
-      const renewed = await changed.generation(alice.id);
-      expect(renewed).not.toBe(undefined);
-      expect(await first.find(token)).toBeUndefined();
-      expect(await rowCount('sessions')).toBe(0);
-      expect(await first.generation(alice.id)).toBeUndefined();
-      const otherEmail = instance(credentials('second password', 'alice@elsewhere.example'));
-      expect(await otherEmail.generation(alice.id)).toBeGreaterThan(renewed!);
-    },
-  );
+    // Another password or email: the older instance admits no one.
+    const { token } = await first.create(alice, client, generation!);
+    const changed = instance(credentials('second password'));
+    const renewed = await changed.generation(alice.id);
+    expect(renewed).not.toBe(undefined);
+    expect(await first.find(token)).toBeUndefined();
+    expect(await rowCount('sessions')).toBe(0);
+    expect(await first.generation(alice.id)).toBeUndefined();
+    const otherEmail = instance(credentials('second password', 'alice@elsewhere.example'));
+    expect(await otherEmail.generation(alice.id)).toBeGreaterThan(renewed!);
+  });
 
-  it(
-    'instances starting together with a new password agree on one new generation; the ' +
-      'password is kept only as a salted scrypt hash',
-    async () => {
-      await db().query('TRUNCATE credentials, sessions');
-      await instance(credentials('first password')).checked();
-      const together = Array.from({ length: 4 }, () => instance(credentials('second password')));
-      const generations = await Promise.all(together.map((one) => one.generation(alice.id)));
-      expect(new Set(generations).size).toBe(1);
-      expect(generations[0]).toBeDefined();
-      const { rows } = await db().query('SELECT * FROM credentials');
-      expect(JSON.stringify(rows)).not.toMatch(/first password|second password/);
-      expect(rows[0]).toMatchObject({ user_id: alice.id, email: alice.email, cost: 2 });
-      expect([rows[0].password_hash.length, rows[0].salt.length]).toEqual([32, 16]);
-    },
-  );
+  it('instances starting at once with a new password agree on one generation', async () => {
+    await db().query('TRUNCATE credentials, sessions');
+    await instance(credentials('first password')).checked();
+    const together = Array.from({ length: 4 }, () => instance(credentials('second password')));
+    const generations = await Promise.all(together.map((one) => one.generation(alice.id)));
+    expect(new Set(generations).size).toBe(1);
+    expect(generations[0]).toBeDefined();
+    // The password is kept only as a salted scrypt hash.
+    const { rows } = await db().query('SELECT * FROM credentials');
+    expect(JSON.stringify(rows)).not.toMatch(/first password|second password/);
+    expect(rows[0]).toMatchObject({ user_id: alice.id, email: alice.email, cost: 2 });
+    expect([rows[0].password_hash.length, rows[0].salt.length]).toEqual([32, 16]);
+  });
 });

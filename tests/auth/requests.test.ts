@@ -33,50 +33,43 @@ describe('auth requests no route takes under /api', () => {
 });
 
 describe('auth security headers', () => {
-  it(
-    'sends a same-origin Content-Security-Policy and helmet’s headers with pages; answers the ' +
-      'API with a policy allowing nothing, not stored, sniffed or framed',
-    async () => {
-      const service = await start();
-      const token = await signIn(service);
-      const helmet = {
-        'x-content-type-options': 'nosniff',
-        'x-frame-options': 'DENY',
-        'referrer-policy': 'no-referrer',
-      };
-      for (const page of [
-        await service.page('/login'),
-        await service.page('/dashboard', { cookie: `token=${token}` }),
-      ]) {
-        const csp = page.headers['content-security-policy'] ?? '';
-        for (const directive of [
-          "default-src 'self'",
-          "script-src 'self';",
-          "object-src 'none'",
-          "frame-ancestors 'none'",
-        ])
-          expect(csp).toContain(directive);
-        // The page's own stylesheet, inlined by the build, allowed by its hash; no other inline
-        // style.
-        expect(csp).toMatch(/style-src 'self' 'sha256-[A-Za-z0-9+/]+=*';/);
-        expect(csp).not.toMatch(/unsafe-inline|upgrade-insecure-requests/);
-        expect(page.headers).toMatchObject(helmet);
-        expect(page.headers['strict-transport-security']).toBeUndefined();
-      }
-      for (const api of [
-        await service.me(token),
-        await service.me(),
-        await service.request('GET', '/api/unknown'),
-      ]) {
-        expect(api.headers).toMatchObject({
-          ...helmet,
-          'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-          'cache-control': 'no-store',
-        });
-        expect(api.headers['strict-transport-security']).toBeUndefined();
-      }
-    },
-  );
+  it('pages: a same-origin policy, helmet’s headers; the API: a policy of nothing', async () => {
+    const service = await start();
+    const token = await signIn(service);
+    const helmet = {
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+    };
+    for (const page of [
+      await service.page('/login'),
+      await service.page('/dashboard', { cookie: `token=${token}` }),
+    ]) {
+      const csp = page.headers['content-security-policy'] ?? '';
+      const directives = ["default-src 'self'", "script-src 'self';", "object-src 'none'"];
+      for (const directive of [...directives, "frame-ancestors 'none'"])
+        expect(csp).toContain(directive);
+      // The page's own stylesheet, inlined by the build, allowed by its hash; no other inline
+      // style.
+      expect(csp).toMatch(/style-src 'self' 'sha256-[A-Za-z0-9+/]+=*';/);
+      expect(csp).not.toMatch(/unsafe-inline|upgrade-insecure-requests/);
+      expect(page.headers).toMatchObject(helmet);
+      expect(page.headers['strict-transport-security']).toBeUndefined();
+    }
+    // Not stored, sniffed or framed.
+    for (const api of [
+      await service.me(token),
+      await service.me(),
+      await service.request('GET', '/api/unknown'),
+    ]) {
+      expect(api.headers).toMatchObject({
+        ...helmet,
+        'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+        'cache-control': 'no-store',
+      });
+      expect(api.headers['strict-transport-security']).toBeUndefined();
+    }
+  });
 });
 
 describe('auth request log', () => {

@@ -22,10 +22,7 @@ function contrast(first: string, second: string): number {
   return (light! + 0.05) / (dark! + 0.05);
 }
 
-/**
- * The focused control's ring, and the colour behind it (the nearest opaque background of its
- * ancestors).
- */
+/** The focused control's ring, and the colour behind it (its nearest opaque ancestor's). */
 function focusRing(control: Locator) {
   return control.evaluate((element) => {
     const style = getComputedStyle(element);
@@ -48,10 +45,7 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
     control.evaluate((element) => element === document.activeElement);
 
   it(
-    'follows the system’s dark theme, and rings every focused control at 3:1 or more against ' +
-      'what is behind it, in either theme and in forced-colours mode; after a failed login, ' +
-      'moves the focus to the first field, ties the message to the fields and announces it; ' +
-      'while a login runs, keeps the focus on the button and announces it',
+    'follows the dark theme; rings focus at 3:1; moves focus and announces',
     async () => {
       const { page } = pages;
       const colours = () =>
@@ -116,9 +110,7 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
       const message = 'メールアドレスまたはパスワードが正しくありません';
       await pages.announced(message);
       const email = page.getByLabel('メールアドレス');
-      expect(await focused(email), 'the focus after a failed login is on the email field').toBe(
-        true,
-      );
+      expect(await focused(email), 'the focus after a failed login').toBe(true);
       for (const field of [email, page.getByLabel('パスワード')]) {
         expect(await field.getAttribute('aria-invalid')).toBe('true');
         const described = await field.getAttribute('aria-describedby');
@@ -126,18 +118,16 @@ describe.skipIf(!browserAvailable)('accessibility of the pages in Chromium', () 
       }
       // The next Tab stays in the form.
       await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe(
-        'password',
-      );
+      const next = await page.evaluate(() => document.activeElement?.getAttribute('name'));
+      expect(next).toBe('password');
 
       pages.gateway.mode = 'hold';
       await pages.fillLogin(USER);
       await submitButton().focus();
       await page.keyboard.press('Enter');
       await pages.announced('ログイン中…');
-      expect(await submitButton().getAttribute('aria-disabled'), 'while the login runs').toBe(
-        'true',
-      );
+      const disabled = await submitButton().getAttribute('aria-disabled');
+      expect(disabled, 'while the login runs').toBe('true');
       expect(await focused(submitButton()), 'the focus while the login runs').toBe(true);
       pages.gateway.mode = 'forward';
       pages.gateway.release();

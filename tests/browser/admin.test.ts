@@ -9,42 +9,34 @@ describe.skipIf(!browserAvailable)('sessions that can be seen and ended, in Chro
   const pages = pagesInBrowser();
   const { url } = pages;
 
-  it(
-    "sends a visitor without a session from the administrators' pages to /login; shows them " +
-      'to a user as forbidden (403), with the way back to the dashboard, where the user signs ' +
-      'out every other browser, keeping this one',
-    async () => {
-      const { page } = pages;
-      const other = await pages.otherBrowser(USER);
-      for (const path of ['/admin/users', '/admin/settings']) {
-        await page.goto(url(path));
-        expect(pages.path(), `a visitor on ${path} is sent to`).toBe('/login');
-      }
-      await pages.signIn(USER);
-      for (const path of ['/admin/users', '/admin/settings']) {
-        expect((await page.goto(url(path)))?.status(), `the user on ${path}`).toBe(403);
-        expect(await page.getByRole('heading', { level: 1 }).textContent(), path).toBe(
-          'このページを表示する権限がありません',
-        );
-        expect(await page.getByText(ADMIN.email).count(), path).toBe(0);
-      }
-      await page.getByRole('link', { name: 'ダッシュボードに戻る' }).click();
-      await page.waitForURL(url('/dashboard'));
+  it('admin pages: a visitor to /login, a user 403; the user ends other browsers', async () => {
+    const { page } = pages;
+    const other = await pages.otherBrowser(USER);
+    for (const path of ['/admin/users', '/admin/settings']) {
+      await page.goto(url(path));
+      expect(pages.path(), `a visitor on ${path} is sent to`).toBe('/login');
+    }
+    await pages.signIn(USER);
+    for (const path of ['/admin/users', '/admin/settings']) {
+      expect((await page.goto(url(path)))?.status(), `the user on ${path}`).toBe(403);
+      expect(await page.getByRole('heading', { level: 1 }).textContent(), path).toBe(
+        'このページを表示する権限がありません',
+      );
+      expect(await page.getByText(ADMIN.email).count(), path).toBe(0);
+    }
+    await page.getByRole('link', { name: 'ダッシュボードに戻る' }).click();
+    await page.waitForURL(url('/dashboard'));
 
-      await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
-      await pages.announced('ほかの端末の 1 件のセッションを終了しました');
-      await other.reload();
-      expect(pages.path(other), 'the other browser').toBe('/login');
-      await page.reload();
-      expect(pages.path(), 'this browser').toBe('/dashboard');
-    },
-  );
+    await page.getByRole('button', { name: 'ほかの端末のセッションを終了' }).click();
+    await pages.announced('ほかの端末の 1 件のセッションを終了しました');
+    await other.reload();
+    expect(pages.path(other), 'the other browser').toBe('/login');
+    await page.reload();
+    expect(pages.path(), 'this browser').toBe('/dashboard');
+  });
 
   it(
-    'shows the admin the settings, read-only; lets the admin end one session of another ' +
-      "browser, then every session of an account, those browsers signed out, the admin's own " +
-      'kept; shows the account blocked for new browsers, with its latest events, and unblocks ' +
-      'it: the user gets in again',
+    'the admin reads the settings, ends sessions, and unblocks a locked account',
     async () => {
       const { page } = pages;
       const [first, second] = [await pages.otherBrowser(USER), await pages.otherBrowser(USER)];

@@ -62,12 +62,9 @@ export function pagesInBrowser() {
     page.on('console', (message) => {
       // A failed API call is a console error the browser writes by itself; the tests cause those on
       // purpose.
-      const expected = message.type() === 'error' && /Failed to load resource/.test(message.text());
-      if (
-        /Content Security Policy/i.test(message.text()) ||
-        (message.type() === 'error' && !expected)
-      )
-        complaints.push(message.text());
+      const [text, error] = [message.text(), message.type() === 'error'];
+      const expected = error && /Failed to load resource/.test(text);
+      if (/Content Security Policy/i.test(text) || (error && !expected)) complaints.push(text);
     });
     page.on('pageerror', (error) => complaints.push(error.message));
     return page;

@@ -34,9 +34,7 @@ export const services = ofKind<IService & KubernetesObject>('Service');
 export const budgets = ofKind<IPodDisruptionBudget & KubernetesObject>('PodDisruptionBudget');
 export const ingresses = ofKind<IIngress>('Ingress');
 
-/**
- * The variables of each generated ConfigMap and Secret, by its name, as its env files give them.
- */
+/** The variables of each generated ConfigMap and Secret, by name, as its env files give them. */
 export const generated = new Map(
   generators.map(({ name, envs }) => [
     name,
@@ -51,9 +49,7 @@ export const REPLACED = {
   AUTH_ADMIN_PASSWORD: 'an-admin-password-of-its-own',
 };
 
-/**
- * The environment `container` starts with, the Secret's values replaced by `secrets` when given.
- */
+/** The environment `container` starts with, the Secret's values replaced by `secrets` if given. */
 export function environmentOf(
   container: IContainer,
   secrets: Record<string, string> = {},

@@ -8,16 +8,20 @@ import { serviceDatabase, type ServiceDatabase } from './serviceDatabase.js';
 import { advanceClock, setClock } from './clock.js';
 import { postgresUrl } from './services.js';
 
+/** Header fields, or variables of an environment, by name. */
+type Fields = Record<string, string>;
+
 export const USER = { email: 'user@example.com', password: 'user-password' };
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 export const START = Date.parse('2030-01-01T00:00:00Z');
 
-export const authConfig = (env: Record<string, string> = {}) =>
+export const authConfig = (env: Fields = {}) =>
   loadConfig({ NODE_ENV: 'test', PASSWORD_HASH_COST: '1024', ...env }).auth;
 
 /**
  * The instances of the login service a test file starts, with the pages built once for the file:
- * `start` runs one (as startService does, the pages given); `database()` is the scratch database
+ * `start` runs one (as startService does, the pages given), `configured(env)` one configured as
+ * the process would be, reached as a browser does; `database()` is the scratch database
  * the instances of a test share, as instances behind one proxy, or one restarted, do; `stop`
  * closes one before the test ends, `stopAll` every one running. After each test every instance
  * still running is closed and the database dropped. A test fails if an instance it closed logged
@@ -49,28 +53,59 @@ export function useAuthInstances() {
   }
   const stopAll = () => close(running.splice(0));
 
+  async function start({
+    deps,
+    ...options
+  }: Omit<StartOptions<AuthDeps>, 'deps'> & { deps: Omit<StartOptions<AuthDeps>['deps'], 'spa'> }) {
+    const service = await startService(auth, { ...options, deps: { ...deps, spa } });
+    running.push(service);
+    return service;
+  }
+  const shared = () =>
+    (database ??= serviceDatabase(auth).then(async (created) => {
+      await created.migrate();
+      return created;
+    }));
+
   return {
     spa: () => spa,
-    async start({
-      deps,
-      ...options
-    }: Omit<StartOptions<AuthDeps>, 'deps'> & {
-      deps: Omit<StartOptions<AuthDeps>['deps'], 'spa'>;
-    }) {
-      const service = await startService(auth, { ...options, deps: { ...deps, spa } });
-      running.push(service);
-      return service;
+    start,
+    database: shared,
+    /** An instance configured by `env` (on the test's database with SESSION_STORE=postgres). */
+    async configured(env: Fields = {}) {
+      const config = authConfig(env);
+      const postgres = config.sessions.store === 'postgres';
+      return browserOf(
+        await start({ deps: { config }, ...(postgres && { db: (await shared()).connect() }) }),
+      );
     },
-    database: () =>
-      (database ??= serviceDatabase(auth).then(async (created) => {
-        await created.migrate();
-        return created;
-      })),
     stop(service: StartedService<AuthDeps>) {
       const at = running.indexOf(service);
       return close(at < 0 ? [] : running.splice(at, 1));
     },
     stopAll,
+  };
+}
+
+/** An instance as a browser reaches it: a login's answer, the statuses of a session's requests. */
+function browserOf(service: StartedService<AuthDeps>) {
+  const cookie = (token: string) => ({ headers: { cookie: `token=${token}` } });
+  const login = (credentials = USER, from?: string, device?: string) =>
+    service.request('POST', '/api/login', {
+      json: credentials,
+      localAddress: from,
+      headers: device ? { cookie: `device=${device}` } : {},
+    });
+  const as = (token: string, method: string, path: string) =>
+    service.request(method, path, cookie(token));
+  return {
+    service,
+    login,
+    signIn: async (credentials = USER) => tokenFrom(await login(credentials)),
+    as,
+    me: async (token: string) => (await as(token, 'GET', '/api/me')).status,
+    dashboard: async (token: string) =>
+      (await send(service.url, { method: 'GET', path: '/dashboard', ...cookie(token) })).status,
   };
 }
 
@@ -85,7 +120,7 @@ export function useAuthInstances() {
 export function useAuthService() {
   const instances = useAuthInstances();
 
-  async function start(env: Record<string, string> = {}) {
+  async function start(env: Fields = {}) {
     if (!vi.isFakeTimers()) setClock(START);
     const config = authConfig(env);
     const service = await instances.start({
@@ -95,7 +130,7 @@ export function useAuthService() {
     });
     const { url, request } = service;
 
-    const withToken = (token: string | undefined, headers: Record<string, string> = {}) =>
+    const withToken = (token: string | undefined, headers: Fields = {}) =>
       token === undefined ? headers : { ...headers, cookie: `token=${token}` };
 
     return {
@@ -105,31 +140,25 @@ export function useAuthService() {
       request,
       advance: advanceClock,
       /** A page or one of its files, as a browser asks for it; redirects are not followed. */
-      page: (path: string, headers: Record<string, string> = {}) =>
-        send(url, { method: 'GET', path, headers }),
-      postLogin: (body: string, headers: Record<string, string> = {}) =>
+      page: (path: string, headers: Fields = {}) => send(url, { method: 'GET', path, headers }),
+      postLogin: (body: string, headers: Fields = {}) =>
         request('POST', '/api/login', {
           headers: { 'content-type': 'application/json', ...headers },
           body,
         }),
-      login: (credentials: { email: string; password: string }, token?: string, from?: string) =>
+      login: (credentials: typeof USER, token?: string, from?: string) =>
         request('POST', '/api/login', {
           json: credentials,
           headers: withToken(token),
           localAddress: from,
         }),
       me: (token?: string) => request('GET', '/api/me', { headers: withToken(token) }),
-      logout: (token?: string, headers: Record<string, string> = {}) =>
+      logout: (token?: string, headers: Fields = {}) =>
         request('POST', '/api/logout', { headers: withToken(token, headers) }),
       dashboard: (token?: string) =>
         send(url, { method: 'GET', path: '/dashboard', headers: withToken(token) }),
       /** An API call or a page with the session of `token`. */
-      as: (
-        token: string | undefined,
-        method: string,
-        path: string,
-        headers: Record<string, string> = {},
-      ) =>
+      as: (token: string | undefined, method: string, path: string, headers: Fields = {}) =>
         path.startsWith('/api/')
           ? request(method, path, { headers: withToken(token, headers) })
           : send(url, { method, path, headers: withToken(token, headers) }),

@@ -3,8 +3,5 @@ import { CHROMIUM } from '../../harness/browser.js';
 
 export { launchBrowser } from '../../harness/browser.js';
 
-/**
- * Without Chromium the browser tests skip on a developer's machine, but under CI=true its absence
- * is a failure.
- */
+/** Without Chromium the browser tests skip on a developer's machine; under CI=true, they fail. */
 export const browserAvailable = existsSync(CHROMIUM) || process.env.CI === 'true';

@@ -5,9 +5,6 @@ export type Checks = Record<string, boolean>;
 
 /** Fails the test naming every check that did not hold. */
 export function expectChecks(checks: Checks): void {
-  expect(
-    Object.entries(checks)
-      .filter(([, ok]) => !ok)
-      .map(([name]) => name),
-  ).toEqual([]);
+  const failed = Object.entries(checks).filter(([, ok]) => !ok);
+  expect(failed.map(([name]) => name)).toEqual([]);
 }

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forward as forwardTo } from '../../harness/reverseProxy.js';
 
 /**
  * A real reverse proxy in front of a real server, as deployments have one, that can be made
@@ -20,23 +21,8 @@ export async function startGateway(upstream: string): Promise<Gateway> {
   const target = new URL(upstream);
   let held: (() => void)[] = [];
 
-  const forward = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const proxied = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    proxied.on('error', () => res.destroy());
-    req.pipe(proxied);
-  };
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse) =>
+    forwardTo(target, req, res);
 
   const server = http.createServer((req, res) => {
     // Pages and their assets always pass; only the API feels the failure.

@@ -27,10 +27,7 @@ export async function startServices(
   return services;
 }
 
-/**
- * A scratch database of the suite's PostgreSQL, dropped when the test ends (after the process has
- * stopped).
- */
+/** A scratch database of the suite's server, dropped when the test ends (after the process). */
 export async function scratchDatabase(): Promise<string> {
   const database = await createTestDatabase();
   onTestFinished(() => database.drop());

@@ -2,10 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT } from '../../harness/processes.js';
 
-/**
- * What the flooder is told: where, from which addresses, and how many wrong logins each keeps in
- * flight.
- */
+/** What the flooder is told: where, from which addresses, how many logins each keeps in flight. */
 export interface FloodOrders {
   url: string;
   addresses: string[];
@@ -27,9 +24,7 @@ export interface FloodReport {
 export type FloodMessage = { started: true } | { spent: string } | { report: FloodReport };
 
 export interface Flood {
-  /**
-   * Resolves once every lane has had an answer: all its connections are up, the flood under way.
-   */
+  /** Resolves once every lane has had an answer: all connections up, the flood under way. */
   started: Promise<void>;
   /** The addresses that have met their failure budget's 429 so far. */
   spent: Set<string>;

@@ -13,10 +13,7 @@ import type { FloodMessage, FloodOrders, FloodReport } from './loginFlood.js';
 const { url, addresses, lanes } = JSON.parse(process.argv[2]!) as FloodOrders;
 const { hostname, port, host } = new URL(url);
 let stopped = false;
-/**
- * Lanes that have not had an answer yet: once none is left, every connection is up and the flood
- * under way.
- */
+/** Lanes not answered yet: once none is left, every connection is up and the flood under way. */
 let silentLanes = addresses.length * lanes;
 const report: FloodReport = { sent: 0, outcomes: {}, checked: {} };
 const spent = new Set<string>();

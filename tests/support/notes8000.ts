@@ -9,17 +9,11 @@ export interface Note {
   updated_at: string;
 }
 
-/**
- * ISO 8601 without offset, with six fraction digits unless the fraction is zero (Python's
- * isoformat).
- */
+/** ISO 8601 without offset, six fraction digits unless zero (Python's isoformat). */
 export const TIMESTAMP = NOTES_SERVICES[1].timestamp;
 export const NOT_FOUND = { detail: 'ノートが見つかりません' };
 
-/**
- * The 8000 notes service (notes-service-8000.md) of a test file, answering as FastAPI does: see
- * useNotesService.
- */
+/** The 8000 notes service (notes-service-8000.md), as FastAPI answers: see useNotesService. */
 export function useNotes8000() {
   const notes = useNotesService(notes8000);
 

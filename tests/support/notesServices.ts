@@ -83,22 +83,14 @@ function clientOf(service: () => NotesService) {
 export const NOTES_SERVICES = [
   {
     name: 'notes8080',
-    descriptor: notes8080,
-    text: 'body',
+    ...{ descriptor: notes8080, text: 'body', error: 'error' },
+    ...{ invalid: 400, conflict: 400, timestamp: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/ },
     note: (title: string, text = 'x') => ({ title, body: text }),
-    error: 'error',
-    invalid: 400,
-    conflict: 400,
-    timestamp: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
   },
   {
     name: 'notes8000',
-    descriptor: notes8000,
-    text: 'content',
+    ...{ descriptor: notes8000, text: 'content', error: 'detail' },
+    ...{ invalid: 422, conflict: 422, timestamp: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?$/ },
     note: (title: string, text = 'x') => ({ title, content: text }),
-    error: 'detail',
-    invalid: 422,
-    conflict: 422,
-    timestamp: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?$/,
   },
 ] as const;

@@ -2,12 +2,8 @@ import { afterAll, beforeAll } from 'vitest';
 import type { User } from '../../server/auth/accounts.js';
 import { auth } from '../../server/services.js';
 import { PostgresSessionStore } from '../../server/auth/postgresSessions.js';
-import {
-  MemorySessionStore,
-  type Client,
-  type SessionLimits,
-  type SessionStore,
-} from '../../server/auth/sessions.js';
+import { MemorySessionStore, type Client, type SessionLimits } from '../../server/auth/sessions.js';
+import type { SessionStore } from '../../server/auth/sessions.js';
 import type { Database } from '../../server/db/pool.js';
 import { serviceDatabase, type ServiceDatabase } from './serviceDatabase.js';
 
@@ -32,10 +28,7 @@ export function useAuthDatabase(): () => Database {
   return () => db;
 }
 
-/**
- * A store whose sessions are made with their account's current credential generation, as a login
- * makes them.
- */
+/** A store whose sessions have their account's current credential generation, as logins do. */
 export type TestStore = Omit<SessionStore, 'create'> & {
   create(user: User, client: Client): Promise<string>;
   /** The same, with what the caps ended to make room. */
@@ -60,10 +53,7 @@ export function testStore(store: SessionStore): TestStore {
   };
 }
 
-/**
- * A PostgreSQL store with the generations of the two accounts stored as an instance stores them at
- * its start.
- */
+/** A PostgreSQL store, both accounts' generations stored as an instance stores them at start. */
 export async function postgresStore(
   db: Database,
   limits: SessionLimits = LIMITS,
