@@ -238,7 +238,8 @@ describe('database outage', () => {
     const env = { DATABASE_URL: url, DB_STARTUP_RETRY_MS: '60000', LOG_LEVEL: 'info' };
     const starting = startServices({ env });
     starting.catch(() => undefined);
-    await sleep(3_000);
+    // Long enough for a start slowed by a busy machine to meet the refusal twice.
+    await sleep(6_000);
     await startDatabase();
     const services = await starting;
     const retries = logLines(services.output()).filter(
