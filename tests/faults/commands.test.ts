@@ -1,9 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import { send } from '../../harness/http.js';
 import { removeDataDir, temporaryDataDir, withClient } from '../../harness/postgres.js';
 import type { ScratchDatabase } from '../../harness/postgres.js';
@@ -200,9 +201,14 @@ describe('a .env that cannot be used', () => {
 describe('npm test', () => {
   /** `npm test` on `files`, run inside this run, as a developer or CI runs it. */
   function npmTest(files: string[], env: Record<string, string>) {
+    // A temporary folder of its own (that the embedded PostgreSQL's user may pass), to see what
+    // the run leaves there.
+    const temporary = mkdtempSync(path.join(os.tmpdir(), 'npm-test-'));
+    chmodSync(temporary, 0o755);
+    onTestFinished(() => fs.rm(temporary, { recursive: true, force: true }));
     const child = spawn('npm', ['test', '--', ...files], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...env, TMPDIR: temporary },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -211,10 +217,10 @@ describe('npm test', () => {
     const exited = new Promise<number | string>((resolve) =>
       child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
     );
-    return { pid: child.pid!, exited, output: () => output };
+    return { pid: child.pid!, exited, output: () => output, left: () => fs.readdir(temporary) };
   }
 
-  test('stopped by SIGTERM mid-run, leaves no process of it behind', async () => {
+  test('stopped by SIGTERM mid-run, leaves no process and no folder of it behind', async () => {
     const run = npmTest(['tests/metrics.test.ts'], { TEST_DB: 'embedded' });
     // Mid-run: once a test has started a server.
     let started: number[] = [];
@@ -231,6 +237,7 @@ describe('npm test', () => {
     process.kill(run.pid, 'SIGTERM');
     expect(await run.exited).not.toBe(0);
     await expect.poll(() => started.filter(isAlive), { timeout: 10_000 }).toEqual([]);
+    expect(await run.left()).toEqual([]);
   });
 
   test('says first, in one line, why a forced TEST_DB=testcontainers cannot start', async () => {
@@ -245,5 +252,6 @@ describe('npm test', () => {
       .filter((line) => line.trim() && !line.startsWith('>') && !/ RUN /.test(line));
     expect(lines[0]).toMatch(/^The tests' PostgreSQL from testcontainers could not start/);
     expect(run.output()).not.toContain('No test files found');
+    expect(await run.left()).toEqual([]);
   });
 });
