@@ -91,18 +91,19 @@ export function mount(router: Router, routes: Route[], readBody: ReadBody): void
     router[declared.method](
       declared.path,
       declared.path.replace(/\{(\w+)\}/g, ':$1'),
+      validate(declared, readBody),
       ...(declared.use ?? []),
-      validated(declared, readBody),
+      (ctx) => declared.handler(ctx, ctx.state.input),
     );
   }
 }
 
 const failure = (value: unknown) => (value instanceof yup.ValidationError ? value : undefined);
 
-/** The handler, given its validated input; or an InvalidRequestError. */
-function validated({ params, query, body, handler }: Route, readBody: ReadBody): Middleware {
+/** The route's input in `ctx.state.input`, or an InvalidRequestError. */
+function validate({ params, query, body }: Route, readBody: ReadBody): Middleware {
   const queryFields = Object.keys(query?.fields ?? {});
-  return async (ctx) => {
+  return async (ctx, next) => {
     let read: Promise<unknown> | undefined;
     const validBody = () =>
       (read ??= body
@@ -122,7 +123,8 @@ function validated({ params, query, body, handler }: Route, readBody: ReadBody):
       );
       throw new InvalidRequestError(failure(validParams), bodyFailure, failure(validQuery));
     }
-    return handler(ctx, { params: validParams, query: validQuery, body: validBody });
+    ctx.state.input = { params: validParams, query: validQuery, body: validBody };
+    await next();
   };
 }
 
